@@ -1,0 +1,172 @@
+// Package store defines the persistence contract of the reference server.
+//
+// Every secret the server hands out (authorization codes, device codes, user
+// codes, API keys) reaches the store only as a hash computed by the caller, so
+// a leaked database yields nothing that can be presented to the server. Every
+// backend (memory, SQLite, PostgreSQL) passes the same contract suite in
+// package storetest, concurrency cases included.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Backends wrap driver errors with %w; callers branch with
+// errors.Is.
+var (
+	// ErrNotFound: no record under that key (or it was garbage collected).
+	ErrNotFound = errors.New("store: not found")
+	// ErrAlreadyExists: a record with that key exists already.
+	ErrAlreadyExists = errors.New("store: already exists")
+	// ErrAlreadyUsed: ConsumeAuthCode found the code already consumed. The
+	// returned AuthCode is still filled in, so the caller can revoke the token
+	// issued from it (RFC 6749 §4.1.2).
+	ErrAlreadyUsed = errors.New("store: already used")
+)
+
+// Client is a registered OAuth client (RFC 7591). Clients are public: PKCE
+// replaces a secret (token_endpoint_auth_method "none").
+type Client struct {
+	ID                      string
+	Name                    string
+	RedirectURIs            []string
+	GrantTypes              []string
+	ResponseTypes           []string
+	Scope                   string
+	TokenEndpointAuthMethod string
+	CreatedAt               time.Time
+}
+
+// AuthCode is an issued authorization code, keyed by the hash of the code.
+type AuthCode struct {
+	Hash          string // SHA-256 of the code, hex; the code itself is never stored
+	ClientID      string
+	RedirectURI   string // exactly as sent in the authorization request
+	CodeChallenge string // S256 only
+	Scope         string
+	Resource      string // RFC 8707 resource, if the request named one
+	UserID        string
+	CreatedAt     time.Time
+	ExpiresAt     time.Time
+	// Set by ConsumeAuthCode: UsedAt is when the code was exchanged and
+	// TokenID the jti of the token issued for it.
+	Used     bool
+	UsedAt   time.Time
+	TokenID  string
+	TokenExp time.Time // expiry of that token, so a revocation can be collected later
+}
+
+// DeviceStatus is the state of a device code (contract: "States and transitions").
+type DeviceStatus string
+
+const (
+	DevicePending  DeviceStatus = "pending"
+	DeviceApproved DeviceStatus = "approved"
+	DeviceDenied   DeviceStatus = "denied"
+	// DeviceSpent: the token was delivered, or the denial was reported; any
+	// further poll is refused.
+	DeviceSpent DeviceStatus = "spent"
+)
+
+// DeviceCode is a device authorization (RFC 8628), keyed by the hash of the
+// device_code and findable by the hash of the normalised user_code.
+type DeviceCode struct {
+	Hash         string // SHA-256 of device_code, hex
+	UserCodeHash string // keyed hash of the normalised user_code, hex
+	ClientID     string
+	Scope        string
+	Status       DeviceStatus
+	UserID       string        // set on approval
+	Interval     time.Duration // current minimum polling interval; slow_down raises it
+	LastPollAt   time.Time     // zero until the first poll
+	CreatedAt    time.Time
+	ExpiresAt    time.Time
+}
+
+// User is an account known to the server. Users are created on first login.
+type User struct {
+	ID        string
+	Name      string // display name from the identity provider
+	Subject   string // issuer-scoped subject at the identity provider ("iss|sub")
+	CreatedAt time.Time
+}
+
+// APIKey is a user's personal key. Hash looks it up; Sealed is the key
+// encrypted with a server key so Settings can show it (decisions.md).
+type APIKey struct {
+	UserID    string
+	Hash      string // SHA-256 of the key, hex
+	Sealed    []byte
+	CreatedAt time.Time
+}
+
+// Store is the reference server's storage. All methods are safe for concurrent
+// use, including from several server instances sharing one database.
+type Store interface {
+	// CreateClient stores a new client; ErrAlreadyExists if the ID is taken.
+	CreateClient(ctx context.Context, c Client) error
+	// GetClient returns the client or ErrNotFound.
+	GetClient(ctx context.Context, id string) (Client, error)
+
+	// CreateAuthCode stores a new code; ErrAlreadyExists if the hash is taken.
+	CreateAuthCode(ctx context.Context, c AuthCode) error
+	// GetAuthCode returns the code (used or not) or ErrNotFound.
+	GetAuthCode(ctx context.Context, hash string) (AuthCode, error)
+	// ConsumeAuthCode atomically marks an unused code used at now, recording
+	// the jti and expiry of the token issued for it, and returns the updated
+	// record. Of any number of concurrent calls for one hash exactly one
+	// succeeds; the others get ErrAlreadyUsed together with the record as
+	// stored (whose TokenID names the token to revoke).
+	ConsumeAuthCode(ctx context.Context, hash, tokenID string, tokenExp, now time.Time) (AuthCode, error)
+
+	// CreateDeviceCode stores a new device code; ErrAlreadyExists if either
+	// the hash or the user code hash is taken by a live record.
+	CreateDeviceCode(ctx context.Context, d DeviceCode) error
+	// GetDeviceCode returns the device code or ErrNotFound.
+	GetDeviceCode(ctx context.Context, hash string) (DeviceCode, error)
+	// GetDeviceCodeByUserCode returns the device code or ErrNotFound.
+	GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string) (DeviceCode, error)
+	// UpdateDeviceCode is a compare-and-set: it reads the record, calls fn,
+	// and writes fn's result only if the record did not change in between
+	// (retrying fn on conflict). If fn returns an error nothing is written and
+	// that error is returned as is. Hash and UserCodeHash cannot change.
+	UpdateDeviceCode(ctx context.Context, hash string, fn func(DeviceCode) (DeviceCode, error)) (DeviceCode, error)
+
+	// UpsertUser creates the user or updates Name and Subject.
+	UpsertUser(ctx context.Context, u User) error
+	// GetUser returns the user or ErrNotFound.
+	GetUser(ctx context.Context, id string) (User, error)
+	// GetUserBySubject returns the user with that identity-provider subject.
+	GetUserBySubject(ctx context.Context, subject string) (User, error)
+
+	// SetAPIKey replaces the user's API key (there is at most one) atomically:
+	// after it returns, the previous hash is not found.
+	SetAPIKey(ctx context.Context, k APIKey) error
+	// GetAPIKeyByHash returns the key or ErrNotFound.
+	GetAPIKeyByHash(ctx context.Context, hash string) (APIKey, error)
+	// GetAPIKeyByUser returns the user's key or ErrNotFound.
+	GetAPIKeyByUser(ctx context.Context, userID string) (APIKey, error)
+
+	// RevokeToken denies a JWT by its jti until exp (after which the token is
+	// invalid anyway and the entry can be collected).
+	RevokeToken(ctx context.Context, jti string, exp time.Time) error
+	// IsTokenRevoked reports whether the jti was revoked.
+	IsTokenRevoked(ctx context.Context, jti string) (bool, error)
+
+	// GetOrCreateSecret returns the named server secret, storing gen's value
+	// first if there is none. Concurrent callers (even on other instances)
+	// all get the same value.
+	GetOrCreateSecret(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error)
+
+	// GC deletes what can no longer matter at now: unused auth codes past
+	// ExpiresAt, used ones once their token (TokenExp) has expired too (so a
+	// late replay can still revoke it), device codes past ExpiresAt, and
+	// revocations past their token's expiry. It returns how many records it
+	// removed.
+	GC(ctx context.Context, now time.Time) (int, error)
+
+	// Close releases the backend's resources.
+	Close() error
+}
