@@ -1,0 +1,136 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Severity says what a failing check means: a Must failure fails the run, a
+// Should failure is reported as a warning.
+type Severity int
+
+const (
+	Must Severity = iota
+	Should
+)
+
+func (s Severity) String() string {
+	if s == Should {
+		return "should"
+	}
+	return "must"
+}
+
+// Need is something a check requires beyond plain HTTP access to the target.
+type Need int
+
+const (
+	// NeedApproval: a user must approve (or deny) a consent screen or a device
+	// code, through Target.Approver.
+	NeedApproval Need = iota + 1
+	// NeedTimeTravel: the check moves the server's clock by Check.Wait, through
+	// Target.Clock, or waits that long for real when Options.RealTime is set.
+	NeedTimeTravel
+	// NeedAPIKey: the check uses the test user's API key (Target.APIKey, or read
+	// from Settings by the Approver).
+	NeedAPIKey
+	// NeedDestructive: the check changes state other checks or later runs rely
+	// on (regenerating the API key). It runs alone, and only when
+	// Options.Destructive is set.
+	NeedDestructive
+	// NeedSession: the check needs a logged-in browser session (Target.Session,
+	// or an Approver that implements SessionSource).
+	NeedSession
+)
+
+func (n Need) String() string {
+	switch n {
+	case NeedApproval:
+		return "approval"
+	case NeedTimeTravel:
+		return "time-travel"
+	case NeedAPIKey:
+		return "api-key"
+	case NeedDestructive:
+		return "destructive"
+	case NeedSession:
+		return "session"
+	}
+	return fmt.Sprintf("need(%d)", int(n))
+}
+
+// Check is one entry of the catalogue.
+type Check struct {
+	ID       string // stable, e.g. "DISC-01"; baselines refer to it
+	Title    string
+	Area     string // discovery, register, authorize, token, device, ping, apikey, headers, login
+	Source   string // where the rule comes from, e.g. "contract §Discovery documents" or "RFC 8628 §3.5 via decisions.md"
+	Severity Severity
+	Needs    []Need
+	// Wait is the total time a NeedTimeTravel check moves the clock by. With
+	// Options.RealTime and no clock it is waited for real, so it also bounds
+	// which checks can run that way.
+	Wait time.Duration
+	Run  func(ctx context.Context, e *Env) error
+}
+
+// Has reports whether the check declares need n.
+func (c Check) Has(n Need) bool {
+	for _, x := range c.Needs {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// FailError is a check failure: what was expected and what came.
+type FailError struct{ Msg string }
+
+func (e *FailError) Error() string { return e.Msg }
+
+// SkipError means the check could not run here; Reason says why.
+type SkipError struct{ Reason string }
+
+func (e *SkipError) Error() string { return "skipped: " + e.Reason }
+
+// Fail returns a check failure. Say what was expected and what came.
+func Fail(format string, args ...any) error {
+	return &FailError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Skip returns an error that marks the check as skipped.
+func Skip(reason string) error { return &SkipError{Reason: reason} }
+
+// setupFail reports that a step the check depends on (registering a client,
+// obtaining a token) failed, so the check itself could not be judged; it is
+// still a failure, never a silent pass.
+func setupFail(step string, err error) error {
+	var se *SkipError
+	if errors.As(err, &se) {
+		return err
+	}
+	return Fail("setup: %s: %v", step, err)
+}
+
+// Catalogue returns every check in a stable order: by area, then as declared.
+// It builds a fresh slice on each call; there is no package-level registry.
+func Catalogue() []Check {
+	var all []Check
+	for _, area := range [][]Check{
+		discoveryChecks(),
+		registerChecks(),
+		authorizeChecks(),
+		tokenChecks(),
+		deviceChecks(),
+		pingChecks(),
+		apiKeyChecks(),
+		headerChecks(),
+		loginChecks(),
+	} {
+		all = append(all, area...)
+	}
+	return all
+}

@@ -1,0 +1,277 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Env is what a running check sees: the target, HTTP helpers and the state
+// shared by the checks of one run (registered clients, a token, the API key).
+type Env struct {
+	Check  Check
+	base   string
+	target Target
+	hc     *http.Client
+	opts   *Options
+	run    *runState
+}
+
+// runState is shared by the checks of one run and built lazily: a check that
+// needs a registered client registers it once for everyone.
+type runState struct {
+	clients [2]lazy[string]
+	token   lazy[string]
+	apiKey  lazy[string]
+	session lazy[[]*http.Cookie]
+}
+
+type lazy[T any] struct {
+	mu   sync.Mutex
+	done bool
+	v    T
+	err  error
+}
+
+func (l *lazy[T]) get(ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return l.v, l.err
+	}
+	v, err := f(ctx)
+	if err != nil && ctx.Err() != nil {
+		return v, err // the caller ran out of time; let the next one try again
+	}
+	l.v, l.err, l.done = v, err, true
+	return v, err
+}
+
+// BaseURL is the target's base URL without a trailing slash.
+func (e *Env) BaseURL() string { return e.base }
+
+// URL resolves a path against the base URL; absolute URLs pass through.
+func (e *Env) URL(path string) string {
+	if strings.HasPrefix(path, "http://") || strings.HasPrefix(path, "https://") {
+		return path
+	}
+	return e.base + path
+}
+
+// Progress reports what a long-running check is doing.
+func (e *Env) Progress(format string, args ...any) {
+	if e.opts.OnProgress != nil {
+		e.opts.OnProgress(Progress{CheckID: e.Check.ID, Event: EventWaiting, Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+// Response is a fully read HTTP response.
+type Response struct {
+	Method string
+	URL    string
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// maxBody bounds every response the suite reads.
+const maxBody = 4 << 20
+
+// ContentType is the media type without parameters, lower case.
+func (r *Response) ContentType() string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// Snippet is a short description for failure messages.
+func (r *Response) Snippet() string {
+	b := strings.Join(strings.Fields(string(r.Body)), " ")
+	if len(b) > 160 {
+		b = b[:160] + "…"
+	}
+	if b == "" {
+		b = "(empty body)"
+	}
+	return fmt.Sprintf("HTTP %d %s", r.Status, b)
+}
+
+// JSON decodes the body into v.
+func (r *Response) JSON(v any) error {
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		return fmt.Errorf("body is not the expected JSON (%v): %s", err, r.Snippet())
+	}
+	return nil
+}
+
+// Do sends a request and reads the whole (bounded) response. Redirects are
+// not followed. A 429 with a short Retry-After is retried a few times, since
+// rate limits are not what these checks are about.
+func (e *Env) Do(ctx context.Context, method, path string, hdr http.Header, body []byte) (*Response, error) {
+	const attempts = 4
+	for i := 0; ; i++ {
+		resp, err := e.doOnce(ctx, method, path, hdr, body)
+		if err != nil {
+			return nil, err
+		}
+		if resp.Status != http.StatusTooManyRequests || i == attempts-1 {
+			return resp, nil
+		}
+		wait, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if err != nil || wait > 30 {
+			return resp, nil
+		}
+		e.Progress("rate limited at %s %s; retrying in %ds", method, path, wait)
+		if err := sleep(ctx, time.Duration(wait)*time.Second+100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (e *Env) doOnce(ctx context.Context, method, path string, hdr http.Header, body []byte) (*Response, error) {
+	u := e.URL(path)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("building %s %s: %w", method, u, err)
+	}
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", method, u, err)
+	}
+	return &Response{Method: method, URL: u, Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+}
+
+// Get sends a GET with optional header pairs ("Name", "value", ...).
+func (e *Env) Get(ctx context.Context, path string, hdr ...string) (*Response, error) {
+	return e.Do(ctx, http.MethodGet, path, headers(hdr...), nil)
+}
+
+// PostJSON sends v as application/json.
+func (e *Env) PostJSON(ctx context.Context, path string, v any) (*Response, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding request: %w", err)
+	}
+	return e.Do(ctx, http.MethodPost, path, headers("Content-Type", "application/json"), b)
+}
+
+// PostRaw sends body with the given content type (none when empty).
+func (e *Env) PostRaw(ctx context.Context, path, contentType string, body []byte) (*Response, error) {
+	var h http.Header
+	if contentType != "" {
+		h = headers("Content-Type", contentType)
+	}
+	return e.Do(ctx, http.MethodPost, path, h, body)
+}
+
+// PostForm sends vals as application/x-www-form-urlencoded.
+func (e *Env) PostForm(ctx context.Context, path string, vals url.Values) (*Response, error) {
+	return e.PostRaw(ctx, path, "application/x-www-form-urlencoded", []byte(vals.Encode()))
+}
+
+// GetBearer sends GET path with Authorization: Bearer token.
+func (e *Env) GetBearer(ctx context.Context, path, token string) (*Response, error) {
+	return e.Get(ctx, path, "Authorization", "Bearer "+token)
+}
+
+func headers(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Add(kv[i], kv[i+1])
+	}
+	return h
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Advance moves the server clock by d, or waits d for real when the run allows
+// it. Checks call it only when they declare NeedTimeTravel.
+func (e *Env) Advance(ctx context.Context, d time.Duration) error {
+	if e.target.Clock != nil {
+		if err := e.target.Clock.Advance(ctx, d); err != nil {
+			return setupFail("advancing the server clock", err)
+		}
+		return nil
+	}
+	if !e.opts.RealTime {
+		return Skip("needs a test clock (or real-time waiting)")
+	}
+	end := time.Now().Add(d)
+	for {
+		left := time.Until(end)
+		if left <= 0 {
+			return nil
+		}
+		e.Progress("waiting %s of real time", left.Round(time.Second))
+		if err := sleep(ctx, min(left, 5*time.Second)); err != nil {
+			return err
+		}
+	}
+}
+
+// SessionCookies returns the cookies of a logged-in browser session.
+func (e *Env) SessionCookies(ctx context.Context) ([]*http.Cookie, error) {
+	return e.run.session.get(ctx, func(ctx context.Context) ([]*http.Cookie, error) {
+		if len(e.target.Session) > 0 {
+			return e.target.Session, nil
+		}
+		if s, ok := e.target.Approver.(SessionSource); ok {
+			cs, err := s.Session(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("logging in: %w", err)
+			}
+			return cs, nil
+		}
+		return nil, Skip("no browser session (give one, or use an approver that can log in)")
+	})
+}
+
+// hasSession reports whether SessionCookies can be expected to work.
+func (t Target) hasSession() bool {
+	if len(t.Session) > 0 {
+		return true
+	}
+	_, ok := t.Approver.(SessionSource)
+	return ok
+}
+
+// cookieHeader renders cookies as a Cookie request header.
+func cookieHeader(cs []*http.Cookie) string {
+	parts := make([]string, 0, len(cs))
+	for _, c := range cs {
+		parts = append(parts, c.Name+"="+c.Value)
+	}
+	return strings.Join(parts, "; ")
+}

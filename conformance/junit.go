@@ -1,0 +1,141 @@
+package conformance
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// JUnit XML as CI systems read it: one testsuite per area, one testcase per
+// check. Skips are <skipped>, Must failures <failure>. A Should failure is a
+// passing testcase with a "verdict=warn" property and a WARNING line in
+// <system-out>, so it is visible without turning the build red. A failure the
+// baseline expects is reported as skipped; a stale baseline entry as a failure.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name       string          `xml:"name,attr"`
+	Classname  string          `xml:"classname,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties *junitProps     `xml:"properties,omitempty"`
+	Failure    *junitMessage   `xml:"failure,omitempty"`
+	Skipped    *junitSkipped   `xml:"skipped,omitempty"`
+	SystemOut  string          `xml:"system-out,omitempty"`
+}
+
+type junitProps struct {
+	Props []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Body    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+// WriteJUnit writes the report as JUnit XML.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	stale := map[string]string{}
+	for _, s := range r.Stale {
+		id, _, _ := strings.Cut(s, ":")
+		stale[id] = s
+	}
+	out := junitSuites{Name: "mcpauth conformance " + r.Target, Time: seconds(r.Duration)}
+	index := map[string]int{}
+	for _, res := range r.Results {
+		i, ok := index[res.Area]
+		if !ok {
+			i = len(out.Suites)
+			index[res.Area] = i
+			out.Suites = append(out.Suites, junitSuite{Name: res.Area, Timestamp: r.Started.UTC().Format(time.RFC3339)})
+		}
+		s := &out.Suites[i]
+		c := junitCase{
+			Name:      res.ID + " " + res.Title,
+			Classname: "conformance." + res.Area,
+			Time:      seconds(res.Duration),
+			Properties: &junitProps{Props: []junitProp{
+				{Name: "verdict", Value: string(res.Verdict)},
+				{Name: "severity", Value: res.Severity.String()},
+				{Name: "source", Value: res.Source},
+			}},
+		}
+		switch {
+		case res.Expected:
+			c.Properties.Props = append(c.Properties.Props, junitProp{Name: "expected_failure", Value: "true"})
+			c.Skipped = &junitSkipped{Message: "expected failure (baseline): " + res.Reason}
+		case res.Verdict == VerdictFail:
+			c.Failure = &junitMessage{Message: res.Reason, Type: "must", Body: res.Reason}
+		case res.Verdict == VerdictWarn:
+			c.SystemOut = "WARNING: " + res.Reason
+		case res.Verdict == VerdictSkip:
+			c.Skipped = &junitSkipped{Message: res.Reason}
+		}
+		if msg, ok := stale[res.ID]; ok {
+			c.Failure = &junitMessage{Message: msg, Type: "stale-baseline", Body: msg}
+		}
+		s.Tests++
+		if c.Failure != nil {
+			s.Failures++
+		}
+		if c.Skipped != nil {
+			s.Skipped++
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	suiteTime := map[string]time.Duration{}
+	for _, res := range r.Results {
+		suiteTime[res.Area] += res.Duration
+	}
+	for i := range out.Suites {
+		s := &out.Suites[i]
+		s.Time = seconds(suiteTime[s.Name])
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Skipped += s.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("writing JUnit report: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("writing JUnit report: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("writing JUnit report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Verdict is the outcome of one check.
+type Verdict string
+
+const (
+	VerdictPass Verdict = "pass"
+	VerdictFail Verdict = "fail" // a Must check failed
+	VerdictWarn Verdict = "warn" // a Should check failed
+	VerdictSkip Verdict = "skip" // could not run here; Reason says why
+)
+
+// Result is the outcome of one check, with the check's metadata.
+type Result struct {
+	ID       string
+	Title    string
+	Area     string
+	Source   string
+	Severity Severity
+	Verdict  Verdict
+	Reason   string
+	Duration time.Duration
+	// Expected is set when the check failed (or warned) and the baseline lists
+	// it as an expected failure.
+	Expected bool
+}
+
+// Report is the outcome of a run, in catalogue order.
+type Report struct {
+	Target   string
+	Started  time.Time
+	Duration time.Duration
+	Results  []Result
+	// Stale lists baseline problems that fail the run: entries whose check now
+	// passes, and entries naming no check.
+	Stale []string
+}
+
+// Summary counts verdicts.
+type Summary struct {
+	Pass int `json:"pass"`
+	Fail int `json:"fail"`
+	Warn int `json:"warn"`
+	Skip int `json:"skip"`
+}
+
+// Summary counts the verdicts of the report.
+func (r *Report) Summary() Summary {
+	var s Summary
+	for _, res := range r.Results {
+		switch res.Verdict {
+		case VerdictPass:
+			s.Pass++
+		case VerdictFail:
+			s.Fail++
+		case VerdictWarn:
+			s.Warn++
+		case VerdictSkip:
+			s.Skip++
+		}
+	}
+	return s
+}
+
+// Failed reports whether the run fails: a Must check failed that the baseline
+// does not expect, or the baseline is stale.
+func (r *Report) Failed() bool {
+	if len(r.Stale) > 0 {
+		return true
+	}
+	for _, res := range r.Results {
+		if res.Verdict == VerdictFail && !res.Expected {
+			return true
+		}
+	}
+	return false
+}
+
+// ExitCode is 1 when the run failed, else 0.
+func (r *Report) ExitCode() int {
+	if r.Failed() {
+		return 1
+	}
+	return 0
+}
+
+// applyBaseline marks expected failures and records stale entries. all is the
+// full list of checks the run was given, so that an entry for a check that was
+// filtered out is not taken for a typo.
+func (r *Report) applyBaseline(b *Baseline, all []Check) {
+	if b == nil {
+		return
+	}
+	known := map[string]bool{}
+	for _, c := range all {
+		known[c.ID] = true
+	}
+	for _, id := range b.IDs() {
+		if !known[id] {
+			r.Stale = append(r.Stale, fmt.Sprintf("%s: baseline entry names no check", id))
+		}
+	}
+	for i := range r.Results {
+		res := &r.Results[i]
+		if !b.Has(res.ID) {
+			continue
+		}
+		switch res.Verdict {
+		case VerdictFail, VerdictWarn:
+			res.Expected = true
+		case VerdictPass:
+			r.Stale = append(r.Stale, fmt.Sprintf("%s: passes but the baseline expects it to fail; remove the entry", res.ID))
+		}
+	}
+}
+
+type jsonReport struct {
+	Target     string       `json:"target"`
+	Started    string       `json:"started"`
+	DurationMS int64        `json:"duration_ms"`
+	Summary    Summary      `json:"summary"`
+	Checks     []jsonResult `json:"checks"`
+	Stale      []string     `json:"stale,omitempty"`
+}
+
+type jsonResult struct {
+	ID         string `json:"id"`
+	Title      string `json:"title"`
+	Area       string `json:"area"`
+	Source     string `json:"source"`
+	Severity   string `json:"severity"`
+	Verdict    string `json:"verdict"`
+	Reason     string `json:"reason"`
+	DurationMS int64  `json:"duration_ms"`
+	Expected   bool   `json:"expected_failure,omitempty"`
+}
+
+// WriteJSON writes the report as indented JSON. The fields expected_failure
+// and stale appear only when a baseline was used.
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := jsonReport{
+		Target:     r.Target,
+		Started:    r.Started.UTC().Format(time.RFC3339Nano),
+		DurationMS: r.Duration.Milliseconds(),
+		Summary:    r.Summary(),
+		Checks:     make([]jsonResult, 0, len(r.Results)),
+		Stale:      r.Stale,
+	}
+	for _, res := range r.Results {
+		out.Checks = append(out.Checks, jsonResult{
+			ID: res.ID, Title: res.Title, Area: res.Area, Source: res.Source,
+			Severity: res.Severity.String(), Verdict: string(res.Verdict), Reason: res.Reason,
+			DurationMS: res.Duration.Milliseconds(), Expected: res.Expected,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("writing JSON report: %w", err)
+	}
+	return nil
+}

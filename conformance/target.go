@@ -1,0 +1,58 @@
+package conformance
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Target is the deployment under test and what the suite may use against it.
+type Target struct {
+	BaseURL string       // e.g. https://mcp.example.com, no trailing slash needed
+	HTTP    *http.Client // nil: a client with a 30 s timeout; redirects are never followed
+	// Approver completes consent screens and device approvals as the test user.
+	// Nil: checks that need approval are skipped.
+	Approver Approver
+	// Clock moves the server's clock. Nil for deployments without a test clock.
+	Clock ClockDriver
+	// APIKey is the test user's API key; when empty it is read from Settings by
+	// the Approver.
+	APIKey string
+	// Session holds the cookies of a logged-in browser session (auth_token);
+	// when empty the Approver is asked for one if it implements SessionSource.
+	Session []*http.Cookie
+}
+
+// Approver acts as the test user in the browser. Checks call it with URLs the
+// service produced; it must not judge the outcome, only report what happened.
+type Approver interface {
+	// ApproveConsent opens authURL (a GET /oauth/authorize request), logs in if
+	// needed, approves, and returns the URL the browser was sent to at the
+	// client's redirect_uri (which carries code and state, or an error).
+	ApproveConsent(ctx context.Context, authURL string) (*url.URL, error)
+	// DenyConsent is ApproveConsent, pressing deny.
+	DenyConsent(ctx context.Context, authURL string) (*url.URL, error)
+	// ApproveDevice enters userCode at verificationURI and approves.
+	ApproveDevice(ctx context.Context, verificationURI, userCode string) error
+	// DenyDevice enters userCode at verificationURI and denies.
+	DenyDevice(ctx context.Context, verificationURI, userCode string) error
+	// APIKey returns the test user's current API key as Settings shows it.
+	APIKey(ctx context.Context) (string, error)
+	// RegenerateAPIKey regenerates the key in Settings and returns both keys.
+	RegenerateAPIKey(ctx context.Context) (old, new string, err error)
+}
+
+// SessionSource is implemented by approvers that can log in and hand over the
+// session cookies (FormApprover does).
+type SessionSource interface {
+	// Session returns the cookies to send to the service. When the approver
+	// saw the Set-Cookie of the login callback, the auth_token cookie carries
+	// its attributes (HttpOnly, Secure, SameSite, MaxAge) as set.
+	Session(ctx context.Context) ([]*http.Cookie, error)
+}
+
+// ClockDriver moves the server's clock forward.
+type ClockDriver interface {
+	Advance(ctx context.Context, d time.Duration) error
+}

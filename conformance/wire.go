@@ -1,0 +1,168 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The suite declares its own wire types on purpose: they mirror the contract,
+// not any implementation, so a renamed field fails the run.
+
+type oauthError struct {
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
+}
+
+type tokenResponse struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int64  `json:"expires_in"`
+}
+
+type deviceAuthorization struct {
+	DeviceCode              string `json:"device_code"`
+	UserCode                string `json:"user_code"`
+	VerificationURI         string `json:"verification_uri"`
+	VerificationURIComplete string `json:"verification_uri_complete"`
+	ExpiresIn               int64  `json:"expires_in"`
+	Interval                int64  `json:"interval"`
+}
+
+type pingResponse struct {
+	Status string `json:"status"`
+	UserID string `json:"user_id"`
+}
+
+// object is a JSON object read member by member, so a check can say which
+// member is missing or of the wrong type.
+type object map[string]json.RawMessage
+
+func decodeObject(r *Response) (object, error) {
+	var o object
+	if err := json.Unmarshal(r.Body, &o); err != nil || o == nil {
+		return nil, Fail("want a JSON object, got %s", r.Snippet())
+	}
+	return o, nil
+}
+
+func (o object) has(k string) bool { _, ok := o[k]; return ok }
+
+func (o object) str(k string) (string, error) {
+	raw, ok := o[k]
+	if !ok {
+		return "", Fail("member %q missing", k)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", Fail("member %q: want a string, got %s", k, raw)
+	}
+	return s, nil
+}
+
+func (o object) strs(k string) ([]string, error) {
+	raw, ok := o[k]
+	if !ok {
+		return nil, Fail("member %q missing", k)
+	}
+	var s []string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, Fail("member %q: want an array of strings, got %s", k, raw)
+	}
+	return s, nil
+}
+
+func (o object) integer(k string) (int64, error) {
+	raw, ok := o[k]
+	if !ok {
+		return 0, Fail("member %q missing", k)
+	}
+	var n int64
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, Fail("member %q: want an integer, got %s", k, raw)
+	}
+	return n, nil
+}
+
+// wantStr checks member k equals want.
+func (o object) wantStr(k, want string) error {
+	got, err := o.str(k)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return Fail("%s: want %q, got %q", k, want, got)
+	}
+	return nil
+}
+
+// wantSet checks member k holds exactly the values in want, in any order.
+func (o object) wantSet(k string, want ...string) error {
+	got, err := o.strs(k)
+	if err != nil {
+		return err
+	}
+	a, b := slices.Clone(got), slices.Clone(want)
+	slices.Sort(a)
+	slices.Sort(b)
+	if !slices.Equal(a, b) {
+		return Fail("%s: want %q, got %q", k, want, got)
+	}
+	return nil
+}
+
+// wantOAuthError checks an RFC 6749 §5.2 error: the status (0 = any 4xx), a
+// JSON body whose error is one of codes and whose error_description, when
+// present, is a string.
+func wantOAuthError(r *Response, status int, codes ...string) error {
+	want := fmt.Sprintf("HTTP %d with error %s", status, strings.Join(codes, " or "))
+	if status == 0 {
+		want = fmt.Sprintf("HTTP 4xx with error %s", strings.Join(codes, " or "))
+	}
+	if (status != 0 && r.Status != status) || (status == 0 && (r.Status < 400 || r.Status > 499)) {
+		return Fail("want %s, got %s", want, r.Snippet())
+	}
+	o, err := decodeObject(r)
+	if err != nil {
+		return Fail("want %s as an RFC 6749 JSON body, got %s", want, r.Snippet())
+	}
+	code, err := o.str("error")
+	if err != nil {
+		return Fail("want %s: %v", want, err)
+	}
+	if o.has("error_description") {
+		if _, err := o.str("error_description"); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(codes, code) {
+		return Fail("want %s, got error %q (%s)", want, code, r.Snippet())
+	}
+	return nil
+}
+
+// wantTokenResponse checks a successful token response per the contract.
+func wantTokenResponse(r *Response) (*tokenResponse, error) {
+	if r.Status != 200 {
+		return nil, Fail("want HTTP 200 with a token response, got %s", r.Snippet())
+	}
+	o, err := decodeObject(r)
+	if err != nil {
+		return nil, err
+	}
+	var t tokenResponse
+	if t.AccessToken, err = o.str("access_token"); err != nil {
+		return nil, err
+	}
+	if t.TokenType, err = o.str("token_type"); err != nil {
+		return nil, err
+	}
+	if t.ExpiresIn, err = o.integer("expires_in"); err != nil {
+		return nil, err
+	}
+	if t.AccessToken == "" {
+		return nil, Fail("access_token is empty")
+	}
+	return &t, nil
+}

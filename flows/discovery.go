@@ -1,0 +1,350 @@
+package flows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// DiscoverConfig configures Discover. The zero value is ready to use.
+type DiscoverConfig struct {
+	HTTPClient *http.Client // nil means http.DefaultClient
+	// AllowMissingS256 accepts an authorization server that does not list S256
+	// in code_challenge_methods_supported. Unsafe: the MCP authorization spec
+	// tells clients to refuse such servers.
+	AllowMissingS256 bool
+	// AllowInsecureHTTP accepts plain http endpoints on non-loopback hosts
+	// (say a deployment on a private CI network). Unsafe: tokens travel in
+	// clear text.
+	AllowInsecureHTTP bool
+}
+
+// Probe is one request made during discovery, for `mcpauth discover` to show.
+type Probe struct {
+	URL     string `json:"url"`
+	Status  int    `json:"status,omitempty"` // 0: no HTTP response
+	Verdict string `json:"verdict"`
+	Err     string `json:"error,omitempty"`
+}
+
+// Discovery is what Discover learned about an MCP server.
+type Discovery struct {
+	// MCPURL is the MCP endpoint probed for a challenge.
+	MCPURL string `json:"mcp_url"`
+	// Resource is the resource indicator to send (RFC 8707): the PRM resource
+	// as the server spells it, or the canonical MCP URL in legacy mode.
+	Resource            string                     `json:"resource"`
+	ResourceMetadataURL string                     `json:"resource_metadata_url,omitempty"`
+	ResourceMetadata    *ProtectedResourceMetadata `json:"resource_metadata,omitempty"`
+	// Issuer is the authorization server's issuer identifier.
+	Issuer                string              `json:"issuer"`
+	AuthServerMetadataURL string              `json:"authorization_server_metadata_url"`
+	AuthServer            *AuthServerMetadata `json:"authorization_server"`
+	// ChallengeScope is the scope of the 401 Bearer challenge, if any.
+	ChallengeScope string `json:"challenge_scope,omitempty"`
+	// Scope is the scope to ask for: ChallengeScope, else the PRM
+	// scopes_supported joined by spaces, else empty.
+	Scope string `json:"scope,omitempty"`
+	// Legacy is set when no protected resource metadata was found and the
+	// base URL was taken as the authorization server (MCP 2025-03-26).
+	Legacy bool    `json:"legacy,omitempty"`
+	Probes []Probe `json:"probes"`
+}
+
+// SupportsDeviceFlow reports whether the authorization server has a device
+// authorization endpoint.
+func (d *Discovery) SupportsDeviceFlow() bool {
+	return d.AuthServer != nil && d.AuthServer.DeviceAuthorizationEndpoint != ""
+}
+
+const (
+	verdictOK       = "ok"
+	wkPRM           = "oauth-protected-resource"
+	wkAS            = "oauth-authorization-server"
+	wkOIDC          = "openid-configuration"
+	mcpProtoVersion = "2025-11-25"
+)
+
+// Discover finds the authorization server of the MCP server at target, which
+// is the MCP endpoint URL or a bare base URL (then {base}/mcp is probed and
+// either {base}/mcp or {base} is accepted as the resource). See the package
+// documentation for the order of probes. Every probe is recorded in
+// Discovery.Probes, which is returned (partially filled) with errors too.
+func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discovery, error) {
+	d := &Discovery{}
+	tu, err := url.Parse(target)
+	if err != nil || !tu.IsAbs() || tu.Host == "" || (tu.Scheme != "http" && tu.Scheme != "https") {
+		return d, fmt.Errorf("discover: %q is not an http(s) URL", target)
+	}
+	tu.Fragment, tu.RawFragment = "", ""
+	if err := checkSecure("MCP URL", tu.String(), cfg.AllowInsecureHTTP); err != nil {
+		return d, fmt.Errorf("discover: %w", err)
+	}
+	// Resources the PRM may name.
+	var resources []string
+	if tu.Path == "" || tu.Path == "/" {
+		base := origin(tu)
+		d.MCPURL = base + "/mcp"
+		resources = []string{d.MCPURL, base}
+	} else {
+		d.MCPURL = tu.String()
+		resources = []string{d.MCPURL}
+	}
+	mu, _ := url.Parse(d.MCPURL)
+
+	// (a) The 401 challenge may point at the metadata (RFC 9728 §5.1).
+	var prmURLs []string
+	ch, err := d.probeChallenge(ctx, cfg.HTTPClient, d.MCPURL)
+	if err != nil {
+		return d, err
+	}
+	if ch != nil {
+		d.ChallengeScope = ch.Params["scope"]
+		if rm := ch.Params["resource_metadata"]; rm != "" {
+			if err := checkSecure("resource_metadata", rm, cfg.AllowInsecureHTTP); err != nil {
+				d.Probes = append(d.Probes, Probe{URL: rm, Verdict: "ignored: insecure resource_metadata URL"})
+			} else {
+				prmURLs = append(prmURLs, rm)
+			}
+		}
+	}
+	// (b) Well-known locations: path-inserted, then root (RFC 9728 §3.1).
+	prmURLs = dedupe(append(prmURLs, wellKnownInserted(mu, wkPRM), origin(mu)+"/.well-known/"+wkPRM))
+
+	var invalid error // first validation failure, reported if nothing else works
+	for _, u := range prmURLs {
+		var prm ProtectedResourceMetadata
+		ok, err := d.fetchJSON(ctx, cfg.HTTPClient, u, &prm)
+		if err != nil {
+			return d, err
+		}
+		if !ok {
+			continue
+		}
+		if err := validatePRM(&prm, resources, cfg.AllowInsecureHTTP); err != nil {
+			d.lastProbe().Verdict = err.Error()
+			if invalid == nil {
+				invalid = fmt.Errorf("discover: %s: %w", u, err)
+			}
+			continue
+		}
+		d.lastProbe().Verdict = verdictOK
+		d.ResourceMetadata, d.ResourceMetadataURL, d.Resource = &prm, u, prm.Resource
+		break
+	}
+
+	var issuers []string
+	switch {
+	case d.ResourceMetadata != nil:
+		issuers = d.ResourceMetadata.AuthorizationServers
+		if d.ChallengeScope != "" {
+			d.Scope = d.ChallengeScope
+		} else {
+			d.Scope = strings.Join(d.ResourceMetadata.ScopesSupported, " ")
+		}
+	case invalid != nil:
+		return d, invalid
+	default:
+		d.Legacy = true
+		d.Resource, _ = CanonicalResource(d.MCPURL)
+		d.Scope = d.ChallengeScope
+		issuers = []string{origin(mu)}
+		d.Probes = append(d.Probes, Probe{URL: origin(mu), Verdict: "no protected resource metadata found; " +
+			"treating the base URL as the authorization server (MCP 2025-03-26)"})
+	}
+
+	// (c) Authorization server metadata, first issuer that works.
+	invalid = nil
+	for _, iss := range issuers {
+		md, mdURL, err := d.fetchASMetadata(ctx, cfg.HTTPClient, iss)
+		if err != nil {
+			return d, err
+		}
+		if md == nil {
+			continue
+		}
+		if err := validateAS(md, cfg); err != nil {
+			return d, fmt.Errorf("discover: %s: %w", mdURL, err)
+		}
+		d.Issuer, d.AuthServer, d.AuthServerMetadataURL = iss, md, mdURL
+		return d, nil
+	}
+	for _, p := range d.Probes {
+		if strings.HasPrefix(p.Verdict, "issuer mismatch") {
+			return d, fmt.Errorf("discover: %s: %s: %w", p.URL, p.Verdict, ErrIssuerMismatch)
+		}
+	}
+	return d, fmt.Errorf("discover: authorization servers %v: %w", issuers, ErrNoMetadata)
+}
+
+func (d *Discovery) lastProbe() *Probe { return &d.Probes[len(d.Probes)-1] }
+
+// fetchASMetadata tries RFC 8414 path-inserted, OIDC path-inserted and OIDC
+// path-appended metadata for issuer. It returns nil metadata when none of them
+// is usable; err only when ctx ended or issuer is malformed.
+func (d *Discovery) fetchASMetadata(ctx context.Context, hc *http.Client, issuer string) (*AuthServerMetadata, string, error) {
+	iu, err := url.Parse(issuer)
+	if err != nil || !iu.IsAbs() || iu.Host == "" {
+		d.Probes = append(d.Probes, Probe{URL: issuer, Verdict: "invalid issuer URL"})
+		return nil, "", nil
+	}
+	cands := dedupe([]string{
+		wellKnownInserted(iu, wkAS),
+		wellKnownInserted(iu, wkOIDC),
+		wellKnownAppended(iu, wkOIDC),
+	})
+	for _, u := range cands {
+		var md AuthServerMetadata
+		ok, err := d.fetchJSON(ctx, hc, u, &md)
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			continue
+		}
+		// RFC 8414 §3.3: the issuer must be the one the URL was built from.
+		if !sameURL(md.Issuer, issuer) {
+			d.lastProbe().Verdict = fmt.Sprintf("issuer mismatch: document says %q, expected %q", md.Issuer, issuer)
+			continue
+		}
+		if md.TokenEndpoint == "" {
+			d.lastProbe().Verdict = "no token_endpoint"
+			continue
+		}
+		d.lastProbe().Verdict = verdictOK
+		return &md, u, nil
+	}
+	return nil, "", nil
+}
+
+func validatePRM(prm *ProtectedResourceMetadata, resources []string, allowHTTP bool) error {
+	if !slices.ContainsFunc(resources, func(r string) bool { return sameURL(r, prm.Resource) }) {
+		return fmt.Errorf("resource %q, expected %q: %w", prm.Resource, resources[0], ErrResourceMismatch)
+	}
+	if len(prm.AuthorizationServers) == 0 {
+		return errors.New("no authorization_servers listed")
+	}
+	for _, as := range prm.AuthorizationServers {
+		if err := checkSecure("authorization server", as, allowHTTP); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateAS(md *AuthServerMetadata, cfg DiscoverConfig) error {
+	if err := checkSecure("issuer", md.Issuer, cfg.AllowInsecureHTTP); err != nil {
+		return err
+	}
+	eps := md.endpoints()
+	names := make([]string, 0, len(eps))
+	for n := range eps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if eps[n] == "" {
+			continue
+		}
+		if err := checkSecure(n, eps[n], cfg.AllowInsecureHTTP); err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") && !cfg.AllowMissingS256 {
+		return fmt.Errorf("code_challenge_methods_supported %v: %w", md.CodeChallengeMethodsSupported, ErrS256Unsupported)
+	}
+	return nil
+}
+
+// probeChallenge sends an unauthenticated MCP initialize request and returns
+// the Bearer challenge of the answer, if any.
+func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL string) (*Challenge, error) {
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcpProtoVersion +
+		`","capabilities":{},"clientInfo":{"name":"mcpauth","version":"1"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, mcpURL, strings.NewReader(initialize))
+	if err != nil {
+		return nil, fmt.Errorf("discover: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", mcpProtoVersion)
+	resp, _, err := do(hc, req)
+	p := Probe{URL: mcpURL}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("discover: %w", ctx.Err())
+		}
+		p.Verdict, p.Err = "network error", err.Error()
+		if resp != nil {
+			p.Status = resp.StatusCode
+		}
+		d.Probes = append(d.Probes, p)
+		return nil, nil
+	}
+	p.Status = resp.StatusCode
+	ch, ok := BearerChallenge(resp.Header)
+	switch {
+	case ok && ch.Params["resource_metadata"] != "":
+		p.Verdict = "Bearer challenge with resource_metadata"
+	case ok:
+		p.Verdict = "Bearer challenge without resource_metadata"
+	default:
+		p.Verdict = "no Bearer challenge"
+	}
+	d.Probes = append(d.Probes, p)
+	if !ok {
+		return nil, nil
+	}
+	return &ch, nil
+}
+
+// fetchJSON GETs u into v and records the probe. ok is false when the probe
+// failed in a way that moves discovery on; err is set only when ctx ended.
+func (d *Discovery) fetchJSON(ctx context.Context, hc *http.Client, u string, v any) (ok bool, err error) {
+	p := Probe{URL: u}
+	defer func() {
+		if err == nil {
+			d.Probes = append(d.Probes, p)
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		p.Verdict, p.Err = "invalid URL", err.Error()
+		return false, nil
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, body, err := do(hc, req)
+	if resp != nil {
+		p.Status = resp.StatusCode
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return false, fmt.Errorf("discover: %w", ctx.Err())
+	case errors.Is(err, errTooLarge):
+		p.Verdict = "body too large"
+		return false, nil
+	case err != nil:
+		p.Verdict, p.Err = "network error", err.Error()
+		return false, nil
+	case resp.StatusCode != http.StatusOK:
+		p.Verdict = fmt.Sprintf("HTTP %d", resp.StatusCode)
+		return false, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		p.Verdict, p.Err = "not a JSON object", err.Error()
+		return false, nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		p.Verdict, p.Err = "malformed metadata", err.Error()
+		return false, nil
+	}
+	p.Verdict = verdictOK
+	return true, nil
+}

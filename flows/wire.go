@@ -1,0 +1,172 @@
+package flows
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxBody bounds every response body the flows read.
+const maxBody = 1 << 20
+
+var errTooLarge = errors.New("response body exceeds 1 MiB")
+
+func httpClient(hc *http.Client) *http.Client {
+	if hc == nil {
+		return http.DefaultClient
+	}
+	return hc
+}
+
+// do sends req and returns the response with its body read (bounded) and
+// closed.
+func do(hc *http.Client, req *http.Request) (*http.Response, []byte, error) {
+	resp, err := httpClient(hc).Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return resp, nil, fmt.Errorf("reading response from %s: %w", req.URL.Redacted(), err)
+	}
+	if len(body) > maxBody {
+		return resp, nil, fmt.Errorf("%s: %w", req.URL.Redacted(), errTooLarge)
+	}
+	return resp, body, nil
+}
+
+func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, c *Client) (*http.Response, []byte, error) {
+	if c != nil {
+		form = c.authenticate(form)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if c != nil && c.AuthMethod == AuthMethodBasic {
+		// RFC 6749 §2.3.1: form-encode both parts before Basic.
+		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
+	}
+	return do(hc, req)
+}
+
+func postJSON(ctx context.Context, hc *http.Client, endpoint string, v any) (*http.Response, []byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	return do(hc, req)
+}
+
+func isSuccess(code int) bool { return code >= 200 && code < 300 }
+
+// Token is a token endpoint response (RFC 6749 §5.1). Expiry is computed from
+// the injected Clock at receipt; it is zero when the server sent no
+// expires_in.
+type Token struct {
+	AccessToken  string    `json:"access_token"`
+	TokenType    string    `json:"token_type"`
+	ExpiresIn    int64     `json:"expires_in,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Scope        string    `json:"scope,omitempty"`
+	// Extra holds the other response fields (id_token, ...) as received.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+}
+
+// parseToken reads a token response. A 2xx carrying an "error" field is an
+// error too (some servers answer 200 with an error body).
+func parseToken(resp *http.Response, body []byte, now time.Time) (*Token, error) {
+	if !isSuccess(resp.StatusCode) {
+		return nil, responseError(resp, body)
+	}
+	if e := ParseOAuthError(resp, body); e != nil {
+		return nil, e
+	}
+	fields := map[string]json.RawMessage{}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ct == "application/x-www-form-urlencoded" || ct == "text/plain" {
+		v, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, fmt.Errorf("token response: %w", err)
+		}
+		for k := range v {
+			b, _ := json.Marshal(v.Get(k))
+			fields[k] = b
+		}
+	} else if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, fmt.Errorf("token response is not a JSON object: %w", err)
+	}
+	t := &Token{Extra: map[string]json.RawMessage{}}
+	for k, raw := range fields {
+		var err error
+		switch k {
+		case "access_token":
+			err = json.Unmarshal(raw, &t.AccessToken)
+		case "token_type":
+			err = json.Unmarshal(raw, &t.TokenType)
+		case "refresh_token":
+			err = json.Unmarshal(raw, &t.RefreshToken)
+		case "scope":
+			err = json.Unmarshal(raw, &t.Scope)
+		case "expires_in":
+			t.ExpiresIn, err = parseSeconds(raw)
+		default:
+			t.Extra[k] = raw
+		}
+		if err != nil {
+			return nil, fmt.Errorf("token response field %s: %w", k, err)
+		}
+	}
+	if t.AccessToken == "" {
+		return nil, errors.New("token response has no access_token")
+	}
+	if t.TokenType == "" {
+		return nil, errors.New("token response has no token_type")
+	}
+	if t.ExpiresIn > 0 {
+		t.Expiry = now.Add(time.Duration(t.ExpiresIn) * time.Second)
+	}
+	if len(t.Extra) == 0 {
+		t.Extra = nil
+	}
+	return t, nil
+}
+
+// parseSeconds accepts a JSON number or a numeric string (seen in the wild).
+func parseSeconds(raw json.RawMessage) (int64, error) {
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		var s string
+		if err2 := json.Unmarshal(raw, &s); err2 != nil {
+			return 0, err
+		}
+		n = json.Number(s)
+	}
+	if i, err := n.Int64(); err == nil {
+		return i, nil
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return 0, err
+	}
+	return int64(f), nil
+}

@@ -1,0 +1,57 @@
+package keyring
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+var (
+	// ErrNotFound means there is no stored entry (or keyring item) for the
+	// requested key. Backends return it for a missing item.
+	ErrNotFound = errors.New("keyring: not found")
+
+	// ErrKeyringUnavailable matches (errors.Is) every *UnavailableError: the
+	// OS keyring could not be reached, was locked, or did not answer in time.
+	ErrKeyringUnavailable = errors.New("keyring: OS keyring unavailable")
+
+	// ErrInvalidEntry means a stored entry failed to decode or authenticate:
+	// it was corrupted, tampered with, or copied from another (server, account).
+	ErrInvalidEntry = errors.New("keyring: stored entry is corrupt or was tampered with")
+
+	// ErrLocked means another process held the store lock for longer than
+	// Config.LockTimeout.
+	ErrLocked = errors.New("keyring: store is locked by another process")
+
+	// ErrTooLarge means a bundle or registration exceeds the package limits
+	// (MaxBundleSize, MaxRegistrationSize).
+	ErrTooLarge = errors.New("keyring: value too large")
+)
+
+// TimeoutError reports a keyring call that did not return within the
+// configured timeout. A locked Secret Service waiting on an unseen unlock
+// prompt is the usual cause.
+type TimeoutError struct {
+	Op      string // "get", "set" or "delete"
+	Timeout time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("keyring: %s timed out after %s (is the Secret Service / keychain locked or not running?)", e.Op, e.Timeout)
+}
+
+// UnavailableError is returned when the OS keyring cannot be used. Cause is
+// the backend error or a *TimeoutError; it never contains secret values.
+type UnavailableError struct {
+	Op    string
+	Cause error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("keyring: OS keyring unavailable (%s): %v", e.Op, e.Cause)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Cause }
+
+// Is makes errors.Is(err, ErrKeyringUnavailable) true for every UnavailableError.
+func (e *UnavailableError) Is(target error) bool { return target == ErrKeyringUnavailable }

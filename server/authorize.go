@@ -1,0 +1,287 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/mcpauth/mcpauth/pkce"
+	"github.com/mcpauth/mcpauth/server/pages"
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+// authzRequest is a validated authorization request (RFC 6749 §4.1.1).
+type authzRequest struct {
+	Client        store.Client
+	RedirectURI   string
+	State         string
+	CodeChallenge string
+	Scope         string
+	Resource      string
+}
+
+// authzParams are carried from the consent page back to the decision POST.
+var authzParams = []string{"response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "resource"}
+
+// pageError is an authorization error that must not redirect: the client
+// or redirect URI cannot be trusted (decisions.md "Authorization endpoint").
+type pageError struct {
+	Status        int
+	Message, Code string
+}
+
+// parseAuthorize validates params. A pageError means show an HTML page and
+// never redirect; an oauthError means redirect it to the (trusted)
+// redirect URI with the state.
+func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRequest, *pageError, *oauthError) {
+	var req authzRequest
+	for _, k := range []string{"client_id", "redirect_uri"} {
+		if len(params[k]) > 1 {
+			return req, &pageError{http.StatusBadRequest, "The request repeats the " + k + " parameter.", errInvalidRequest}, nil
+		}
+	}
+	clientID := params.Get("client_id")
+	if clientID == "" {
+		return req, &pageError{http.StatusBadRequest, "The request does not name a client (client_id is missing).", errInvalidRequest}, nil
+	}
+	c, err := s.store.GetClient(ctx, clientID)
+	if isNotFound(err) {
+		return req, &pageError{http.StatusBadRequest, "The application asking for access is not registered here.", errInvalidClient}, nil
+	}
+	if err != nil {
+		return req, &pageError{http.StatusInternalServerError, "Something went wrong. Try again.", errServerError}, nil
+	}
+	req.Client = c
+	req.RedirectURI = params.Get("redirect_uri")
+	if req.RedirectURI == "" || !redirectURIRegistered(c.RedirectURIs, req.RedirectURI) {
+		return req, &pageError{http.StatusBadRequest, "The application's return address is not one it registered, so you were not sent back to it.", errInvalidRequest}, nil
+	}
+	// From here on errors go back to the client.
+	p, oerr := singleValues(params)
+	if oerr != nil {
+		return req, nil, oerr
+	}
+	req.State = p["state"]
+	switch {
+	case p["response_type"] != "code":
+		return req, nil, newError(http.StatusBadRequest, errUnsupportedResponseType, "response_type must be code")
+	case !containsString(c.GrantTypes, grantAuthCode):
+		return req, nil, newError(http.StatusBadRequest, errUnauthorizedClient, "the client is not registered for the authorization_code grant")
+	case p["code_challenge"] == "":
+		return req, nil, invalidRequest("code_challenge is required (PKCE)")
+	case p["code_challenge_method"] != pkce.MethodS256:
+		return req, nil, invalidRequest("code_challenge_method must be S256")
+	case !pkce.ValidChallenge(p["code_challenge"]):
+		return req, nil, invalidRequest("code_challenge is not a base64url SHA-256 value")
+	}
+	req.CodeChallenge = p["code_challenge"]
+	if req.Scope, oerr = normalizeScope(p["scope"]); oerr != nil {
+		return req, nil, oerr
+	}
+	if req.Resource, oerr = s.checkResource(p["resource"]); oerr != nil {
+		return req, nil, oerr
+	}
+	return req, nil, nil
+}
+
+// normalizeScope: omitted means mcp (decisions.md); mcp is the only scope.
+func normalizeScope(scope string) (string, *oauthError) {
+	if scope == "" || scope == scopeMCP {
+		return scopeMCP, nil
+	}
+	return "", newError(http.StatusBadRequest, errInvalidScope, "the only scope is mcp")
+}
+
+// checkResource applies RFC 8707: the resource, when named, must be this
+// server's MCP endpoint (or the server itself).
+func (s *Server) checkResource(resource string) (string, *oauthError) {
+	if resource == "" || resource == s.resource || resource == s.baseURL {
+		return resource, nil
+	}
+	return "", newError(http.StatusBadRequest, errInvalidTarget, "resource must be %s", s.resource)
+}
+
+// redirectURIRegistered matches exactly, except that a loopback IP literal
+// may use any port (RFC 8252 §7.3), so a CLI can listen on a free port.
+func redirectURIRegistered(registered []string, got string) bool {
+	for _, r := range registered {
+		if r == got || loopbackPortVariant(r, got) {
+			return true
+		}
+	}
+	return false
+}
+
+func loopbackPortVariant(registered, got string) bool {
+	a, err1 := url.Parse(registered)
+	b, err2 := url.Parse(got)
+	if err1 != nil || err2 != nil || a.Scheme != "http" || b.Scheme != "http" {
+		return false
+	}
+	ip := net.ParseIP(a.Hostname())
+	if ip == nil || !ip.IsLoopback() || a.Hostname() != b.Hostname() {
+		return false
+	}
+	if port := b.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
+	return a.User == nil && b.User == nil && a.EscapedPath() == b.EscapedPath() &&
+		a.RawQuery == b.RawQuery && a.Fragment == "" && b.Fragment == "" && !b.ForceQuery && !a.ForceQuery
+}
+
+func containsString(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if ok, wait := s.limits.authorize.Allow(q.Get("client_id")); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+		s.renderError(w, r, http.StatusTooManyRequests, "Too many requests", "This application is making too many sign-in requests. Wait a moment and try again.", errRateLimited)
+		return
+	}
+	req, perr, oerr := s.parseAuthorize(r.Context(), q)
+	if perr != nil {
+		s.renderError(w, r, perr.Status, "This sign-in request is not valid", perr.Message, perr.Code)
+		return
+	}
+	if oerr != nil {
+		s.redirectError(w, r, req, oerr)
+		return
+	}
+	c := s.requireSession(w, r)
+	if c == nil {
+		return
+	}
+	hidden := make([]hiddenField, 0, len(authzParams))
+	for _, k := range authzParams {
+		if v := q.Get(k); v != "" {
+			hidden = append(hidden, hiddenField{k, v})
+		}
+	}
+	s.render(w, r, http.StatusOK, pages.Consent, consentPage{
+		pageBase:     s.base(c),
+		ClientName:   firstNonEmpty(req.Client.Name, "An unnamed application"),
+		RedirectHost: redirectHost(req.RedirectURI),
+		Scope:        "Use the MCP server as you (" + req.Scope + ")",
+		CSRF:         s.csrfToken(c),
+		Hidden:       hidden,
+	})
+}
+
+// handleAuthorizeDecision receives the consent form.
+func (s *Server) handleAuthorizeDecision(w http.ResponseWriter, r *http.Request) {
+	c := s.session(r)
+	if c == nil {
+		s.renderError(w, r, http.StatusUnauthorized, "Signed out", "Your session ended. Start the sign-in again from the application.", "login_required")
+		return
+	}
+	body, err := readFormBody(r)
+	if err != nil {
+		s.renderError(w, r, err.Status, "This request is not valid", err.Description, err.Code)
+		return
+	}
+	if !s.validCSRF(c, body.Get("csrf_token")) {
+		s.renderError(w, r, http.StatusForbidden, "Request refused", "The form was stale or did not come from this site. Start the sign-in again.", "invalid_csrf")
+		return
+	}
+	params := url.Values{}
+	for _, k := range authzParams {
+		if v, ok := body[k]; ok {
+			params[k] = v
+		}
+	}
+	req, perr, oerr := s.parseAuthorize(r.Context(), params)
+	if perr != nil {
+		s.renderError(w, r, perr.Status, "This sign-in request is not valid", perr.Message, perr.Code)
+		return
+	}
+	if oerr != nil {
+		s.redirectError(w, r, req, oerr)
+		return
+	}
+	switch body.Get("action") {
+	case "approve":
+	case "deny":
+		s.redirectError(w, r, req, newError(http.StatusBadRequest, errAccessDenied, "the user denied the request"))
+		return
+	default:
+		s.renderError(w, r, http.StatusBadRequest, "Unknown action", "Nothing was changed.", errInvalidRequest)
+		return
+	}
+	code, err2 := s.issueAuthCode(r.Context(), req, c.Subject)
+	if err2 != nil {
+		s.logError(r, "issuing authorization code", err2)
+		s.redirectError(w, r, req, newError(http.StatusInternalServerError, errServerError, "internal error"))
+		return
+	}
+	s.log.Info("authorization approved", "request_id", requestID(r.Context()), "user_id", c.Subject, "client_id", req.Client.ID)
+	s.redirectTo(w, r, req, url.Values{"code": {code}})
+}
+
+func (s *Server) issueAuthCode(ctx context.Context, req authzRequest, userID string) (string, error) {
+	now := s.clock.Now()
+	for range 3 {
+		code, err := randomToken(32)
+		if err != nil {
+			return "", err
+		}
+		err = s.store.CreateAuthCode(ctx, store.AuthCode{
+			Hash: hashSecret(code), ClientID: req.Client.ID, RedirectURI: req.RedirectURI,
+			CodeChallenge: req.CodeChallenge, Scope: req.Scope, Resource: req.Resource, UserID: userID,
+			CreatedAt: now, ExpiresAt: now.Add(AuthCodeLifetime),
+		})
+		if err == nil {
+			return code, nil
+		}
+		if !isAlreadyExists(err) {
+			return "", err
+		}
+	}
+	return "", errCollisions
+}
+
+// redirectError sends an authorization error back to the client
+// (RFC 6749 §4.1.2.1) with the state and our issuer (RFC 9207).
+func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, req authzRequest, e *oauthError) {
+	s.redirectTo(w, r, req, url.Values{"error": {e.Code}, "error_description": {e.Description}})
+}
+
+func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, req authzRequest, extra url.Values) {
+	u, err := url.Parse(req.RedirectURI)
+	if err != nil { // cannot happen: registered URIs were parsed at registration
+		s.renderError(w, r, http.StatusBadRequest, "Invalid return address", "The application's return address is not valid.", errInvalidRequest)
+		return
+	}
+	q := u.Query()
+	for k, v := range extra {
+		q[k] = v
+	}
+	if req.State != "" {
+		q.Set("state", req.State)
+	}
+	q.Set("iss", s.baseURL)
+	u.RawQuery = q.Encode()
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, u.String(), http.StatusFound)
+}
+
+func redirectHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if u.Host == "" {
+		return u.Scheme + ":"
+	}
+	return u.Host
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// principal is who a request acts for.
+type principal struct {
+	UserID string
+	Via    string // "jwt" or "api_key"
+}
+
+const principalKey ctxKey = 100
+
+func principalFrom(ctx context.Context) (principal, bool) {
+	p, ok := ctx.Value(principalKey).(principal)
+	return p, ok
+}
+
+// requireBearer authenticates every request to /api/* and /mcp from the
+// Authorization header (service.md "Authentication" 1). A failure is a 401
+// with an RFC 6750 §3 / RFC 9728 §5.1 challenge; the body never says why.
+func (s *Server) requireBearer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, present := bearerToken(r)
+		if token == "" {
+			s.challenge(w, present)
+			return
+		}
+		p, err := s.authenticate(r.Context(), token)
+		if err != nil {
+			if errors.Is(err, errInvalidCredential) {
+				s.challenge(w, true)
+				return
+			}
+			s.serverError(w, r, "authenticating bearer token", err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
+	})
+}
+
+// bearerToken extracts the credential of "Authorization: Bearer <token>".
+// present reports whether any Authorization header was sent, so a malformed
+// one is answered as an invalid token rather than a missing one.
+func bearerToken(r *http.Request) (token string, present bool) {
+	vals := r.Header.Values("Authorization")
+	if len(vals) == 0 {
+		return "", false
+	}
+	if len(vals) > 1 {
+		return "", true
+	}
+	scheme, tok, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", true
+	}
+	tok = strings.TrimSpace(tok)
+	if tok == "" || strings.ContainsAny(tok, " \t") || len(tok) > 4096 {
+		return "", true
+	}
+	return tok, true
+}
+
+// authenticate accepts an API key or a JWT issued by this server.
+func (s *Server) authenticate(ctx context.Context, token string) (principal, error) {
+	if strings.HasPrefix(token, apiKeyPrefix) {
+		if !looksLikeAPIKey(token) {
+			return principal{}, errInvalidCredential
+		}
+		k, err := s.store.GetAPIKeyByHash(ctx, hashSecret(token))
+		if isNotFound(err) {
+			return principal{}, errInvalidCredential
+		}
+		if err != nil {
+			return principal{}, fmt.Errorf("looking up api key: %w", err)
+		}
+		return principal{UserID: k.UserID, Via: "api_key"}, nil
+	}
+	claims, err := s.tokens.Verify(ctx, token)
+	if err != nil {
+		return principal{}, err
+	}
+	return principal{UserID: claims.Subject, Via: "jwt"}, nil
+}
+
+func (s *Server) challenge(w http.ResponseWriter, credentialPresented bool) {
+	v := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource", scope="mcp"`, s.baseURL)
+	desc := "a bearer token is required"
+	if credentialPresented {
+		v += `, error="invalid_token", error_description="the access token is invalid or expired"`
+		desc = "the access token is invalid or expired"
+	}
+	w.Header().Set("WWW-Authenticate", v)
+	writeOAuthError(w, newError(http.StatusUnauthorized, errInvalidToken, "%s", desc))
+}
+
+type pingResponse struct {
+	Status string `json:"status"`
+	UserID string `json:"user_id"`
+}
+
+func (s *Server) handlePing(w http.ResponseWriter, r *http.Request) {
+	p, _ := principalFrom(r.Context())
+	writeJSON(w, http.StatusOK, pingResponse{Status: "ok", UserID: p.UserID})
+}

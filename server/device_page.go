@@ -1,0 +1,115 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/mcpauth/mcpauth/server/pages"
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+// handleDevicePage is GET /auth/device: the verification URI (RFC 8628 §3.3).
+func (s *Server) handleDevicePage(w http.ResponseWriter, r *http.Request) {
+	c := s.requireSession(w, r)
+	if c == nil {
+		return
+	}
+	code := r.URL.Query().Get("user_code")
+	if canonical := normalizeUserCode(code); canonical != "" {
+		code = canonical
+	}
+	s.render(w, r, http.StatusOK, pages.DeviceEnter, deviceEnterPage{pageBase: s.base(c), CSRF: s.csrfToken(c), UserCode: truncate(code, 20)})
+}
+
+// handleDeviceSubmit is POST /auth/device: look a code up (action=lookup),
+// then approve or deny it.
+func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
+	c := s.session(r)
+	if c == nil {
+		s.renderError(w, r, http.StatusUnauthorized, "Signed out", "Your session ended. Sign in and enter the code again.", "login_required")
+		return
+	}
+	form, oerr := readFormBody(r)
+	if oerr != nil {
+		s.renderError(w, r, oerr.Status, "This request is not valid", oerr.Description, oerr.Code)
+		return
+	}
+	if !s.validCSRF(c, form.Get("csrf_token")) {
+		s.renderError(w, r, http.StatusForbidden, "Request refused", "The form was stale or did not come from this site. Reload and try again.", "invalid_csrf")
+		return
+	}
+	// Guessing is limited per session and per IP (decisions.md): checked
+	// before the lookup, charged only for wrong codes.
+	keys := []string{"ip:" + clientIP(r), "session:" + c.ID}
+	for _, k := range keys {
+		if limited, wait := s.limits.wrongUserCode.Exhausted(k); limited {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+			s.renderError(w, r, http.StatusTooManyRequests, "Too many attempts", "Too many wrong codes. Wait a few minutes and try again.", errRateLimited)
+			return
+		}
+	}
+	entered := form.Get("user_code")
+	canonical := normalizeUserCode(entered)
+	wrong := func() {
+		for _, k := range keys {
+			s.limits.wrongUserCode.Allow(k)
+		}
+		s.render(w, r, http.StatusBadRequest, pages.DeviceEnter, deviceEnterPage{
+			pageBase: s.base(c), CSRF: s.csrfToken(c), UserCode: truncate(entered, 20),
+			Error: "That code is not valid or has expired. Check the code on your device.",
+		})
+	}
+	if canonical == "" {
+		wrong()
+		return
+	}
+	now := s.clock.Now()
+	d, err := s.store.GetDeviceCodeByUserCode(r.Context(), s.userCodeHash(canonical))
+	if isNotFound(err) || err == nil && (d.Status != store.DevicePending || !now.Before(d.ExpiresAt)) {
+		wrong()
+		return
+	}
+	if err != nil {
+		s.logError(r, "looking up user code", err)
+		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Try again.", "")
+		return
+	}
+	action := form.Get("action")
+	if action != "approve" && action != "deny" {
+		s.render(w, r, http.StatusOK, pages.DeviceConfirm, deviceConfirmPage{
+			pageBase: s.base(c), CSRF: s.csrfToken(c), UserCode: canonical, ClientName: s.clientName(r, d.ClientID),
+		})
+		return
+	}
+	errNotPending := errors.New("device code no longer pending")
+	_, err = s.store.UpdateDeviceCode(r.Context(), d.Hash, func(d store.DeviceCode) (store.DeviceCode, error) {
+		if d.Status != store.DevicePending || !now.Before(d.ExpiresAt) {
+			return d, errNotPending
+		}
+		if action == "approve" {
+			d.Status, d.UserID = store.DeviceApproved, c.Subject
+		} else {
+			d.Status = store.DeviceDenied
+		}
+		return d, nil
+	})
+	if errors.Is(err, errNotPending) || isNotFound(err) {
+		wrong()
+		return
+	}
+	if err != nil {
+		s.logError(r, "deciding device code", err)
+		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Try again.", "")
+		return
+	}
+	s.log.Info("device code decided", "request_id", requestID(r.Context()), "user_id", c.Subject, "client_id", d.ClientID, "action", action)
+	s.render(w, r, http.StatusOK, pages.DeviceDone, deviceDonePage{pageBase: s.base(c), Approved: action == "approve"})
+}
+
+func (s *Server) clientName(r *http.Request, clientID string) string {
+	if cl, err := s.store.GetClient(r.Context(), clientID); err == nil && cl.Name != "" {
+		return cl.Name
+	}
+	return "A device"
+}

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// OAuth error codes (RFC 6749 §4.1.2.1 and §5.2, RFC 7591 §3.2.2, RFC 8628 §3.5,
+// RFC 8707 §2).
+const (
+	errInvalidRequest          = "invalid_request"
+	errInvalidClient           = "invalid_client"
+	errInvalidGrant            = "invalid_grant"
+	errUnauthorizedClient      = "unauthorized_client"
+	errUnsupportedGrantType    = "unsupported_grant_type"
+	errUnsupportedResponseType = "unsupported_response_type"
+	errInvalidScope            = "invalid_scope"
+	errAccessDenied            = "access_denied"
+	errServerError             = "server_error"
+	errAuthorizationPending    = "authorization_pending"
+	errSlowDown                = "slow_down"
+	errExpiredToken            = "expired_token"
+	errInvalidRedirectURI      = "invalid_redirect_uri"
+	errInvalidClientMetadata   = "invalid_client_metadata"
+	errInvalidTarget           = "invalid_target"
+	errInvalidToken            = "invalid_token"
+	errRateLimited             = "rate_limited"
+)
+
+// oauthError is the one error type the handlers return to clients. It is
+// rendered in exactly one place (writeOAuthError), so every error response
+// has the same shape, content type and cache headers.
+type oauthError struct {
+	Code        string
+	Description string
+	Status      int
+	RetryAfter  time.Duration // for 429: sent as Retry-After
+}
+
+func (e *oauthError) Error() string { return e.Code + ": " + e.Description }
+
+// Constructors return fresh values so no shared error is ever mutated.
+func newError(status int, code, format string, args ...any) *oauthError {
+	return &oauthError{Code: code, Description: fmt.Sprintf(format, args...), Status: status}
+}
+
+func invalidRequest(format string, args ...any) *oauthError {
+	return newError(http.StatusBadRequest, errInvalidRequest, format, args...)
+}
+
+func invalidGrant(format string, args ...any) *oauthError {
+	return newError(http.StatusBadRequest, errInvalidGrant, format, args...)
+}
+
+// invalidClient is 401 (decisions.md, RFC 6749 §5.2).
+func invalidClient(format string, args ...any) *oauthError {
+	return newError(http.StatusUnauthorized, errInvalidClient, format, args...)
+}
+
+func rateLimited(retryAfter time.Duration) *oauthError {
+	e := newError(http.StatusTooManyRequests, errRateLimited, "too many requests; retry later")
+	e.RetryAfter = retryAfter
+	return e
+}
+
+// writeOAuthError renders e as an RFC 6749 §5.2 JSON error body.
+func writeOAuthError(w http.ResponseWriter, e *oauthError) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
+	}
+	w.WriteHeader(e.Status)
+	body := struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description,omitempty"`
+	}{e.Code, e.Description}
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// writeJSON writes v with status and the no-store headers every OAuth
+// response carries (RFC 6749 §5.1).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func retryAfterSeconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	if s < 1 {
+		s = 1
+	}
+	return s
+}

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type whoamiInput struct{}
+
+type whoamiOutput struct {
+	UserID string `json:"user_id" jsonschema:"the id of the authenticated user"`
+	Via    string `json:"via" jsonschema:"how the caller authenticated: jwt or api_key"`
+}
+
+// newMCPHandler builds the Streamable HTTP MCP server behind the bearer check.
+func (s *Server) newMCPHandler() http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpauth-reference", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        "whoami",
+		Description: "Returns the id of the user whose credential made this request.",
+	}, func(ctx context.Context, req *mcp.CallToolRequest, _ whoamiInput) (*mcp.CallToolResult, whoamiOutput, error) {
+		ti := req.Extra.TokenInfo
+		if ti == nil {
+			return nil, whoamiOutput{}, errNoPrincipal
+		}
+		return nil, whoamiOutput{UserID: ti.UserID, Via: ti.Extra["via"].(string)}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Logger: s.log,
+	})
+	// requireBearer has already authenticated the request (with the RFC 6750
+	// challenge go-sdk does not give); this hands the result to the SDK so it
+	// can bind MCP sessions to their user and expose it to tools.
+	fromContext := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		p, ok := principalFrom(r.Context())
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: p.UserID, Scopes: []string{scopeMCP}, Extra: map[string]any{"via": p.Via}}, nil
+	}
+	return auth.RequireBearerToken(fromContext, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+}
+
+type noPrincipalError struct{}
+
+func (noPrincipalError) Error() string { return "no authenticated user" }
+
+var errNoPrincipal = noPrincipalError{}

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/mcpauth/mcpauth/server/clock"
+)
+
+// Limit is a token bucket: Rate events per second with bursts of Burst.
+type Limit struct {
+	Rate  float64
+	Burst int
+}
+
+// Limits are the server's rate limits. They are kept per instance, in
+// memory: with several instances behind a balancer each allows its own
+// budget (documented in README).
+type Limits struct {
+	DeviceCodePerIP     Limit // POST /api/oauth/device/code
+	AuthorizePerClient  Limit // GET /oauth/authorize
+	RegisterPerIP       Limit // POST /oauth/register
+	WrongUserCodePerKey Limit // wrong user codes at /auth/device, per session and per IP
+	// Disabled turns every limit off (benchmarks only).
+	Disabled bool
+}
+
+// DefaultLimits generous enough for a conformance run from one address, tight
+// enough to stop enumeration of user codes.
+func DefaultLimits() Limits {
+	return Limits{
+		DeviceCodePerIP:     Limit{Rate: 1, Burst: 60},
+		AuthorizePerClient:  Limit{Rate: 2, Burst: 120},
+		RegisterPerIP:       Limit{Rate: 1, Burst: 60},
+		WrongUserCodePerKey: Limit{Rate: 1.0 / 30, Burst: 10},
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	fill := func(v *Limit, def Limit) {
+		if v.Rate <= 0 || v.Burst <= 0 {
+			*v = def
+		}
+	}
+	fill(&l.DeviceCodePerIP, d.DeviceCodePerIP)
+	fill(&l.AuthorizePerClient, d.AuthorizePerClient)
+	fill(&l.RegisterPerIP, d.RegisterPerIP)
+	fill(&l.WrongUserCodePerKey, d.WrongUserCodePerKey)
+	return l
+}
+
+type limiters struct {
+	deviceCode, authorize, register, wrongUserCode *keyedLimiter
+}
+
+func newLimiters(l Limits, clk clock.Clock) *limiters {
+	mk := func(v Limit) *keyedLimiter {
+		return &keyedLimiter{limit: v, clock: clk, disabled: l.Disabled, m: map[string]*rate.Limiter{}}
+	}
+	return &limiters{
+		deviceCode:    mk(l.DeviceCodePerIP),
+		authorize:     mk(l.AuthorizePerClient),
+		register:      mk(l.RegisterPerIP),
+		wrongUserCode: mk(l.WrongUserCodePerKey),
+	}
+}
+
+// keyedLimiter keeps one token bucket per key, reading time from the
+// injected clock so tests can refill buckets by moving time.
+type keyedLimiter struct {
+	mu       sync.Mutex
+	limit    Limit
+	clock    clock.Clock
+	disabled bool
+	m        map[string]*rate.Limiter
+}
+
+// maxKeys bounds the map; full buckets are dropped first, since forgetting a
+// full bucket changes nothing.
+const maxKeys = 10000
+
+func (k *keyedLimiter) get(key string) (*rate.Limiter, time.Time) {
+	now := k.clock.Now()
+	l, ok := k.m[key]
+	if !ok {
+		if len(k.m) >= maxKeys {
+			k.prune(now)
+		}
+		l = rate.NewLimiter(rate.Limit(k.limit.Rate), k.limit.Burst)
+		k.m[key] = l
+	}
+	return l, now
+}
+
+func (k *keyedLimiter) prune(now time.Time) {
+	for key, l := range k.m {
+		if l.TokensAt(now) >= float64(k.limit.Burst) {
+			delete(k.m, key)
+		}
+	}
+	if len(k.m) >= maxKeys { // everyone is busy: start over rather than grow
+		clear(k.m)
+	}
+}
+
+// Allow takes one token for key. When none is left it returns false and how
+// long until one will be.
+func (k *keyedLimiter) Allow(key string) (bool, time.Duration) {
+	if k.disabled {
+		return true, 0
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	l, now := k.get(key)
+	if l.AllowN(now, 1) {
+		return true, 0
+	}
+	return false, k.wait(l, now)
+}
+
+// Exhausted reports, without taking a token, whether key has none left.
+func (k *keyedLimiter) Exhausted(key string) (bool, time.Duration) {
+	if k.disabled {
+		return false, 0
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	l, now := k.get(key)
+	if l.TokensAt(now) >= 1 {
+		return false, 0
+	}
+	return true, k.wait(l, now)
+}
+
+func (k *keyedLimiter) wait(l *rate.Limiter, now time.Time) time.Duration {
+	missing := 1 - l.TokensAt(now)
+	return time.Duration(missing / k.limit.Rate * float64(time.Second))
+}

@@ -1,0 +1,260 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+const (
+	maxRedirectURIs   = 10
+	maxRedirectURILen = 2000
+	maxClientNameLen  = 200
+)
+
+// registrationRequest is RFC 7591 §2 client metadata. Fields are decoded one
+// by one (see decodeRegistration) so a wrong type is invalid_client_metadata
+// rather than a generic parse error, and unknown fields are ignored as
+// RFC 7591 §2 requires.
+type registrationRequest struct {
+	ClientName              string
+	RedirectURIs            []string
+	GrantTypes              []string
+	ResponseTypes           []string
+	Scope                   string
+	TokenEndpointAuthMethod string
+}
+
+type registrationResponse struct {
+	ClientID                string   `json:"client_id"`
+	ClientName              string   `json:"client_name,omitempty"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+	Scope                   string   `json:"scope"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	ClientIDIssuedAt        int64    `json:"client_id_issued_at"`
+}
+
+func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.limits.register.Allow(clientIP(r)); !ok {
+		writeOAuthError(w, rateLimited(wait))
+		return
+	}
+	if !hasMediaType(r, "application/json") {
+		writeOAuthError(w, invalidRequest("Content-Type must be application/json"))
+		return
+	}
+	req, oerr := decodeRegistration(r)
+	if oerr != nil {
+		writeOAuthError(w, oerr)
+		return
+	}
+	if oerr := validateRegistration(&req); oerr != nil {
+		writeOAuthError(w, oerr)
+		return
+	}
+	now := s.clock.Now()
+	var c store.Client
+	for range 3 { // a collision of 128 random bits will not happen; bound it anyway
+		id, err := randomToken(16)
+		if err != nil {
+			s.serverError(w, r, "generating client id", err)
+			return
+		}
+		c = store.Client{
+			ID:                      id,
+			Name:                    req.ClientName,
+			RedirectURIs:            req.RedirectURIs,
+			GrantTypes:              req.GrantTypes,
+			ResponseTypes:           req.ResponseTypes,
+			Scope:                   req.Scope,
+			TokenEndpointAuthMethod: "none",
+			CreatedAt:               now,
+		}
+		err = s.store.CreateClient(r.Context(), c)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrAlreadyExists) {
+			s.serverError(w, r, "storing client", err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusCreated, registrationResponse{
+		ClientID:                c.ID,
+		ClientName:              c.Name,
+		RedirectURIs:            nonNil(c.RedirectURIs),
+		GrantTypes:              c.GrantTypes,
+		ResponseTypes:           nonNil(c.ResponseTypes),
+		Scope:                   c.Scope,
+		TokenEndpointAuthMethod: c.TokenEndpointAuthMethod,
+		ClientIDIssuedAt:        now.Unix(),
+	})
+}
+
+func decodeRegistration(r *http.Request) (registrationRequest, *oauthError) {
+	var raw map[string]json.RawMessage
+	if err := decodeJSONBody(r, &raw); err != nil {
+		return registrationRequest{}, err
+	}
+	var req registrationRequest
+	fields := []struct {
+		name string
+		dst  any
+	}{
+		{"client_name", &req.ClientName},
+		{"redirect_uris", &req.RedirectURIs},
+		{"grant_types", &req.GrantTypes},
+		{"response_types", &req.ResponseTypes},
+		{"scope", &req.Scope},
+		{"token_endpoint_auth_method", &req.TokenEndpointAuthMethod},
+	}
+	for _, f := range fields {
+		v, ok := raw[f.name]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, f.dst); err != nil {
+			return req, newError(http.StatusBadRequest, errInvalidClientMetadata, "%s has the wrong type", f.name)
+		}
+	}
+	return req, nil
+}
+
+// validateRegistration applies decisions.md "Registration" and fills defaults.
+func validateRegistration(req *registrationRequest) *oauthError {
+	bad := func(format string, args ...any) *oauthError {
+		return newError(http.StatusBadRequest, errInvalidClientMetadata, format, args...)
+	}
+	req.ClientName = strings.TrimSpace(req.ClientName)
+	if utf8.RuneCountInString(req.ClientName) > maxClientNameLen || !utf8.ValidString(req.ClientName) || strings.IndexFunc(req.ClientName, unicode.IsControl) >= 0 {
+		return bad("client_name must be at most %d printable characters", maxClientNameLen)
+	}
+	if len(req.GrantTypes) == 0 {
+		req.GrantTypes = []string{grantAuthCode}
+	}
+	for _, g := range req.GrantTypes {
+		if g != grantAuthCode && g != grantDeviceCode {
+			return bad("unsupported grant type %q; supported: %s, %s", g, grantAuthCode, grantDeviceCode)
+		}
+	}
+	req.GrantTypes = uniq(req.GrantTypes)
+	usesCode := slices.Contains(req.GrantTypes, grantAuthCode)
+	if len(req.ResponseTypes) == 0 && usesCode {
+		req.ResponseTypes = []string{"code"}
+	}
+	for _, rt := range req.ResponseTypes {
+		if rt != "code" {
+			return bad("unsupported response type %q; supported: code", rt)
+		}
+	}
+	if len(req.ResponseTypes) > 0 && !usesCode {
+		return bad("response type code requires the authorization_code grant")
+	}
+	switch req.Scope {
+	case "":
+		req.Scope = scopeMCP
+	case scopeMCP:
+	default:
+		return bad("unsupported scope %q; the only scope is mcp", req.Scope)
+	}
+	if req.TokenEndpointAuthMethod != "" && req.TokenEndpointAuthMethod != "none" {
+		return bad("token_endpoint_auth_method must be none: clients are public and use PKCE")
+	}
+	if len(req.RedirectURIs) == 0 {
+		if usesCode {
+			return newError(http.StatusBadRequest, errInvalidRedirectURI, "redirect_uris is required for the authorization_code grant")
+		}
+		return nil
+	}
+	if len(req.RedirectURIs) > maxRedirectURIs {
+		return newError(http.StatusBadRequest, errInvalidRedirectURI, "at most %d redirect_uris", maxRedirectURIs)
+	}
+	for _, u := range req.RedirectURIs {
+		if reason := checkRedirectURI(u); reason != "" {
+			return newError(http.StatusBadRequest, errInvalidRedirectURI, "redirect_uri %q: %s", truncate(u, 100), reason)
+		}
+	}
+	return nil
+}
+
+// checkRedirectURI returns why u is not an acceptable redirect URI, or "".
+// Allowed: https; http on a loopback host; a private-use scheme, which
+// RFC 8252 §7.1 requires to be a reverse domain name (so it has a dot).
+func checkRedirectURI(raw string) string {
+	if len(raw) > maxRedirectURILen {
+		return "too long"
+	}
+	if !utf8.ValidString(raw) || strings.IndexFunc(raw, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) >= 0 {
+		return "contains spaces or control characters"
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "not a valid URI"
+	}
+	if !u.IsAbs() {
+		return "must be absolute"
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return "must not contain a fragment"
+	}
+	if u.User != nil {
+		return "must not contain user info"
+	}
+	switch u.Scheme {
+	case "https":
+		if u.Host == "" {
+			return "https URI needs a host"
+		}
+	case "http":
+		if !isLoopbackHost(u.Hostname()) {
+			return "http is only allowed on a loopback host (127.0.0.1, [::1], localhost)"
+		}
+	default:
+		if !strings.Contains(u.Scheme, ".") {
+			return "scheme must be https, http on loopback, or a private-use reverse-domain scheme"
+		}
+	}
+	return ""
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func uniq(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, v := range in {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

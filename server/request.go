@@ -1,0 +1,146 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"unicode/utf8"
+
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+func jsonEncode(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
+
+// clientIP is the peer address. Forwarding headers are not trusted: behind a
+// proxy every client shares the proxy's budget (documented in README).
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func mediaType(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+func hasMediaType(r *http.Request, want string) bool { return mediaType(r) == want }
+
+// bodyError turns a body read failure into the right client error: 413 for
+// an oversized body, 400 otherwise.
+func bodyError(err error) *oauthError {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return newError(http.StatusRequestEntityTooLarge, errInvalidRequest, "request body larger than %d bytes", maxBodyBytes)
+	}
+	return invalidRequest("could not read request body")
+}
+
+// decodeJSONBody decodes exactly one JSON value from the body into v.
+func decodeJSONBody(r *http.Request, v any) *oauthError {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return bodyError(err)
+	}
+	if !utf8.Valid(body) {
+		return invalidRequest("body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return invalidRequest("body is not valid JSON of the expected shape")
+	}
+	if dec.More() {
+		return invalidRequest("body has trailing data after the JSON value")
+	}
+	return nil
+}
+
+// readParams reads a flat parameter set from a JSON object of strings or a
+// form-encoded body (the device endpoints accept both, decisions.md). A
+// parameter given twice is invalid_request (RFC 6749 §3.1), as is any other
+// content type.
+func readParams(r *http.Request, allowJSON bool) (map[string]string, *oauthError) {
+	switch mt := mediaType(r); {
+	case mt == "application/x-www-form-urlencoded":
+		return readFormParams(r)
+	case mt == "application/json" && allowJSON:
+		var raw map[string]any
+		if err := decodeJSONBody(r, &raw); err != nil {
+			return nil, err
+		}
+		out := make(map[string]string, len(raw))
+		for k, v := range raw {
+			switch v := v.(type) {
+			case string:
+				out[k] = v
+			case nil:
+			default:
+				return nil, invalidRequest("parameter %q must be a string", truncate(k, 40))
+			}
+		}
+		return out, nil
+	case allowJSON:
+		return nil, invalidRequest("Content-Type must be application/json or application/x-www-form-urlencoded")
+	default:
+		return nil, invalidRequest("Content-Type must be application/x-www-form-urlencoded")
+	}
+}
+
+func readFormParams(r *http.Request) (map[string]string, *oauthError) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	vals, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, invalidRequest("body is not valid form encoding")
+	}
+	return singleValues(vals)
+}
+
+// singleValues flattens url.Values, refusing repeated parameters.
+func singleValues(vals url.Values) (map[string]string, *oauthError) {
+	out := make(map[string]string, len(vals))
+	for k, v := range vals {
+		if len(v) > 1 {
+			return nil, invalidRequest("parameter %q is repeated", truncate(k, 40))
+		}
+		if !utf8.ValidString(v[0]) {
+			return nil, invalidRequest("parameter %q is not valid UTF-8", truncate(k, 40))
+		}
+		out[k] = v[0]
+	}
+	return out, nil
+}
+
+// readFormBody parses a form body (browser pages), refusing other types.
+func readFormBody(r *http.Request) (url.Values, *oauthError) {
+	if !hasMediaType(r, "application/x-www-form-urlencoded") {
+		return nil, invalidRequest("Content-Type must be application/x-www-form-urlencoded")
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	vals, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, invalidRequest("body is not valid form encoding")
+	}
+	return vals, nil
+}
+
+func isAlreadyExists(err error) bool { return errors.Is(err, store.ErrAlreadyExists) }
+
+var errCollisions = errors.New("random identifier collided repeatedly")

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// maxBodyBytes bounds every request body (issue: 1 MiB).
+const maxBodyBytes = 1 << 20
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	prm := http.HandlerFunc(s.handleProtectedResourceMetadata)
+	mux.Handle("GET /.well-known/oauth-protected-resource", prm)
+	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", prm)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.handleAuthServerMetadata)
+
+	mux.HandleFunc("POST /oauth/register", s.handleRegister)
+	mux.HandleFunc("GET /oauth/authorize", s.handleAuthorize)
+	mux.HandleFunc("POST /oauth/authorize", s.handleAuthorizeDecision)
+	mux.HandleFunc("POST /oauth/token", s.handleToken)
+
+	mux.HandleFunc("POST /api/oauth/device/code", s.handleDeviceCode)
+	mux.HandleFunc("POST /api/oauth/device/token", s.handleDeviceToken)
+	mux.HandleFunc("GET /auth/device", s.handleDevicePage)
+	mux.HandleFunc("POST /auth/device", s.handleDeviceSubmit)
+
+	mux.HandleFunc("GET /auth/login", s.handleLogin)
+	mux.HandleFunc("GET /auth/callback", s.handleCallback)
+	mux.HandleFunc("GET /auth/logout", s.handleLogoutPage)
+	mux.HandleFunc("POST /auth/logout", s.handleLogout)
+	mux.HandleFunc("GET /settings", s.handleSettings)
+	mux.HandleFunc("POST /settings", s.handleSettingsSubmit)
+
+	mux.Handle("GET /api/ping", s.requireBearer(http.HandlerFunc(s.handlePing)))
+	mux.Handle("/mcp", s.requireBearer(s.mcp))
+
+	mux.HandleFunc("GET /healthz", s.handleHealth)
+	mux.Handle("GET /static/", s.pages.Static())
+	mux.HandleFunc("GET /{$}", s.handleHome)
+	if s.cfg.TestClock != nil {
+		mux.HandleFunc("GET /api/test/clock", s.handleTestClock)
+		mux.HandleFunc("POST /api/test/clock", s.handleTestClock)
+	}
+	mux.HandleFunc("/", s.handleNotFound)
+
+	return s.withRequestContext(mux)
+}
+
+type ctxKey int
+
+const requestIDKey ctxKey = iota
+
+// withRequestContext is the outermost middleware: request id, body limit,
+// panic recovery and one structured log line per request (never with query
+// strings or headers, which carry codes and tokens).
+func (s *Server) withRequestContext(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now() // duration for the log only; no logic reads it
+		id := newRequestID()
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		}
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic in handler", "request_id", id, "path", r.URL.Path, "panic", v)
+				if !rec.wrote {
+					writeOAuthError(rec, newError(http.StatusInternalServerError, errServerError, "internal error"))
+				}
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("request_id", id),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status()),
+				slog.Duration("duration", time.Since(start)),
+			)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.code, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if !r.wrote {
+		r.code, r.wrote = http.StatusOK, true
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) status() int {
+	if !r.wrote {
+		return http.StatusOK
+	}
+	return r.code
+}
+
+// Flush lets streaming responses (MCP over SSE) through the recorder.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// logError records an internal failure with the request id; the client only
+// ever sees a generic server_error.
+func (s *Server) logError(r *http.Request, msg string, err error) {
+	s.log.Error(msg, "request_id", requestID(r.Context()), "path", r.URL.Path, "err", err)
+}
+
+func (s *Server) serverError(w http.ResponseWriter, r *http.Request, msg string, err error) {
+	s.logError(r, msg, err)
+	writeOAuthError(w, newError(http.StatusInternalServerError, errServerError, "internal error"))
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.store.GetClient(r.Context(), "healthz-probe"); err != nil && !isNotFound(err) {
+		s.logError(r, "health check: store unreachable", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	writeOAuthError(w, newError(http.StatusNotFound, "not_found", "no such endpoint"))
+}

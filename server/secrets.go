@@ -1,0 +1,118 @@
+package server
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+)
+
+// hashSecret is how every high-entropy secret (codes, device codes, API keys)
+// is keyed in the store: SHA-256, hex. The secret itself is never stored.
+func hashSecret(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// keyedHash is for low-entropy values (user codes): an HMAC with a server key,
+// so a stolen database does not let anyone enumerate the 10^4·20^4 codes.
+func keyedHash(key []byte, s string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(s))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// deriveKey derives a purpose-bound key from the signing key, so one
+// configured secret serves every purpose without reusing bytes across them.
+func deriveKey(master []byte, purpose string) []byte {
+	k, err := hkdf.Key(sha256.New, master, nil, "mcpauth "+purpose, 32)
+	if err != nil {
+		panic(fmt.Sprintf("hkdf: %v", err)) // only fails for absurd lengths
+	}
+	return k
+}
+
+// API keys look like mcpa_<43 base62 chars>: a fixed prefix secret scanners
+// can spot, then 32 random bytes (decisions.md).
+const apiKeyPrefix = "mcpa_"
+
+const base62Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// apiKeyBodyLen is the length of 32 bytes in base62: ceil(256/log2(62)).
+const apiKeyBodyLen = 43
+
+func newAPIKey() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	n := new(big.Int).SetBytes(b)
+	out := make([]byte, apiKeyBodyLen)
+	base := big.NewInt(62)
+	mod := new(big.Int)
+	for i := apiKeyBodyLen - 1; i >= 0; i-- {
+		n.DivMod(n, base, mod)
+		out[i] = base62Alphabet[mod.Int64()]
+	}
+	return apiKeyPrefix + string(out), nil
+}
+
+// looksLikeAPIKey tells API keys from JWTs before any lookup: a JWT never
+// starts with the prefix, and a malformed key is refused without touching
+// the store.
+func looksLikeAPIKey(s string) bool {
+	if !strings.HasPrefix(s, apiKeyPrefix) || len(s) != len(apiKeyPrefix)+apiKeyBodyLen {
+		return false
+	}
+	for i := len(apiKeyPrefix); i < len(s); i++ {
+		if strings.IndexByte(base62Alphabet, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sealer encrypts API keys at rest (AES-256-GCM) so Settings can show a key
+// that the store only otherwise knows by hash.
+type sealer struct{ aead cipher.AEAD }
+
+func newSealer(key []byte) (*sealer, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("api key sealer: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("api key sealer: %w", err)
+	}
+	return &sealer{aead: aead}, nil
+}
+
+// seal binds the ciphertext to the user, so a sealed key cannot be moved to
+// another user's row and shown there.
+func (s *sealer) seal(plaintext, userID string) ([]byte, error) {
+	nonce := make([]byte, s.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("reading random bytes: %w", err)
+	}
+	return s.aead.Seal(nonce, nonce, []byte(plaintext), []byte(userID)), nil
+}
+
+func (s *sealer) open(sealed []byte, userID string) (string, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n {
+		return "", errors.New("sealed api key too short")
+	}
+	pt, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(userID))
+	if err != nil {
+		return "", fmt.Errorf("opening sealed api key: %w", err)
+	}
+	return string(pt), nil
+}

@@ -1,0 +1,154 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+// UpsertUser creates u or updates Name and Subject (CreatedAt stays as first
+// stored). A subject belongs to one user: ErrAlreadyExists if another has it.
+func (s *Store) UpsertUser(_ context.Context, u store.User) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if owner, ok := s.bySubject[u.Subject]; ok && owner != u.ID {
+		return fmt.Errorf("upsert user: subject: %w", store.ErrAlreadyExists)
+	}
+	if old, ok := s.users[u.ID]; ok {
+		delete(s.bySubject, old.Subject)
+		u.CreatedAt = old.CreatedAt
+	}
+	s.users[u.ID] = u
+	s.bySubject[u.Subject] = u.ID
+	return nil
+}
+
+func (s *Store) GetUser(_ context.Context, id string) (store.User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.users[id]
+	if !ok {
+		return store.User{}, fmt.Errorf("get user: %w", store.ErrNotFound)
+	}
+	return u, nil
+}
+
+func (s *Store) GetUserBySubject(_ context.Context, subject string) (store.User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.users[s.bySubject[subject]]
+	if !ok {
+		return store.User{}, fmt.Errorf("get user by subject: %w", store.ErrNotFound)
+	}
+	return u, nil
+}
+
+// SetAPIKey replaces the user's key; ErrAlreadyExists if another user holds
+// the hash.
+func (s *Store) SetAPIKey(_ context.Context, k store.APIKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if owner, ok := s.keyByHash[k.Hash]; ok && owner != k.UserID {
+		return fmt.Errorf("set api key: %w", store.ErrAlreadyExists)
+	}
+	if old, ok := s.keys[k.UserID]; ok {
+		delete(s.keyByHash, old.Hash)
+	}
+	k.Sealed = cloneBytes(k.Sealed)
+	s.keys[k.UserID] = k
+	s.keyByHash[k.Hash] = k.UserID
+	return nil
+}
+
+func (s *Store) GetAPIKeyByHash(_ context.Context, hash string) (store.APIKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[s.keyByHash[hash]]
+	if !ok || k.Hash != hash {
+		return store.APIKey{}, fmt.Errorf("get api key: %w", store.ErrNotFound)
+	}
+	k.Sealed = cloneBytes(k.Sealed)
+	return k, nil
+}
+
+func (s *Store) GetAPIKeyByUser(_ context.Context, userID string) (store.APIKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[userID]
+	if !ok {
+		return store.APIKey{}, fmt.Errorf("get api key by user: %w", store.ErrNotFound)
+	}
+	k.Sealed = cloneBytes(k.Sealed)
+	return k, nil
+}
+
+// RevokeToken records the jti; revoking again keeps the later expiry.
+func (s *Store) RevokeToken(_ context.Context, jti string, exp time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.revoked[jti]; !ok || exp.After(old) {
+		s.revoked[jti] = exp
+	}
+	return nil
+}
+
+func (s *Store) IsTokenRevoked(_ context.Context, jti string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.revoked[jti]
+	return ok, nil
+}
+
+// GetOrCreateSecret calls gen outside the lock; if another caller stored a
+// value meanwhile, that value wins and gen's is discarded.
+func (s *Store) GetOrCreateSecret(_ context.Context, name string, gen func() ([]byte, error)) ([]byte, error) {
+	s.mu.Lock()
+	v, ok := s.secrets[name]
+	s.mu.Unlock()
+	if ok {
+		return cloneBytes(v), nil
+	}
+	nv, err := gen()
+	if err != nil {
+		return nil, fmt.Errorf("generate secret %q: %w", name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.secrets[name]; ok {
+		return cloneBytes(v), nil
+	}
+	s.secrets[name] = cloneBytes(nv)
+	return cloneBytes(nv), nil
+}
+
+// GC implements store.Store.GC; "past" is strict, so a record expiring
+// exactly at now survives this round.
+func (s *Store) GC(_ context.Context, now time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for h, c := range s.codes {
+		if c.ExpiresAt.Before(now) && (!c.Used || c.TokenExp.Before(now)) {
+			delete(s.codes, h)
+			n++
+		}
+	}
+	for h, rec := range s.devices {
+		if rec.d.ExpiresAt.Before(now) {
+			s.deleteDevice(h)
+			n++
+		}
+	}
+	for jti, exp := range s.revoked {
+		if exp.Before(now) {
+			delete(s.revoked, jti)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Close is a no-op; the maps are left to the garbage collector.
+func (s *Store) Close() error { return nil }

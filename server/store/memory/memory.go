@@ -1,0 +1,134 @@
+// Package memory is an in-memory store.Store for tests and single-instance
+// development. Everything is lost on exit. One mutex guards all maps; records
+// are copied in and out (slices included) so callers never alias internal
+// state.
+package memory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// maxCASRetries bounds UpdateDeviceCode's retry loop.
+const maxCASRetries = 100
+
+type deviceRecord struct {
+	d       store.DeviceCode
+	version uint64 // bumped on every write; UpdateDeviceCode compares it
+}
+
+// Store is the in-memory backend. Use New.
+type Store struct {
+	mu         sync.Mutex
+	clients    map[string]store.Client
+	codes      map[string]store.AuthCode
+	devices    map[string]deviceRecord
+	byUserCode map[string]string // user code hash → device code hash
+	users      map[string]store.User
+	bySubject  map[string]string // subject → user ID
+	keys       map[string]store.APIKey
+	keyByHash  map[string]string // key hash → user ID
+	revoked    map[string]time.Time
+	secrets    map[string][]byte
+}
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		clients:    map[string]store.Client{},
+		codes:      map[string]store.AuthCode{},
+		devices:    map[string]deviceRecord{},
+		byUserCode: map[string]string{},
+		users:      map[string]store.User{},
+		bySubject:  map[string]string{},
+		keys:       map[string]store.APIKey{},
+		keyByHash:  map[string]string{},
+		revoked:    map[string]time.Time{},
+		secrets:    map[string][]byte{},
+	}
+}
+
+// cloneStrings copies s; an empty slice becomes nil, as in the SQL backend.
+func cloneStrings(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return append([]string(nil), s...)
+}
+
+// cloneBytes copies b; an empty slice becomes nil, as in the SQL backend.
+func cloneBytes(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return bytes.Clone(b)
+}
+
+func cloneClient(c store.Client) store.Client {
+	c.RedirectURIs = cloneStrings(c.RedirectURIs)
+	c.GrantTypes = cloneStrings(c.GrantTypes)
+	c.ResponseTypes = cloneStrings(c.ResponseTypes)
+	return c
+}
+
+func (s *Store) CreateClient(_ context.Context, c store.Client) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.clients[c.ID]; ok {
+		return fmt.Errorf("create client: %w", store.ErrAlreadyExists)
+	}
+	s.clients[c.ID] = cloneClient(c)
+	return nil
+}
+
+func (s *Store) GetClient(_ context.Context, id string) (store.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clients[id]
+	if !ok {
+		return store.Client{}, fmt.Errorf("get client: %w", store.ErrNotFound)
+	}
+	return cloneClient(c), nil
+}
+
+func (s *Store) CreateAuthCode(_ context.Context, c store.AuthCode) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.codes[c.Hash]; ok {
+		return fmt.Errorf("create auth code: %w", store.ErrAlreadyExists)
+	}
+	s.codes[c.Hash] = c
+	return nil
+}
+
+func (s *Store) GetAuthCode(_ context.Context, hash string) (store.AuthCode, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.codes[hash]
+	if !ok {
+		return store.AuthCode{}, fmt.Errorf("get auth code: %w", store.ErrNotFound)
+	}
+	return c, nil
+}
+
+func (s *Store) ConsumeAuthCode(_ context.Context, hash, tokenID string, tokenExp, now time.Time) (store.AuthCode, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.codes[hash]
+	if !ok {
+		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", store.ErrNotFound)
+	}
+	if c.Used {
+		return c, fmt.Errorf("consume auth code: %w", store.ErrAlreadyUsed)
+	}
+	c.Used, c.UsedAt, c.TokenID, c.TokenExp = true, now, tokenID, tokenExp
+	s.codes[hash] = c
+	return c, nil
+}

@@ -1,0 +1,122 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+)
+
+// migrations is the schema history: migrations[i] brings the database to
+// version i+1. Never edit an applied step; append a new one.
+//
+// Times are BIGINT Unix milliseconds. The zero time.Time is stored as its own
+// value (-62135596800000), so it compares as the distant past, exactly as in
+// the memory backend. There are no foreign keys: a code or key naming a client
+// or user that does not exist is the server's concern, and the memory backend
+// behaves the same.
+var migrations = [][]string{
+	{ // 1: initial schema
+		`CREATE TABLE clients (
+			id TEXT PRIMARY KEY,
+			name TEXT NOT NULL,
+			redirect_uris TEXT NOT NULL, -- JSON array
+			grant_types TEXT NOT NULL, -- JSON array
+			response_types TEXT NOT NULL, -- JSON array
+			scope TEXT NOT NULL,
+			token_endpoint_auth_method TEXT NOT NULL,
+			created_at BIGINT NOT NULL
+		)`,
+		`CREATE TABLE auth_codes (
+			hash TEXT PRIMARY KEY,
+			client_id TEXT NOT NULL,
+			redirect_uri TEXT NOT NULL,
+			code_challenge TEXT NOT NULL,
+			scope TEXT NOT NULL,
+			resource TEXT NOT NULL,
+			user_id TEXT NOT NULL,
+			created_at BIGINT NOT NULL,
+			expires_at BIGINT NOT NULL,
+			used INTEGER NOT NULL,
+			used_at BIGINT NOT NULL,
+			token_id TEXT NOT NULL,
+			token_exp BIGINT NOT NULL
+		)`,
+		`CREATE INDEX auth_codes_expires_at ON auth_codes (expires_at)`,
+		`CREATE TABLE device_codes (
+			hash TEXT PRIMARY KEY,
+			user_code_hash TEXT NOT NULL UNIQUE,
+			client_id TEXT NOT NULL,
+			scope TEXT NOT NULL,
+			status TEXT NOT NULL,
+			user_id TEXT NOT NULL,
+			interval_ns BIGINT NOT NULL,
+			last_poll_at BIGINT NOT NULL,
+			created_at BIGINT NOT NULL,
+			expires_at BIGINT NOT NULL,
+			version BIGINT NOT NULL -- bumped by every UpdateDeviceCode
+		)`,
+		`CREATE INDEX device_codes_expires_at ON device_codes (expires_at)`,
+		`CREATE TABLE users (
+			id TEXT PRIMARY KEY,
+			name TEXT NOT NULL,
+			subject TEXT NOT NULL UNIQUE,
+			created_at BIGINT NOT NULL
+		)`,
+		`CREATE TABLE api_keys (
+			user_id TEXT PRIMARY KEY,
+			hash TEXT NOT NULL UNIQUE,
+			sealed BLOB,
+			created_at BIGINT NOT NULL
+		)`,
+		`CREATE TABLE revoked_tokens (
+			jti TEXT PRIMARY KEY,
+			expires_at BIGINT NOT NULL
+		)`,
+		`CREATE INDEX revoked_tokens_expires_at ON revoked_tokens (expires_at)`,
+		`CREATE TABLE secrets (
+			name TEXT PRIMARY KEY,
+			value BLOB
+		)`,
+	},
+}
+
+// migrate applies the missing steps in one transaction. On SQLite the
+// transaction starts IMMEDIATE (see OpenSQLite), on PostgreSQL it takes an
+// advisory lock, so concurrent openers wait for each other and the second
+// finds nothing to do.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback() // no-op after Commit
+
+	if s.d.migrationLock != "" {
+		if _, err := tx.ExecContext(ctx, s.d.migrationLock); err != nil {
+			return fmt.Errorf("migrate: lock: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	var current int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("migrate: read version: %w", err)
+	}
+	if current > len(migrations) {
+		return fmt.Errorf("migrate: database schema version %d is newer than this binary's %d", current, len(migrations))
+	}
+	for i := current; i < len(migrations); i++ {
+		for _, stmt := range migrations[i] {
+			if _, err := tx.ExecContext(ctx, s.d.ddl(stmt)); err != nil {
+				return fmt.Errorf("migrate to version %d: %w", i+1, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, s.d.rebind(`INSERT INTO schema_migrations (version) VALUES (?)`), i+1); err != nil {
+			return fmt.Errorf("migrate to version %d: record: %w", i+1, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+// Package sqlstore is the SQL backend of store.Store, for SQLite
+// (modernc.org/sqlite, no cgo) and PostgreSQL (pgx). Queries are written once
+// with "?" placeholders and rewritten per dialect (see dialect.go), as dex
+// does. Times are stored as INTEGER Unix milliseconds (UTC), so they round-trip
+// truncated to the millisecond; string slices are stored as JSON text.
+//
+// Atomicity never relies on read-then-write transactions (which SQLite may
+// refuse with SQLITE_BUSY under contention): ConsumeAuthCode is one conditional
+// UPDATE, UpdateDeviceCode a compare-and-set on a version column, SetAPIKey and
+// GetOrCreateSecret single upsert statements.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
+	_ "modernc.org/sqlite"             // registers driver "sqlite"
+
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// Store is a store.Store over database/sql. Use Open or OpenSQLite.
+type Store struct {
+	db *sql.DB
+	d  dialect
+
+	// Prepared statements for the reads on every request's path.
+	getAPIKeyByHash *sql.Stmt
+	isTokenRevoked  *sql.Stmt
+	getDeviceCode   *sql.Stmt
+}
+
+// Open opens the database named by dsn: a "postgres://" or "postgresql://" URL
+// selects PostgreSQL, anything else is a SQLite file path (or ":memory:").
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return openPostgres(ctx, dsn)
+	}
+	return OpenSQLite(ctx, dsn)
+}
+
+// OpenSQLite opens (creating if needed) the SQLite database at path and
+// migrates it. ":memory:" gives a private in-memory database.
+func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+	q := url.Values{}
+	// busy_timeout first, so the other pragmas wait for a lock too.
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	// Explicit transactions take the write lock at BEGIN: a deferred one that
+	// upgrades from read to write can fail with SQLITE_BUSY at once.
+	q.Set("_txlock", "immediate")
+
+	var dsn string
+	memory := path == ":memory:"
+	if memory {
+		dsn = "file::memory:?" + q.Encode()
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite path %q: %w", path, err)
+		}
+		// A file: URI escapes '?' and '#' in the path, which a plain name cannot.
+		u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+		dsn = u.String()
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	if memory {
+		// Each connection to ":memory:" is its own database: keep exactly one,
+		// forever.
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+	}
+	return open(ctx, db, sqliteDialect)
+}
+
+func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	return open(ctx, db, postgresDialect)
+}
+
+// open checks the connection, migrates and prepares; it closes db on failure.
+func open(ctx context.Context, db *sql.DB, d dialect) (s *Store, err error) {
+	defer func() {
+		if err != nil {
+			db.Close()
+		}
+	}()
+	if err := db.PingContext(ctx); err != nil {
+		return nil, fmt.Errorf("connect %s: %w", d.name, err)
+	}
+	s = &Store{db: db, d: d}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
+	}
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{
+		{&s.getAPIKeyByHash, `SELECT ` + apiKeyCols + ` FROM api_keys WHERE hash = ?`},
+		{&s.isTokenRevoked, `SELECT 1 FROM revoked_tokens WHERE jti = ?`},
+		{&s.getDeviceCode, `SELECT ` + deviceCols + ` FROM device_codes WHERE hash = ?`},
+	} {
+		if *p.stmt, err = db.PrepareContext(ctx, d.rebind(p.query)); err != nil {
+			s.closeStmts()
+			return nil, fmt.Errorf("prepare %q: %w", p.query, err)
+		}
+	}
+	return s, nil
+}
+
+func (s *Store) closeStmts() {
+	for _, st := range []*sql.Stmt{s.getAPIKeyByHash, s.isTokenRevoked, s.getDeviceCode} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// Close closes the prepared statements and the database.
+func (s *Store) Close() error {
+	s.closeStmts()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", s.d.name, err)
+	}
+	return nil
+}
+
+// exec runs a write statement written with "?" placeholders.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return s.db.ExecContext(ctx, s.d.rebind(query), args...)
+}
+
+// queryRow runs a read written with "?" placeholders.
+func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return s.db.QueryRowContext(ctx, s.d.rebind(query), args...)
+}

@@ -1,0 +1,152 @@
+package storetest
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+func testUsers(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	u := store.User{ID: "user-1", Name: "Ada", Subject: "https://idp.example|ada", CreatedAt: base}
+	must(t, "UpsertUser", s.UpsertUser(ctx, u))
+	got, err := s.GetUser(ctx, u.ID)
+	must(t, "GetUser", err)
+	same(t, "GetUser", got, u, normUser)
+	got, err = s.GetUserBySubject(ctx, u.Subject)
+	must(t, "GetUserBySubject", err)
+	same(t, "GetUserBySubject", got, u, normUser)
+
+	// Upserting updates Name and Subject and keeps the first CreatedAt.
+	upd := store.User{ID: "user-1", Name: "Ada L.", Subject: "https://idp.example|ada2", CreatedAt: base.Add(time.Hour)}
+	must(t, "UpsertUser update", s.UpsertUser(ctx, upd))
+	want := upd
+	want.CreatedAt = u.CreatedAt
+	got, err = s.GetUser(ctx, u.ID)
+	must(t, "GetUser", err)
+	same(t, "GetUser after update", got, want, normUser)
+	got, err = s.GetUserBySubject(ctx, upd.Subject)
+	must(t, "GetUserBySubject", err)
+	same(t, "GetUserBySubject after update", got, want, normUser)
+	_, err = s.GetUserBySubject(ctx, u.Subject)
+	wantErr(t, "GetUserBySubject old subject", err, store.ErrNotFound)
+
+	// A subject names one user.
+	other := store.User{ID: "user-2", Name: "Eve", Subject: upd.Subject, CreatedAt: base}
+	wantErr(t, "UpsertUser taken subject", s.UpsertUser(ctx, other), store.ErrAlreadyExists)
+	_, err = s.GetUser(ctx, other.ID)
+	wantErr(t, "GetUser after failed upsert", err, store.ErrNotFound)
+
+	_, err = s.GetUser(ctx, "no-such-user")
+	wantErr(t, "GetUser unknown", err, store.ErrNotFound)
+	_, err = s.GetUserBySubject(ctx, "no-such-subject")
+	wantErr(t, "GetUserBySubject unknown", err, store.ErrNotFound)
+}
+
+func testAPIKeys(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	_, err := s.GetAPIKeyByUser(ctx, "user-1")
+	wantErr(t, "GetAPIKeyByUser before any", err, store.ErrNotFound)
+	_, err = s.GetAPIKeyByHash(ctx, "no-such-hash")
+	wantErr(t, "GetAPIKeyByHash unknown", err, store.ErrNotFound)
+
+	sealed := []byte{0, 1, 2, 0xff}
+	k1 := store.APIKey{UserID: "user-1", Hash: "hash-1", Sealed: sealed, CreatedAt: base}
+	must(t, "SetAPIKey", s.SetAPIKey(ctx, k1))
+	k1.Sealed = bytes.Clone(sealed)
+	sealed[0] = 42 // the caller reuses its buffer
+	got, err := s.GetAPIKeyByHash(ctx, k1.Hash)
+	must(t, "GetAPIKeyByHash", err)
+	same(t, "GetAPIKeyByHash", got, k1, normKey)
+	got.Sealed[1] = 42 // the caller edits a result
+	got, err = s.GetAPIKeyByUser(ctx, k1.UserID)
+	must(t, "GetAPIKeyByUser", err)
+	same(t, "GetAPIKeyByUser", got, k1, normKey)
+
+	// Replacing: the old hash fails at once.
+	k2 := store.APIKey{UserID: "user-1", Hash: "hash-2", Sealed: []byte("sealed-2"), CreatedAt: base.Add(time.Hour)}
+	must(t, "SetAPIKey replace", s.SetAPIKey(ctx, k2))
+	_, err = s.GetAPIKeyByHash(ctx, k1.Hash)
+	wantErr(t, "GetAPIKeyByHash old key", err, store.ErrNotFound)
+	got, err = s.GetAPIKeyByHash(ctx, k2.Hash)
+	must(t, "GetAPIKeyByHash new key", err)
+	same(t, "GetAPIKeyByHash new key", got, k2, normKey)
+	got, err = s.GetAPIKeyByUser(ctx, k2.UserID)
+	must(t, "GetAPIKeyByUser", err)
+	same(t, "GetAPIKeyByUser after replace", got, k2, normKey)
+
+	// A hash belongs to one user.
+	k3 := store.APIKey{UserID: "user-2", Hash: k2.Hash, CreatedAt: base}
+	wantErr(t, "SetAPIKey taken hash", s.SetAPIKey(ctx, k3), store.ErrAlreadyExists)
+	_, err = s.GetAPIKeyByUser(ctx, "user-2")
+	wantErr(t, "GetAPIKeyByUser after failed set", err, store.ErrNotFound)
+
+	// Setting the same hash again for its owner is allowed; empty Sealed reads back nil.
+	k4 := store.APIKey{UserID: "user-1", Hash: k2.Hash, Sealed: []byte{}, CreatedAt: base.Add(2 * time.Hour)}
+	must(t, "SetAPIKey same hash", s.SetAPIKey(ctx, k4))
+	got, err = s.GetAPIKeyByHash(ctx, k4.Hash)
+	must(t, "GetAPIKeyByHash", err)
+	k4.Sealed = nil
+	same(t, "GetAPIKeyByHash after re-set", got, k4, normKey)
+}
+
+func testRevocation(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	revoked, err := s.IsTokenRevoked(ctx, "jti-1")
+	must(t, "IsTokenRevoked", err)
+	if revoked {
+		t.Fatal("IsTokenRevoked before revocation = true")
+	}
+	exp := base.Add(24 * time.Hour)
+	must(t, "RevokeToken", s.RevokeToken(ctx, "jti-1", exp))
+	must(t, "RevokeToken again", s.RevokeToken(ctx, "jti-1", base.Add(time.Hour))) // earlier expiry must not shorten it
+	for jti, want := range map[string]bool{"jti-1": true, "jti-2": false} {
+		got, err := s.IsTokenRevoked(ctx, jti)
+		must(t, "IsTokenRevoked", err)
+		if got != want {
+			t.Errorf("IsTokenRevoked(%q) = %v, want %v", jti, got, want)
+		}
+	}
+	_, err = s.GC(ctx, base.Add(2*time.Hour))
+	must(t, "GC", err)
+	if got, err := s.IsTokenRevoked(ctx, "jti-1"); err != nil || !got {
+		t.Errorf("IsTokenRevoked after GC before the later expiry = %v, %v; want true", got, err)
+	}
+}
+
+func testSecrets(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	calls := 0
+	gen := func(v string) func() ([]byte, error) {
+		return func() ([]byte, error) { calls++; return []byte(v), nil }
+	}
+	got, err := s.GetOrCreateSecret(ctx, "jwt", gen("first"))
+	must(t, "GetOrCreateSecret", err)
+	if string(got) != "first" || calls != 1 {
+		t.Fatalf("first GetOrCreateSecret = %q with %d gen calls, want %q and 1", got, calls, "first")
+	}
+	got[0] = 'X' // the caller edits a result
+	got, err = s.GetOrCreateSecret(ctx, "jwt", gen("second"))
+	must(t, "GetOrCreateSecret", err)
+	if string(got) != "first" || calls != 1 {
+		t.Errorf("second GetOrCreateSecret = %q with %d gen calls, want %q and 1", got, calls, "first")
+	}
+	got, err = s.GetOrCreateSecret(ctx, "other", gen("other-value"))
+	must(t, "GetOrCreateSecret other", err)
+	if string(got) != "other-value" {
+		t.Errorf("GetOrCreateSecret(other) = %q", got)
+	}
+
+	// A failing gen stores nothing; its error comes back wrapped.
+	errNoEntropy := errors.New("no entropy")
+	_, err = s.GetOrCreateSecret(ctx, "failing", func() ([]byte, error) { return nil, errNoEntropy })
+	wantErr(t, "GetOrCreateSecret failing gen", err, errNoEntropy)
+	got, err = s.GetOrCreateSecret(ctx, "failing", gen("recovered"))
+	must(t, "GetOrCreateSecret after failure", err)
+	if string(got) != "recovered" {
+		t.Errorf("GetOrCreateSecret after failing gen = %q, want %q", got, "recovered")
+	}
+}

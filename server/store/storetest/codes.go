@@ -1,0 +1,153 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+func testClients(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := store.Client{
+		ID:                      "client-1",
+		Name:                    "Ünïcode CLI 🔑",
+		RedirectURIs:            []string{"http://127.0.0.1/callback", "com.example.app:/cb"},
+		GrantTypes:              []string{"authorization_code", "urn:ietf:params:oauth:grant-type:device_code"},
+		ResponseTypes:           []string{"code"},
+		Scope:                   "mcp",
+		TokenEndpointAuthMethod: "none",
+		CreatedAt:               base,
+	}
+	must(t, "CreateClient", s.CreateClient(ctx, c))
+	got, err := s.GetClient(ctx, c.ID)
+	must(t, "GetClient", err)
+	same(t, "GetClient", got, c, normClient)
+
+	dup := c
+	dup.Name = "impostor"
+	wantErr(t, "CreateClient duplicate", s.CreateClient(ctx, dup), store.ErrAlreadyExists)
+	got, err = s.GetClient(ctx, c.ID)
+	must(t, "GetClient after duplicate", err)
+	same(t, "GetClient after duplicate", got, c, normClient)
+
+	_, err = s.GetClient(ctx, "no-such-client")
+	wantErr(t, "GetClient unknown", err, store.ErrNotFound)
+}
+
+// testClientSlices: empty and nil slices read back as nil, and neither the
+// caller's slices nor returned ones alias the store's.
+func testClientSlices(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	empty := store.Client{ID: "headless", RedirectURIs: []string{}, GrantTypes: nil, ResponseTypes: []string{}, CreatedAt: base}
+	must(t, "CreateClient", s.CreateClient(ctx, empty))
+	got, err := s.GetClient(ctx, empty.ID)
+	must(t, "GetClient", err)
+	if got.RedirectURIs != nil || got.GrantTypes != nil || got.ResponseTypes != nil {
+		t.Errorf("empty slices read back as %#v, %#v, %#v; want nil", got.RedirectURIs, got.GrantTypes, got.ResponseTypes)
+	}
+
+	uris := []string{"https://app.example/cb"}
+	must(t, "CreateClient", s.CreateClient(ctx, store.Client{ID: "aliased", RedirectURIs: uris, CreatedAt: base}))
+	uris[0] = "https://evil.example/cb" // the caller reuses its slice
+	got, err = s.GetClient(ctx, "aliased")
+	must(t, "GetClient", err)
+	if len(got.RedirectURIs) != 1 || got.RedirectURIs[0] != "https://app.example/cb" {
+		t.Fatalf("stored slice changed with the caller's: %q", got.RedirectURIs)
+	}
+	got.RedirectURIs[0] = "https://evil.example/cb" // the caller edits a result
+	again, err := s.GetClient(ctx, "aliased")
+	must(t, "GetClient", err)
+	if again.RedirectURIs[0] != "https://app.example/cb" {
+		t.Errorf("stored slice changed with a returned one: %q", again.RedirectURIs)
+	}
+}
+
+// testTimePrecision: any location and sub-millisecond part is accepted; what
+// comes back is the same instant to the millisecond. Durations are exact.
+func testTimePrecision(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	zone := time.FixedZone("UTC+5:30", 5*3600+1800)
+	created := time.Date(2026, 3, 1, 17, 30, 0, 123_456_789, zone)
+	d := store.DeviceCode{
+		Hash: "dc-time", UserCodeHash: "uc-time", Status: store.DevicePending,
+		Interval:  1500*time.Millisecond + 7, // nanoseconds survive
+		CreatedAt: created, ExpiresAt: created.Add(900 * time.Second),
+	}
+	must(t, "CreateDeviceCode", s.CreateDeviceCode(ctx, d))
+	got, err := s.GetDeviceCode(ctx, d.Hash)
+	must(t, "GetDeviceCode", err)
+	if !ms(got.CreatedAt).Equal(created.Truncate(time.Millisecond)) {
+		t.Errorf("CreatedAt = %v, want %v to the millisecond", got.CreatedAt, created)
+	}
+	if !got.LastPollAt.IsZero() {
+		t.Errorf("zero LastPollAt read back as %v", got.LastPollAt)
+	}
+	if got.Interval != d.Interval {
+		t.Errorf("Interval = %v, want %v", got.Interval, d.Interval)
+	}
+	same(t, "GetDeviceCode", got, d, normDevice)
+}
+
+func newAuthCode(hash string) store.AuthCode {
+	return store.AuthCode{
+		Hash:          hash,
+		ClientID:      "client-1",
+		RedirectURI:   "http://127.0.0.1:53123/callback",
+		CodeChallenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+		Scope:         "mcp",
+		Resource:      "https://mcp.example/mcp",
+		UserID:        "user-1",
+		CreatedAt:     base,
+		ExpiresAt:     base.Add(10 * time.Minute),
+	}
+}
+
+func testAuthCodes(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := newAuthCode("code-1")
+	must(t, "CreateAuthCode", s.CreateAuthCode(ctx, c))
+	got, err := s.GetAuthCode(ctx, c.Hash)
+	must(t, "GetAuthCode", err)
+	same(t, "GetAuthCode", got, c, normAuthCode)
+	if got.Used || !got.UsedAt.IsZero() || got.TokenID != "" || !got.TokenExp.IsZero() {
+		t.Errorf("fresh code has consumption fields set: %+v", got)
+	}
+
+	dup := newAuthCode("code-1")
+	dup.UserID = "user-2"
+	wantErr(t, "CreateAuthCode duplicate", s.CreateAuthCode(ctx, dup), store.ErrAlreadyExists)
+	got, err = s.GetAuthCode(ctx, c.Hash)
+	must(t, "GetAuthCode after duplicate", err)
+	same(t, "GetAuthCode after duplicate", got, c, normAuthCode)
+
+	_, err = s.GetAuthCode(ctx, "no-such-code")
+	wantErr(t, "GetAuthCode unknown", err, store.ErrNotFound)
+}
+
+func testConsumeAuthCode(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := newAuthCode("code-1")
+	must(t, "CreateAuthCode", s.CreateAuthCode(ctx, c))
+
+	now, exp := base.Add(time.Minute), base.Add(24*time.Hour+time.Minute)
+	want := c
+	want.Used, want.UsedAt, want.TokenID, want.TokenExp = true, now, "jti-1", exp
+	got, err := s.ConsumeAuthCode(ctx, c.Hash, "jti-1", exp, now)
+	must(t, "ConsumeAuthCode", err)
+	same(t, "ConsumeAuthCode result", got, want, normAuthCode)
+	got, err = s.GetAuthCode(ctx, c.Hash)
+	must(t, "GetAuthCode", err)
+	same(t, "GetAuthCode after consume", got, want, normAuthCode)
+
+	// A replay fails and names the first token, so the caller can revoke it.
+	got, err = s.ConsumeAuthCode(ctx, c.Hash, "jti-2", exp.Add(time.Hour), now.Add(time.Second))
+	wantErr(t, "ConsumeAuthCode replay", err, store.ErrAlreadyUsed)
+	same(t, "ConsumeAuthCode replay record", got, want, normAuthCode)
+	got, err = s.GetAuthCode(ctx, c.Hash)
+	must(t, "GetAuthCode", err)
+	same(t, "GetAuthCode after replay", got, want, normAuthCode)
+
+	_, err = s.ConsumeAuthCode(ctx, "no-such-code", "jti-3", exp, now)
+	wantErr(t, "ConsumeAuthCode unknown", err, store.ErrNotFound)
+}

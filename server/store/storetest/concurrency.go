@@ -1,0 +1,265 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+// race runs f(0..n-1) in n goroutines released together and waits for all.
+func race(n int, f func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			f(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
+// rendezvous makes the first call of each of n updaters wait (up to a bound)
+// until all n have read the record, so every one of them starts from the same
+// version and all but one must conflict. A backend that held a lock across fn
+// would only make the wait time out, not deadlock.
+type rendezvous struct {
+	n       int32
+	arrived atomic.Int32
+	all     chan struct{}
+}
+
+func newRendezvous(n int) *rendezvous {
+	return &rendezvous{n: int32(n), all: make(chan struct{})}
+}
+
+func (r *rendezvous) wait() {
+	if r.arrived.Add(1) == r.n {
+		close(r.all)
+	}
+	select {
+	case <-r.all:
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+func testConcurrentConsume(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const n = 50
+	c := newAuthCode("code-raced")
+	must(t, "CreateAuthCode", s.CreateAuthCode(ctx, c))
+
+	results := make([]store.AuthCode, n)
+	errs := make([]error, n)
+	race(n, func(i int) {
+		results[i], errs[i] = s.ConsumeAuthCode(ctx, c.Hash, fmt.Sprintf("jti-%d", i), base.Add(24*time.Hour), base.Add(time.Minute))
+	})
+
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("goroutines %d and %d both consumed the code", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrAlreadyUsed):
+			t.Errorf("goroutine %d: got %v, want ErrAlreadyUsed", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no goroutine consumed the code")
+	}
+	want := fmt.Sprintf("jti-%d", winner)
+	for i, r := range results {
+		if !r.Used || r.TokenID != want {
+			t.Errorf("goroutine %d saw Used=%v TokenID=%q, want true and the winner's %q", i, r.Used, r.TokenID, want)
+		}
+	}
+	got, err := s.GetAuthCode(ctx, c.Hash)
+	must(t, "GetAuthCode", err)
+	if got.TokenID != want {
+		t.Errorf("stored TokenID = %q, want the winner's %q", got.TokenID, want)
+	}
+}
+
+// testConcurrentUpdate: n pollers each add 1 s to the interval. No update is
+// lost, and each successful fn's result is what was stored.
+func testConcurrentUpdate(t *testing.T, s store.Store, n int) {
+	ctx := t.Context()
+	d := newDevice("dc-raced", "uc-raced")
+	must(t, "CreateDeviceCode", s.CreateDeviceCode(ctx, d))
+
+	var calls atomic.Int32
+	rv := newRendezvous(n)
+	results := make([]store.DeviceCode, n)
+	errs := make([]error, n)
+	race(n, func(i int) {
+		first := true
+		results[i], errs[i] = s.UpdateDeviceCode(ctx, d.Hash, func(cur store.DeviceCode) (store.DeviceCode, error) {
+			calls.Add(1)
+			if first {
+				first = false
+				rv.wait()
+			}
+			cur.Interval += time.Second
+			cur.LastPollAt = base.Add(time.Duration(i+1) * time.Second)
+			return cur, nil
+		})
+	})
+
+	seen := map[time.Duration]int{}
+	for i, err := range errs {
+		must(t, fmt.Sprintf("UpdateDeviceCode %d", i), err)
+		seen[results[i].Interval]++
+	}
+	got, err := s.GetDeviceCode(ctx, d.Hash)
+	must(t, "GetDeviceCode", err)
+	if want := d.Interval + time.Duration(n)*time.Second; got.Interval != want {
+		t.Errorf("final Interval = %v, want %v: updates were lost", got.Interval, want)
+	}
+	// Each success wrote on top of a distinct predecessor.
+	for k := 1; k <= n; k++ {
+		if iv := d.Interval + time.Duration(k)*time.Second; seen[iv] != 1 {
+			t.Errorf("%d updaters returned Interval %v, want exactly 1", seen[iv], iv)
+		}
+	}
+	if int(calls.Load()) < n {
+		t.Errorf("fn called %d times for %d updates", calls.Load(), n)
+	}
+	t.Logf("%d updates took %d fn calls", n, calls.Load())
+}
+
+// testConcurrentApproval: two approvers race the pending → approved
+// transition; exactly one sees the code still pending.
+func testConcurrentApproval(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	errNotPending := errors.New("not pending")
+	for round := range 10 {
+		d := newDevice(fmt.Sprintf("dc-%d", round), fmt.Sprintf("uc-%d", round))
+		must(t, "CreateDeviceCode", s.CreateDeviceCode(ctx, d))
+		rv := newRendezvous(2)
+		errs := make([]error, 2)
+		race(2, func(i int) {
+			first := true
+			_, errs[i] = s.UpdateDeviceCode(ctx, d.Hash, func(cur store.DeviceCode) (store.DeviceCode, error) {
+				if first {
+					first = false
+					rv.wait()
+				}
+				if cur.Status != store.DevicePending {
+					return cur, errNotPending
+				}
+				cur.Status, cur.UserID = store.DeviceApproved, fmt.Sprintf("user-%d", i)
+				return cur, nil
+			})
+		})
+		winner := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && winner >= 0:
+				t.Fatalf("round %d: both approvers saw the code pending", round)
+			case err == nil:
+				winner = i
+			case !errors.Is(err, errNotPending):
+				t.Fatalf("round %d: approver %d: %v", round, i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: no approver saw the code pending", round)
+		}
+		got, err := s.GetDeviceCode(ctx, d.Hash)
+		must(t, "GetDeviceCode", err)
+		if want := fmt.Sprintf("user-%d", winner); got.Status != store.DeviceApproved || got.UserID != want {
+			t.Errorf("round %d: stored %s by %q, want approved by %q", round, got.Status, got.UserID, want)
+		}
+	}
+}
+
+// testConcurrentCreateDevice: one user code, many inserts; one wins.
+func testConcurrentCreateDevice(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const n = 20
+	errs := make([]error, n)
+	race(n, func(i int) {
+		errs[i] = s.CreateDeviceCode(ctx, newDevice(fmt.Sprintf("dc-%d", i), "uc-shared"))
+	})
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("inserts %d and %d both took the user code", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, store.ErrAlreadyExists):
+			t.Errorf("insert %d: got %v, want ErrAlreadyExists", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no insert succeeded")
+	}
+	got, err := s.GetDeviceCodeByUserCode(ctx, "uc-shared")
+	must(t, "GetDeviceCodeByUserCode", err)
+	if want := fmt.Sprintf("dc-%d", winner); got.Hash != want {
+		t.Errorf("user code maps to %q, want the winner %q", got.Hash, want)
+	}
+}
+
+// testConcurrentSetAPIKey: many regenerations at once leave exactly one key.
+func testConcurrentSetAPIKey(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const n = 20
+	errs := make([]error, n)
+	race(n, func(i int) {
+		errs[i] = s.SetAPIKey(ctx, store.APIKey{UserID: "user-1", Hash: fmt.Sprintf("hash-%d", i), CreatedAt: base})
+	})
+	for i, err := range errs {
+		must(t, fmt.Sprintf("SetAPIKey %d", i), err)
+	}
+	k, err := s.GetAPIKeyByUser(ctx, "user-1")
+	must(t, "GetAPIKeyByUser", err)
+	var found []string
+	for i := range n {
+		h := fmt.Sprintf("hash-%d", i)
+		got, err := s.GetAPIKeyByHash(ctx, h)
+		switch {
+		case err == nil:
+			found = append(found, h)
+			same(t, "GetAPIKeyByHash", got, k, normKey)
+		case !errors.Is(err, store.ErrNotFound):
+			t.Fatalf("GetAPIKeyByHash(%s): %v", h, err)
+		}
+	}
+	if len(found) != 1 || found[0] != k.Hash {
+		t.Errorf("hashes findable: %q, want exactly the user's key %q", found, k.Hash)
+	}
+}
+
+// testConcurrentSecret: concurrent first callers all get one value.
+func testConcurrentSecret(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const n = 20
+	vals := make([][]byte, n)
+	errs := make([]error, n)
+	race(n, func(i int) {
+		vals[i], errs[i] = s.GetOrCreateSecret(ctx, "jwt", func() ([]byte, error) {
+			return fmt.Appendf(nil, "value-%d", i), nil
+		})
+	})
+	for i := range n {
+		must(t, fmt.Sprintf("GetOrCreateSecret %d", i), errs[i])
+		if string(vals[i]) != string(vals[0]) {
+			t.Fatalf("callers got different secrets: %q and %q", vals[0], vals[i])
+		}
+	}
+	stored, err := s.GetOrCreateSecret(ctx, "jwt", func() ([]byte, error) { return []byte("late"), nil })
+	must(t, "GetOrCreateSecret", err)
+	if string(stored) != string(vals[0]) {
+		t.Errorf("stored secret %q, callers got %q", stored, vals[0])
+	}
+}

@@ -1,0 +1,33 @@
+package server
+
+import (
+	"net/http"
+	"time"
+)
+
+type testClockState struct {
+	Now      string `json:"now"`
+	OffsetMS int64  `json:"offset_ms"`
+}
+
+// handleTestClock reads (GET) or advances (POST {"advance": "10m1s"}) the
+// server's clock. It exists only with `mcpauth serve --test-clock`, which is
+// refused on non-loopback addresses. Time only moves forward.
+func (s *Server) handleTestClock(w http.ResponseWriter, r *http.Request) {
+	tc := s.cfg.TestClock
+	if r.Method == http.MethodPost {
+		p, oerr := readParams(r, true)
+		if oerr != nil {
+			writeOAuthError(w, oerr)
+			return
+		}
+		d, err := time.ParseDuration(p["advance"])
+		if err != nil || d < 0 || d > 400*24*time.Hour {
+			writeOAuthError(w, invalidRequest(`advance must be a non-negative Go duration such as "10m1s"`))
+			return
+		}
+		tc.Advance(d)
+		s.log.Warn("test clock advanced", "by", d.String(), "offset", tc.Offset().String())
+	}
+	writeJSON(w, http.StatusOK, testClockState{Now: tc.Now().UTC().Format(time.RFC3339Nano), OffsetMS: tc.Offset().Milliseconds()})
+}

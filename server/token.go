@@ -1,0 +1,145 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/mcpauth/mcpauth/pkce"
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+// tokenResponse is RFC 6749 §5.1 with the contract's fields.
+type tokenResponse struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int64  `json:"expires_in"`
+	Scope       string `json:"scope"`
+}
+
+func newTokenResponse(t issuedToken) tokenResponse {
+	return tokenResponse{AccessToken: t.Raw, TokenType: "Bearer", ExpiresIn: int64(AccessTokenLifetime / time.Second), Scope: scopeMCP}
+}
+
+// handleToken is POST /oauth/token: form-encoded, authorization_code or the
+// device grant (RFC 8628 §3.4, decisions.md).
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
+	p, oerr := readParams(r, false)
+	if oerr != nil {
+		writeOAuthError(w, oerr)
+		return
+	}
+	if id, _, ok := r.BasicAuth(); ok && p["client_id"] == "" {
+		p["client_id"] = id // RFC 6749 §2.3.1; our clients are public, the secret is ignored
+	}
+	switch p["grant_type"] {
+	case grantAuthCode:
+		s.exchangeCode(w, r, p)
+	case grantDeviceCode:
+		s.pollDeviceToken(w, r, p)
+	case "":
+		writeOAuthError(w, invalidRequest("grant_type is required"))
+	default:
+		writeOAuthError(w, newError(http.StatusBadRequest, errUnsupportedGrantType, "supported grant types: %s, %s", grantAuthCode, grantDeviceCode))
+	}
+}
+
+// exchangeCode redeems an authorization code (RFC 6749 §4.1.3, RFC 7636 §4.6).
+func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[string]string) {
+	ctx := r.Context()
+	for _, k := range []string{"code", "redirect_uri", "client_id", "code_verifier"} {
+		if p[k] == "" {
+			writeOAuthError(w, invalidRequest("%s is required", k))
+			return
+		}
+	}
+	if !pkce.ValidVerifier(p["code_verifier"]) {
+		writeOAuthError(w, invalidRequest("code_verifier must be 43-128 characters of [A-Za-z0-9-._~]"))
+		return
+	}
+	if _, err := s.store.GetClient(ctx, p["client_id"]); err != nil {
+		if isNotFound(err) {
+			writeOAuthError(w, invalidClient("unknown client"))
+			return
+		}
+		s.serverError(w, r, "looking up client", err)
+		return
+	}
+	hash := hashSecret(p["code"])
+	code, err := s.store.GetAuthCode(ctx, hash)
+	if isNotFound(err) {
+		writeOAuthError(w, invalidGrant("unknown authorization code"))
+		return
+	}
+	if err != nil {
+		s.serverError(w, r, "looking up authorization code", err)
+		return
+	}
+	if code.Used {
+		s.revokeReplayed(r, code)
+		writeOAuthError(w, invalidGrant("authorization code already used"))
+		return
+	}
+	now := s.clock.Now()
+	switch {
+	case code.ClientID != p["client_id"]:
+		writeOAuthError(w, invalidGrant("authorization code was issued to another client"))
+		return
+	case code.RedirectURI != p["redirect_uri"]:
+		writeOAuthError(w, invalidGrant("redirect_uri does not match the authorization request"))
+		return
+	case !now.Before(code.ExpiresAt):
+		writeOAuthError(w, invalidGrant("authorization code expired"))
+		return
+	case !pkce.Verify(p["code_verifier"], code.CodeChallenge):
+		writeOAuthError(w, invalidGrant("code_verifier does not match the code_challenge"))
+		return
+	}
+	if res := p["resource"]; res != "" {
+		if _, oerr := s.checkResource(res); oerr != nil {
+			writeOAuthError(w, oerr)
+			return
+		}
+	}
+	jti, err := randomToken(16)
+	if err != nil {
+		s.serverError(w, r, "generating token id", err)
+		return
+	}
+	exp := now.Truncate(time.Second).Add(AccessTokenLifetime)
+	// Consume before signing: of concurrent redemptions exactly one gets here.
+	code, err = s.store.ConsumeAuthCode(ctx, hash, jti, exp, now)
+	if errors.Is(err, store.ErrAlreadyUsed) {
+		s.revokeReplayed(r, code)
+		writeOAuthError(w, invalidGrant("authorization code already used"))
+		return
+	}
+	if err != nil {
+		if isNotFound(err) {
+			writeOAuthError(w, invalidGrant("unknown authorization code"))
+			return
+		}
+		s.serverError(w, r, "consuming authorization code", err)
+		return
+	}
+	tok, err := s.tokens.issueWithID(code.UserID, jti)
+	if err != nil {
+		s.serverError(w, r, "issuing access token", err)
+		return
+	}
+	s.log.Info("access token issued", "request_id", requestID(ctx), "grant", "authorization_code", "user_id", code.UserID, "client_id", code.ClientID)
+	writeJSON(w, http.StatusOK, newTokenResponse(tok))
+}
+
+// revokeReplayed denies the token issued from a code presented twice
+// (RFC 6749 §4.1.2): the code may have been stolen.
+func (s *Server) revokeReplayed(r *http.Request, code store.AuthCode) {
+	if code.TokenID == "" {
+		return
+	}
+	if err := s.store.RevokeToken(r.Context(), code.TokenID, code.TokenExp); err != nil {
+		s.logError(r, "revoking token of a replayed code", err)
+		return
+	}
+	s.log.Warn("authorization code replayed: revoked the token issued from it", "request_id", requestID(r.Context()), "client_id", code.ClientID, "user_id", code.UserID)
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpauth/mcpauth/server/clock"
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+// Token lifetimes and limits from the contract (service.md "Limits") and
+// decisions.md ("JWTs").
+const (
+	AccessTokenLifetime = 24 * time.Hour
+	AuthCodeLifetime    = 10 * time.Minute
+	DeviceCodeLifetime  = 900 * time.Second
+	DeviceInterval      = 5 * time.Second
+	slowDownStep        = 5 * time.Second // RFC 8628 §3.5
+	jwtLeeway           = 30 * time.Second
+	minSigningKeyLen    = 32
+)
+
+// errInvalidCredential is what every credential failure becomes: the bearer
+// check never tells a caller why a token was refused.
+var errInvalidCredential = errors.New("invalid credential")
+
+// accessClaims are the claims of every JWT the server issues.
+type accessClaims struct {
+	jwt.RegisteredClaims
+}
+
+// tokenService issues and verifies the server's HS256 JWTs.
+type tokenService struct {
+	key      []byte
+	issuer   string
+	audience string
+	clock    clock.Clock
+	store    store.Store
+	parser   *jwt.Parser
+}
+
+func newTokenService(key []byte, issuer, audience string, clk clock.Clock, st store.Store) *tokenService {
+	return &tokenService{
+		key:      key,
+		issuer:   issuer,
+		audience: audience,
+		clock:    clk,
+		store:    st,
+		parser: jwt.NewParser(
+			jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), // never "none", never RS/ES confusion
+			jwt.WithLeeway(jwtLeeway),
+			jwt.WithIssuer(issuer),
+			jwt.WithAudience(audience),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
+			jwt.WithTimeFunc(clk.Now),
+		),
+	}
+}
+
+// issuedToken is a freshly signed access token.
+type issuedToken struct {
+	Raw       string
+	ID        string // jti
+	ExpiresAt time.Time
+}
+
+// Issue signs a token for userID valid for 24 hours from now.
+func (ts *tokenService) Issue(userID string) (issuedToken, error) {
+	jti, err := randomToken(16)
+	if err != nil {
+		return issuedToken{}, err
+	}
+	return ts.issueWithID(userID, jti)
+}
+
+func (ts *tokenService) issueWithID(userID, jti string) (issuedToken, error) {
+	now := ts.clock.Now().Truncate(time.Second)
+	exp := now.Add(AccessTokenLifetime)
+	claims := accessClaims{jwt.RegisteredClaims{
+		Subject:   userID,
+		Issuer:    ts.issuer,
+		Audience:  jwt.ClaimStrings{ts.audience},
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(exp),
+		ID:        jti,
+	}}
+	raw, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(ts.key)
+	if err != nil {
+		return issuedToken{}, fmt.Errorf("signing access token: %w", err)
+	}
+	return issuedToken{Raw: raw, ID: jti, ExpiresAt: exp}, nil
+}
+
+// Verify checks signature, algorithm, issuer, audience, expiry (with at most
+// 30 s leeway) and revocation, and returns the claims. Any failure is
+// errInvalidCredential; a store failure is returned wrapped so it becomes a
+// 500 rather than a silent accept or a misleading 401.
+func (ts *tokenService) Verify(ctx context.Context, raw string) (*accessClaims, error) {
+	var claims accessClaims
+	if _, err := ts.parser.ParseWithClaims(raw, &claims, ts.keyFunc); err != nil {
+		return nil, errInvalidCredential
+	}
+	if claims.Subject == "" || claims.ID == "" {
+		return nil, errInvalidCredential
+	}
+	revoked, err := ts.store.IsTokenRevoked(ctx, claims.ID)
+	if err != nil {
+		return nil, fmt.Errorf("checking revocation: %w", err)
+	}
+	if revoked {
+		return nil, errInvalidCredential
+	}
+	return &claims, nil
+}
+
+func (ts *tokenService) keyFunc(*jwt.Token) (any, error) { return ts.key, nil }
+
+// randomToken returns n random bytes, base64url-encoded without padding.
+func randomToken(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
