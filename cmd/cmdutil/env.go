@@ -1,0 +1,45 @@
+package cmdutil
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// BindEnv gives every flag of cmd that was not set on the command line the
+// value of MCPAUTH_<FLAG_NAME> (dashes become underscores), if set. The
+// command line wins, then the environment, then the default.
+func BindEnv(cmd *cobra.Command, getenv func(string) string) error {
+	var firstErr error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed || firstErr != nil {
+			return
+		}
+		name := EnvName(f.Name)
+		v := getenv(name)
+		if v == "" {
+			return
+		}
+		if err := f.Value.Set(v); err != nil {
+			firstErr = FlagErrorf("%s: %v", name, err)
+			return
+		}
+		f.Changed = true
+	})
+	return firstErr
+}
+
+// EnvName is the environment variable that sets flag name.
+func EnvName(flag string) string {
+	return "MCPAUTH_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// DocumentEnv appends "(env MCPAUTH_X)" to every flag's usage so --help
+// shows the environment variable beside the flag.
+func DocumentEnv(cmd *cobra.Command) {
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		f.Usage = fmt.Sprintf("%s (env %s)", f.Usage, EnvName(f.Name))
+	})
+}

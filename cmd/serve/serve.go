@@ -1,0 +1,311 @@
+// Package serve implements `mcpauth serve`: the reference server.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/server"
+	"github.com/mcpauth/mcpauth/server/clock"
+	"github.com/mcpauth/mcpauth/server/devidp"
+	"github.com/mcpauth/mcpauth/server/store/sqlstore"
+)
+
+// Options are serve's flags.
+type Options struct {
+	IO     *cmdutil.IOStreams
+	Getenv func(string) string
+
+	Addr                           string
+	BaseURL                        string
+	DB                             string
+	JWTKeyFile                     string
+	OIDCIssuer                     string
+	OIDCClientID                   string
+	OIDCClientSecret               string
+	DevIdPAddr                     string
+	TestClock                      bool
+	Limits                         string
+	NoRateLimits                   bool
+	AllowUnregisteredDeviceClients bool
+	LogFormat                      string
+	LogLevel                       string
+
+	// Ready, when set, is called with the base URL once the server accepts
+	// connections (tests use it instead of parsing output).
+	Ready func(baseURL string)
+}
+
+// NewCmd builds the command; runF replaces the run function in tests.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Getenv: f.Getenv}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the reference server",
+		Long: `Run the reference server: an MCP endpoint at {base_url}/mcp that is its own
+OAuth 2.0 authorization server (discovery, dynamic registration, authorization
+code + PKCE with consent, device flow, API keys, browser login).
+
+With no --oidc-issuer, a development identity provider runs on its own
+loopback port and asks for a user name: for local use only.
+
+Every flag can also be set as an environment variable MCPAUTH_<FLAG>, e.g.
+MCPAUTH_ADDR, MCPAUTH_DB; the JWT key itself can be given as MCPAUTH_JWT_KEY.`,
+		Example: `  mcpauth serve
+  mcpauth serve --addr 127.0.0.1:9000 --db /var/lib/mcpauth/db.sqlite
+  mcpauth serve --test-clock        # for mcpauth conformance --clock-url`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cmdutil.BindEnv(cmd, f.Getenv); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.StringVar(&opts.BaseURL, "base-url", "", "public base URL (default http://<addr>)")
+	fl.StringVar(&opts.DB, "db", "", "SQLite file, :memory:, or a postgres:// URL (default <user data dir>/mcpauth/mcpauth.db)")
+	fl.StringVar(&opts.JWTKeyFile, "jwt-key-file", "", "file holding the JWT signing key, at least 32 bytes")
+	fl.StringVar(&opts.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer for browser login")
+	fl.StringVar(&opts.OIDCClientID, "oidc-client-id", "", "client id at the OpenID Connect provider")
+	fl.StringVar(&opts.OIDCClientSecret, "oidc-client-secret", "", "client secret at the OpenID Connect provider")
+	fl.StringVar(&opts.DevIdPAddr, "dev-idp-addr", "127.0.0.1:0", "address of the development identity provider (without --oidc-issuer)")
+	fl.BoolVar(&opts.TestClock, "test-clock", false, "expose /api/test/clock to move the server's time (loopback only; for conformance runs)")
+	fl.StringVar(&opts.Limits, "limits", "", `rate limits as name=rate:burst, rate per second; names: device, authorize, register, usercode (e.g. "device=0.5:30,register=1:20")`)
+	fl.BoolVar(&opts.NoRateLimits, "no-rate-limits", false, "turn rate limiting off (benchmarks only)")
+	fl.BoolVar(&opts.AllowUnregisteredDeviceClients, "allow-unregistered-device-clients", false, "accept any client_id at the device endpoints")
+	fl.StringVar(&opts.LogFormat, "log-format", "text", "log format: text or json")
+	fl.StringVar(&opts.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	cmdutil.DocumentEnv(cmd)
+	return cmd
+}
+
+// Run starts the server and blocks until SIGINT/SIGTERM or ctx ends.
+func Run(ctx context.Context, opts *Options) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log, err := newLogger(opts)
+	if err != nil {
+		return err
+	}
+	limits, err := parseLimits(opts.Limits)
+	if err != nil {
+		return cmdutil.FlagErrorf("--limits: %v", err)
+	}
+	limits.Disabled = opts.NoRateLimits
+	loopback := isLoopbackAddr(opts.Addr)
+	if opts.TestClock && !loopback {
+		return cmdutil.FlagErrorf("--test-clock is only allowed on a loopback address, not %s", opts.Addr)
+	}
+	if opts.OIDCIssuer == "" && !loopback {
+		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it only runs on a loopback --addr; configure --oidc-issuer for %s", opts.Addr)
+	}
+	key, err := readKey(opts)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("listening on %s: %w", opts.Addr, err))
+	}
+	defer ln.Close()
+	base := opts.BaseURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	base = strings.TrimSuffix(base, "/")
+
+	dsn, err := dbPath(opts.DB)
+	if err != nil {
+		return err
+	}
+	st, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("opening database %s: %w", redactDSN(dsn), err)
+	}
+	defer st.Close()
+
+	cfg := server.Config{
+		BaseURL: base, Store: st, SigningKey: key, Logger: log, Limits: limits,
+		AllowUnregisteredDeviceClients: opts.AllowUnregisteredDeviceClients,
+		Login:                          server.LoginConfig{Issuer: opts.OIDCIssuer, ClientID: opts.OIDCClientID, ClientSecret: opts.OIDCClientSecret},
+	}
+	cfg.Clock = clock.Real{}
+	if opts.TestClock {
+		// The development IdP shares the test clock, so its id_tokens are
+		// not "expired" to the server after a jump forward.
+		cfg.TestClock = clock.NewOffset(nil)
+		cfg.Clock = cfg.TestClock
+		log.Warn("TEST CLOCK ENABLED: anyone who can reach this address can move the server's time via /api/test/clock; never use this in production")
+	}
+	if opts.OIDCIssuer == "" {
+		idp, err := devidp.Start(ctx, opts.DevIdPAddr, devidp.Config{
+			Clock: cfg.Clock, Logger: log.With("component", "dev-idp"), RedirectURIs: []string{base + "/auth/callback"},
+		})
+		if err != nil {
+			return fmt.Errorf("starting the development identity provider: %w", err)
+		}
+		defer idp.Close()
+		cfg.Login = server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret()}
+		log.Warn("using the built-in DEVELOPMENT identity provider: anyone can sign in as any user name; configure --oidc-issuer for real use", "dev_idp", idp.URL())
+	}
+	srv, err := server.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,  // slowloris: headers must arrive promptly
+		ReadTimeout:       30 * time.Second,  // whole request, body included (bodies are ≤ 1 MiB)
+		WriteTimeout:      60 * time.Second,  // caps MCP SSE streams too; clients reconnect
+		IdleTimeout:       120 * time.Second, // keep-alive connections
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	go srv.RunGC(ctx, time.Minute)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+
+	fmt.Fprintf(opts.IO.ErrOut, "mcpauth reference server on %s\n  MCP endpoint: %s/mcp\n  sign in:      %s/auth/login\n  settings:     %s/settings\n", base, base, base, base)
+	if opts.Ready != nil {
+		opts.Ready(base)
+	}
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	return nil
+}
+
+func newLogger(opts *Options) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(opts.LogLevel)); err != nil {
+		return nil, cmdutil.FlagErrorf("--log-level: %v", err)
+	}
+	ho := &slog.HandlerOptions{Level: level}
+	switch opts.LogFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(opts.IO.ErrOut, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(opts.IO.ErrOut, ho)), nil
+	}
+	return nil, cmdutil.FlagErrorf("--log-format must be text or json")
+}
+
+// readKey returns the configured JWT key, or nil to use the stored one.
+func readKey(opts *Options) ([]byte, error) {
+	var key []byte
+	switch {
+	case opts.JWTKeyFile != "":
+		b, err := os.ReadFile(opts.JWTKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --jwt-key-file: %w", err)
+		}
+		key = []byte(strings.TrimRight(string(b), "\r\n"))
+	case opts.Getenv("MCPAUTH_JWT_KEY") != "":
+		key = []byte(opts.Getenv("MCPAUTH_JWT_KEY"))
+	default:
+		return nil, nil
+	}
+	if len(key) < 32 {
+		return nil, cmdutil.FlagErrorf("the JWT signing key is %d bytes; at least 32 are required (e.g. openssl rand -base64 48)", len(key))
+	}
+	return key, nil
+}
+
+func dbPath(db string) (string, error) {
+	if db != "" {
+		return db, nil
+	}
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("finding a data directory (set --db): %w", err)
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	dir = filepath.Join(dir, "mcpauth")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("creating %s: %w", dir, err)
+	}
+	return filepath.Join(dir, "mcpauth.db"), nil
+}
+
+func redactDSN(dsn string) string {
+	if i := strings.Index(dsn, "@"); i >= 0 && strings.Contains(dsn, "://") {
+		return dsn[:strings.Index(dsn, "://")+3] + "…" + dsn[i:]
+	}
+	return dsn
+}
+
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func parseLimits(spec string) (server.Limits, error) {
+	var l server.Limits
+	if spec == "" {
+		return l, nil
+	}
+	for _, part := range strings.Split(spec, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		rs, bs, ok2 := strings.Cut(val, ":")
+		if !ok || !ok2 {
+			return l, fmt.Errorf("%q is not name=rate:burst", part)
+		}
+		rate, err1 := strconv.ParseFloat(rs, 64)
+		burst, err2 := strconv.Atoi(bs)
+		if err1 != nil || err2 != nil || rate <= 0 || burst <= 0 {
+			return l, fmt.Errorf("%q: rate and burst must be positive numbers", part)
+		}
+		lim := server.Limit{Rate: rate, Burst: burst}
+		switch name {
+		case "device":
+			l.DeviceCodePerIP = lim
+		case "authorize":
+			l.AuthorizePerClient = lim
+		case "register":
+			l.RegisterPerIP = lim
+		case "usercode":
+			l.WrongUserCodePerKey = lim
+		default:
+			return l, fmt.Errorf("unknown limit %q (device, authorize, register, usercode)", name)
+		}
+	}
+	return l, nil
+}
