@@ -50,7 +50,7 @@ func (e *Env) Browser(username string) *Browser {
 
 func (e *Env) ours(u *url.URL) bool {
 	origin := u.Scheme + "://" + u.Host
-	return origin == e.URL || origin == e.IdP.URL
+	return origin == e.URL || origin == e.IdPURL
 }
 
 // Get fetches a page, signing in at the identity provider on the way if the
@@ -93,7 +93,7 @@ func (b *Browser) Submit(ctx context.Context, page *Page, action string, extra u
 
 // signInIfAsked fills in the identity provider's sign-in form.
 func (b *Browser) signInIfAsked(ctx context.Context, p *Page) (*Page, error) {
-	if !strings.HasPrefix(p.URL.String(), b.env.IdP.URL) || !bytes.Contains(p.Body, []byte(`name="username"`)) {
+	if !strings.HasPrefix(p.URL.String(), b.env.IdPURL) || !bytes.Contains(p.Body, []byte(`name="username"`)) {
 		return p, nil
 	}
 	return b.Submit(ctx, p, "signin", url.Values{"username": {b.Username}})

@@ -9,14 +9,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
-	"github.com/mcpauth/mcpauth/server/devidp"
+	"github.com/mcpauth/mcpauth/server/local"
 	"github.com/mcpauth/mcpauth/server/store"
 	"github.com/mcpauth/mcpauth/server/store/memory"
 )
@@ -37,12 +36,12 @@ type Options struct {
 
 // Env is a running reference server.
 type Env struct {
-	URL    string // base URL, e.g. http://127.0.0.1:41234
-	Server *server.Server
-	Store  store.Store
-	Clock  *clock.Fake
-	IdP    *httptest.Server
-	HTTP   *httptest.Server
+	URL      string // base URL, e.g. http://127.0.0.1:41234
+	IdPURL   string
+	Server   *server.Server
+	Store    store.Store
+	Clock    *clock.Fake
+	Instance *local.Instance
 }
 
 // Start is the fixed date every fake clock starts at, so tests are repeatable.
@@ -61,51 +60,13 @@ func New(t testing.TB, opts Options) *Env {
 	if opts.Verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	env := &Env{Store: opts.Store, Clock: opts.Clock}
-
-	// The server's URL must be known before the IdP (its redirect URI) and
-	// the server (its issuer) are built: start the listener with a handler
-	// that is filled in afterwards.
-	var handler http.Handler = http.NotFoundHandler()
-	env.HTTP = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-	t.Cleanup(env.HTTP.Close)
-	env.URL = env.HTTP.URL
-
-	var idpHandler http.Handler = http.NotFoundHandler()
-	env.IdP = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { idpHandler.ServeHTTP(w, r) }))
-	t.Cleanup(env.IdP.Close)
-	provider, err := devidp.New(devidp.Config{
-		Issuer:       env.IdP.URL,
-		Clock:        opts.Clock,
-		Logger:       logger,
-		RedirectURIs: []string{env.URL + "/auth/callback"},
+	inst, err := local.Start(context.Background(), local.Options{
+		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
+		SigningKey: opts.SigningKey, Logger: logger, Wrap: opts.Wrap,
 	})
 	if err != nil {
-		t.Fatalf("servertest: dev IdP: %v", err)
+		t.Fatalf("servertest: %v", err)
 	}
-	idpHandler = provider.Handler()
-
-	srv, err := server.New(context.Background(), server.Config{
-		BaseURL:    env.URL,
-		Store:      opts.Store,
-		Clock:      opts.Clock,
-		SigningKey: opts.SigningKey,
-		Logger:     logger,
-		Limits:     opts.Limits,
-		Login: server.LoginConfig{
-			Issuer:       provider.Issuer(),
-			ClientID:     provider.ClientID(),
-			ClientSecret: provider.ClientSecret(),
-		},
-	})
-	if err != nil {
-		t.Fatalf("servertest: server.New: %v", err)
-	}
-	env.Server = srv
-	h := srv.Handler()
-	if opts.Wrap != nil {
-		h = opts.Wrap(h)
-	}
-	handler = h
-	return env
+	t.Cleanup(func() { inst.Close() })
+	return &Env{URL: inst.URL, IdPURL: inst.IdPURL, Server: inst.Server, Store: opts.Store, Clock: opts.Clock, Instance: inst}
 }

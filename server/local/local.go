@@ -1,0 +1,102 @@
+// Package local runs a complete reference server in-process on loopback: the
+// server and the development identity provider, each on its own listener (so
+// the login redirect crosses origins as it does in production). The
+// conformance suite's --local mode, the benchmark and tests use it.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mcpauth/mcpauth/server"
+	"github.com/mcpauth/mcpauth/server/clock"
+	"github.com/mcpauth/mcpauth/server/devidp"
+	"github.com/mcpauth/mcpauth/server/store"
+	"github.com/mcpauth/mcpauth/server/store/memory"
+)
+
+// Options configure an Instance; the zero value is a memory store, the wall
+// clock, default limits and a random port.
+type Options struct {
+	Addr       string // default 127.0.0.1:0
+	Store      store.Store
+	Clock      clock.Clock
+	Limits     server.Limits
+	SigningKey []byte
+	Logger     *slog.Logger
+	// Wrap, when set, wraps the server's handler (fault injection in tests).
+	Wrap func(http.Handler) http.Handler
+}
+
+// Instance is a running server.
+type Instance struct {
+	URL    string // base URL
+	IdPURL string
+	Server *server.Server
+	Store  store.Store
+
+	http *http.Server
+	idp  *devidp.Running
+}
+
+// Start starts the identity provider and the server.
+func Start(ctx context.Context, opts Options) (*Instance, error) {
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.Store == nil {
+		opts.Store = memory.New()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("local: listen: %w", err)
+	}
+	base := "http://" + ln.Addr().String()
+	idp, err := devidp.Start(ctx, "127.0.0.1:0", devidp.Config{
+		Clock: opts.Clock, Logger: opts.Logger, RedirectURIs: []string{base + "/auth/callback"},
+	})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	srv, err := server.New(ctx, server.Config{
+		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
+		Logger: opts.Logger, Limits: opts.Limits,
+		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret()},
+	})
+	if err != nil {
+		ln.Close()
+		idp.Close()
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	h := srv.Handler()
+	if opts.Wrap != nil {
+		h = opts.Wrap(h)
+	}
+	inst := &Instance{
+		URL: base, IdPURL: idp.URL(), Server: srv, Store: opts.Store, idp: idp,
+		http: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
+	}
+	go func() {
+		if err := inst.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			opts.Logger.Error("local: serve", "err", err)
+		}
+	}()
+	return inst, nil
+}
+
+// Close stops both servers at once. It does not close the store.
+func (i *Instance) Close() error {
+	return errors.Join(i.http.Close(), i.idp.Close())
+}
