@@ -37,7 +37,7 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("keyring: %s timed out after %s (is the Secret Service / keychain locked or not running?)", e.Op, e.Timeout)
+	return fmt.Sprintf("keyring %s timed out after %s (is the Secret Service / keychain locked or not running?)", e.Op, e.Timeout)
 }
 
 // UnavailableError is returned when the OS keyring cannot be used. Cause is
@@ -48,7 +48,7 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("keyring: OS keyring unavailable (%s): %v", e.Op, e.Cause)
+	return fmt.Sprintf("OS keyring unavailable (%s): %v", e.Op, e.Cause)
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Cause }

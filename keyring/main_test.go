@@ -107,8 +107,8 @@ func newHangingBackend(t *testing.T) *hangingBackend {
 }
 
 func (h *hangingBackend) Get(string, string) (string, error) { <-h.release; return "", ErrNotFound }
-func (h *hangingBackend) Set(string, string, string) error  { <-h.release; return nil }
-func (h *hangingBackend) Delete(string, string) error       { <-h.release; return nil }
+func (h *hangingBackend) Set(string, string, string) error   { <-h.release; return nil }
+func (h *hangingBackend) Delete(string, string) error        { <-h.release; return nil }
 
 // failingBackend answers every call with err, like go-keyring does when
 // D-Bus has no Secret Service ("The name org.freedesktop.secrets was not
@@ -117,8 +117,8 @@ func (h *hangingBackend) Delete(string, string) error       { <-h.release; retur
 type failingBackend struct{ err error }
 
 func (f failingBackend) Get(string, string) (string, error) { return "", f.err }
-func (f failingBackend) Set(string, string, string) error  { return f.err }
-func (f failingBackend) Delete(string, string) error       { return f.err }
+func (f failingBackend) Set(string, string, string) error   { return f.err }
+func (f failingBackend) Delete(string, string) error        { return f.err }
 
 type fakeClock struct {
 	mu  sync.Mutex
