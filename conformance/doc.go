@@ -1,11 +1,22 @@
 // Package conformance checks a deployment of the mcpauth service contract
-// (/work/shared/spec/service.md, completed by decisions.md) over HTTP, check by
-// check. It never imports the reference server: every check talks to a base URL
-// and reads status codes, headers and bodies off the wire, decoding them into
-// types declared here, so a renamed field fails the run instead of passing.
+// (service.md, completed by decisions.md) over HTTP, check by check. It never
+// imports the reference server: every check talks to a base URL and reads
+// status codes, headers and bodies off the wire, decoding them into types
+// declared here, so a renamed field fails the run instead of passing.
 //
-// A Check is small and focused. Checks that need a human (or a page-driving
-// Approver) to approve a consent screen or a device code, a movable test clock,
-// an API key or a browser session declare it in Needs; the runner skips them,
-// with the reason, when the Target cannot provide it. Nothing passes silently.
+// A Check is small and focused, has a stable ID (DISC-01, TOKEN-11, …) and
+// says where its rule comes from. Checks that need a user to approve a consent
+// screen or a device code (Target.Approver), a movable server clock
+// (Target.Clock), the API key or a browser session declare it in Needs; the
+// runner skips them, with the reason, when the Target cannot provide it.
+// Nothing passes silently.
+//
+// Run runs the catalogue: independent checks in parallel, then, one at a time,
+// the checks that move the clock or change shared state. The Report is in
+// catalogue order and renders as JSON, JUnit XML or a text table; a Baseline
+// lists expected failures.
+//
+//	rep := conformance.Run(ctx, conformance.Target{BaseURL: base, Approver: a, Clock: &conformance.HTTPClock{URL: clockURL}}, conformance.Options{})
+//	_ = rep.WriteText(os.Stdout, conformance.TextOptions{Color: true})
+//	os.Exit(rep.ExitCode())
 package conformance

@@ -228,17 +228,15 @@ func (e *Env) Advance(ctx context.Context, d time.Duration) error {
 	if !e.opts.RealTime {
 		return Skip("needs a test clock (or real-time waiting)")
 	}
-	end := time.Now().Add(d)
-	for {
-		left := time.Until(end)
-		if left <= 0 {
-			return nil
-		}
+	for left := d; left > 0; {
 		e.Progress("waiting %s of real time", left.Round(time.Second))
-		if err := sleep(ctx, min(left, 5*time.Second)); err != nil {
+		chunk := min(left, 5*time.Second)
+		if err := sleep(ctx, chunk); err != nil {
 			return err
 		}
+		left -= chunk
 	}
+	return nil
 }
 
 // SessionCookies returns the cookies of a logged-in browser session.

@@ -35,13 +35,13 @@ type junitSuite struct {
 }
 
 type junitCase struct {
-	Name       string          `xml:"name,attr"`
-	Classname  string          `xml:"classname,attr"`
-	Time       string          `xml:"time,attr"`
-	Properties *junitProps     `xml:"properties,omitempty"`
-	Failure    *junitMessage   `xml:"failure,omitempty"`
-	Skipped    *junitSkipped   `xml:"skipped,omitempty"`
-	SystemOut  string          `xml:"system-out,omitempty"`
+	Name       string        `xml:"name,attr"`
+	Classname  string        `xml:"classname,attr"`
+	Time       string        `xml:"time,attr"`
+	Properties *junitProps   `xml:"properties,omitempty"`
+	Failure    *junitMessage `xml:"failure,omitempty"`
+	Skipped    *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut  string        `xml:"system-out,omitempty"`
 }
 
 type junitProps struct {

@@ -107,7 +107,7 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	if r.Failed() {
 		verdict = fail.Render("FAIL")
 	}
-	fmt.Fprintf(&b, "\n%s  %d passed, %d failed, %d warnings, %d skipped in %s\n",
+	fmt.Fprintf(&b, "\n%s  %d passed, %d failed, %d warned, %d skipped in %s\n",
 		verdict, s.Pass, s.Fail, s.Warn, s.Skip, fmtDuration(r.Duration))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing report: %w", err)

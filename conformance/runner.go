@@ -90,6 +90,10 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 		rep.Results[i] = Result{ID: c.ID, Title: c.Title, Area: c.Area, Source: c.Source, Severity: c.Severity}
 		if reason := unmet(c, target, &opts); reason != "" {
 			rep.Results[i].Verdict, rep.Results[i].Reason = VerdictSkip, reason
+			if opts.OnProgress != nil {
+				res := rep.Results[i]
+				opts.OnProgress(Progress{CheckID: c.ID, Event: EventDone, Result: &res})
+			}
 			continue
 		}
 		if c.Has(NeedDestructive) || (c.Has(NeedTimeTravel) && target.Clock != nil) {
@@ -194,7 +198,7 @@ func runOne(ctx context.Context, e *Env, r *Result) {
 		// The check ignores its context; leave it behind rather than hang the run.
 		err = cctx.Err()
 	}
-	if cctx.Err() != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		err = Fail("timed out after %s: %v", timeout, err)
 	} else if ctx.Err() != nil && err != nil {
 		err = Skip("run cancelled")

@@ -30,11 +30,6 @@ type deviceAuthorization struct {
 	Interval                int64  `json:"interval"`
 }
 
-type pingResponse struct {
-	Status string `json:"status"`
-	UserID string `json:"user_id"`
-}
-
 // object is a JSON object read member by member, so a check can say which
 // member is missing or of the wrong type.
 type object map[string]json.RawMessage

@@ -132,6 +132,17 @@ func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[s
 		writeOAuthError(w, invalidRequest("client_id is required"))
 		return
 	}
+	// An unknown client is invalid_client (401) before anything about the
+	// code is revealed.
+	if !s.cfg.AllowUnregisteredDeviceClients {
+		if _, err := s.store.GetClient(r.Context(), p["client_id"]); isNotFound(err) {
+			writeOAuthError(w, invalidClient("unknown client"))
+			return
+		} else if err != nil {
+			s.serverError(w, r, "looking up client", err)
+			return
+		}
+	}
 	now := s.clock.Now()
 	var outcome *oauthError
 	d, err := s.store.UpdateDeviceCode(r.Context(), hashSecret(p["device_code"]), func(d store.DeviceCode) (store.DeviceCode, error) {

@@ -1,0 +1,531 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+var userCodeShape = regexp.MustCompile(`^[A-Z]{4}-[0-9]{4}$`)
+
+// deviceField is a check on the device authorization response object.
+func deviceField(id, title, source string, check func(e *Env, o object) error) Check {
+	return Check{
+		ID: id, Title: title, Area: "device", Source: source,
+		Run: func(ctx context.Context, e *Env) error {
+			cid, err := e.client(ctx, 0)
+			if err != nil {
+				return err
+			}
+			r, err := e.PostJSON(ctx, "/api/oauth/device/code", map[string]string{"client_id": cid, "scope": "mcp"})
+			if err != nil {
+				return err
+			}
+			if r.Status != 200 {
+				return Fail("want HTTP 200, got %s", r.Snippet())
+			}
+			o, err := decodeObject(r)
+			if err != nil {
+				return err
+			}
+			return check(e, o)
+		},
+	}
+}
+
+// isOAuthError reports whether r is an OAuth error with code.
+func isOAuthError(r *Response, code string) bool {
+	var oe oauthError
+	return r.Status >= 400 && json.Unmarshal(r.Body, &oe) == nil && oe.Error == code
+}
+
+// pollPatiently polls, and polls again after waiting for real while the answer
+// is slow_down (twice at most), so that checks about approval are not judged
+// on pacing; the pacing checks poll with poll.
+func (e *Env) pollPatiently(ctx context.Context, cid string, d *deviceAuthorization) (*Response, error) {
+	wait := time.Duration(max(d.Interval, 1)) * time.Second
+	for i := 0; ; i++ {
+		r, err := e.poll(ctx, cid, d.DeviceCode)
+		if err != nil || i == 2 || !isOAuthError(r, "slow_down") {
+			return r, err
+		}
+		wait += 5 * time.Second
+		e.Progress("slow_down; polling again in %s", wait)
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// pollError is a check that a poll built from a fresh device code gets an error.
+func pollError(id, title, source string, status int, codes []string, body func(e *Env, cid string, d *deviceAuthorization) map[string]string) Check {
+	return Check{
+		ID: id, Title: title, Area: "device", Source: source,
+		Run: func(ctx context.Context, e *Env) error {
+			cid, d, err := e.deviceSetup(ctx)
+			if err != nil {
+				return err
+			}
+			r, err := e.PostJSON(ctx, "/api/oauth/device/token", body(e, cid, d))
+			if err != nil {
+				return err
+			}
+			return wantOAuthError(r, status, codes...)
+		},
+	}
+}
+
+func pollBody(cid, deviceCode string) map[string]string {
+	return map[string]string{"device_code": deviceCode, "client_id": cid, "grant_type": grantDeviceCode}
+}
+
+// slowDownThenWait: poll after the interval, poll again at once (slow_down),
+// wait after, then poll and expect want.
+func slowDownThenWait(id, title string, after time.Duration, want string) Check {
+	return Check{
+		ID: id, Title: title, Area: "device", Source: "RFC 8628 §3.5 via decisions.md §Device flow",
+		Needs: []Need{NeedTimeTravel}, Wait: 5*time.Second + after,
+		Run: func(ctx context.Context, e *Env) error {
+			cid, d, err := e.deviceSetup(ctx)
+			if err != nil {
+				return err
+			}
+			if err := e.Advance(ctx, 5*time.Second); err != nil {
+				return err
+			}
+			if r, err := e.poll(ctx, cid, d.DeviceCode); err != nil || !isOAuthError(r, "authorization_pending") {
+				return setupFail("first poll after the interval", errOr(err, r))
+			}
+			r, err := e.poll(ctx, cid, d.DeviceCode)
+			if err != nil {
+				return err
+			}
+			if err := wantOAuthError(r, 400, "slow_down"); err != nil {
+				return Fail("an immediate second poll: %v", err)
+			}
+			if err := e.Advance(ctx, after); err != nil {
+				return err
+			}
+			if r, err = e.poll(ctx, cid, d.DeviceCode); err != nil {
+				return err
+			}
+			if err := wantOAuthError(r, 400, want); err != nil {
+				return Fail("a poll %s after slow_down: %v", after, err)
+			}
+			return nil
+		},
+	}
+}
+
+// deviceAge is a check on a device code left unapproved for age.
+func deviceAge(id, title string, age time.Duration, want string) Check {
+	return Check{
+		ID: id, Title: title, Area: "device", Source: "contract §States and transitions (device code, 900 s)",
+		Needs: []Need{NeedTimeTravel}, Wait: age,
+		Run: func(ctx context.Context, e *Env) error {
+			cid, d, err := e.deviceSetup(ctx)
+			if err != nil {
+				return err
+			}
+			if err := e.Advance(ctx, age); err != nil {
+				return err
+			}
+			r, err := e.poll(ctx, cid, d.DeviceCode)
+			if err != nil {
+				return err
+			}
+			return wantOAuthError(r, 400, want)
+		},
+	}
+}
+
+// approvedDevice requests a device code, has it approved with the user code
+// as typed (typed(userCode)), and returns what the next poll gets.
+func (e *Env) approvedDevice(ctx context.Context, approve bool, typed func(string) string) (string, *deviceAuthorization, *Response, error) {
+	cid, d, err := e.deviceSetup(ctx)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if err := e.approveDevice(ctx, d, typed(d.UserCode), approve); err != nil {
+		return "", nil, nil, err
+	}
+	r, err := e.pollPatiently(ctx, cid, d)
+	return cid, d, r, err
+}
+
+func same(s string) string { return s }
+
+func deviceChecks() []Check {
+	const contract = "contract §Device code record"
+	const rfc = "RFC 8628 via decisions.md §Device flow"
+	const errSrc = "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors"
+	return []Check{
+		deviceField("DEV-01", "the device code response has every field with its type", contract,
+			func(e *Env, o object) error {
+				for _, k := range []string{"device_code", "user_code", "verification_uri"} {
+					if s, err := o.str(k); err != nil {
+						return err
+					} else if s == "" {
+						return Fail("%s is empty", k)
+					}
+				}
+				for _, k := range []string{"expires_in", "interval"} {
+					if _, err := o.integer(k); err != nil {
+						return err
+					}
+				}
+				return nil
+			}),
+		deviceField("DEV-02", "user_code is four letters, a hyphen, four digits", contract,
+			func(e *Env, o object) error {
+				uc, err := o.str("user_code")
+				if err != nil {
+					return err
+				}
+				if !userCodeShape.MatchString(uc) {
+					return Fail("user_code: want the shape ABCD-1234, got %q", uc)
+				}
+				return nil
+			}),
+		deviceField("DEV-03", "verification_uri is {base}/auth/device", contract,
+			func(e *Env, o object) error { return o.wantStr("verification_uri", e.URL("/auth/device")) }),
+		deviceField("DEV-04", "expires_in is 900", contract,
+			func(e *Env, o object) error {
+				n, err := o.integer("expires_in")
+				if err == nil && n != 900 {
+					return Fail("expires_in: want 900, got %d", n)
+				}
+				return err
+			}),
+		deviceField("DEV-05", "interval is 5", contract,
+			func(e *Env, o object) error {
+				n, err := o.integer("interval")
+				if err == nil && n != 5 {
+					return Fail("interval: want 5, got %d", n)
+				}
+				return err
+			}),
+		deviceField("DEV-06", "verification_uri_complete is {base}/auth/device?user_code=…", rfc+"; RFC 8628 §3.3.1",
+			func(e *Env, o object) error {
+				uc, err := o.str("user_code")
+				if err != nil {
+					return err
+				}
+				c, err := o.str("verification_uri_complete")
+				if err != nil {
+					return err
+				}
+				u, err := url.Parse(c)
+				if err != nil || !strings.HasPrefix(c, e.URL("/auth/device?")) || u.Query().Get("user_code") != uc {
+					return Fail("verification_uri_complete: want %s?user_code=%s, got %q", e.URL("/auth/device"), uc, c)
+				}
+				return nil
+			}),
+		{
+			ID: "DEV-07", Title: "a device code request from an unknown client gets 401 invalid_client", Area: "device",
+			Source: "contract §Errors; decisions.md §Registration (device flow client_id)",
+			Run: func(ctx context.Context, e *Env) error {
+				r, err := e.PostJSON(ctx, "/api/oauth/device/code", map[string]string{"client_id": "unknown-" + randomString(8)})
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 401, "invalid_client")
+			},
+		},
+		{
+			ID: "DEV-08", Title: "the device code endpoint also accepts a form-encoded request", Area: "device",
+			Source: rfc + "; RFC 8628 §3.1",
+			Run: func(ctx context.Context, e *Env) error {
+				cid, err := e.client(ctx, 0)
+				if err != nil {
+					return err
+				}
+				r, err := e.PostForm(ctx, "/api/oauth/device/code", url.Values{"client_id": {cid}, "scope": {"mcp"}})
+				if err != nil {
+					return err
+				}
+				if r.Status != 200 {
+					return Fail("want HTTP 200, got %s", r.Snippet())
+				}
+				var d deviceAuthorization
+				if err := r.JSON(&d); err != nil || d.DeviceCode == "" {
+					return Fail("want a device authorization response, got %s", r.Snippet())
+				}
+				return nil
+			},
+		},
+		{
+			ID: "DEV-09", Title: "a device code request in another content type gets 400 invalid_request", Area: "device",
+			Source: "decisions.md §Token endpoint (device endpoints content types)",
+			Run: func(ctx context.Context, e *Env) error {
+				cid, err := e.client(ctx, 0)
+				if err != nil {
+					return err
+				}
+				r, err := e.PostRaw(ctx, "/api/oauth/device/code", "text/plain", []byte(`{"client_id":"`+cid+`"}`))
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "invalid_request")
+			},
+		},
+		{
+			ID: "DEV-10", Title: "a device code request with a scope other than mcp gets 400 invalid_scope", Area: "device",
+			Source: errSrc + "; RFC 8628 §3.2",
+			Run: func(ctx context.Context, e *Env) error {
+				cid, err := e.client(ctx, 0)
+				if err != nil {
+					return err
+				}
+				r, err := e.PostJSON(ctx, "/api/oauth/device/code", map[string]string{"client_id": cid, "scope": "admin"})
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "invalid_scope")
+			},
+		},
+		{
+			ID: "DEV-11", Title: "scope may be omitted from the device code request", Area: "device",
+			Source: "contract §POST /api/oauth/device/code",
+			Run: func(ctx context.Context, e *Env) error {
+				cid, err := e.client(ctx, 0)
+				if err != nil {
+					return err
+				}
+				r, err := e.PostJSON(ctx, "/api/oauth/device/code", map[string]string{"client_id": cid})
+				if err != nil {
+					return err
+				}
+				if r.Status != 200 {
+					return Fail("want HTTP 200, got %s", r.Snippet())
+				}
+				return nil
+			},
+		},
+		{
+			ID: "DEV-12", Title: "polling an unapproved code gets a 400 JSON error with no-store", Area: "device",
+			Source: "contract §States and transitions; decisions.md §HTTP status of OAuth errors",
+			Run: func(ctx context.Context, e *Env) error {
+				cid, d, err := e.deviceSetup(ctx)
+				if err != nil {
+					return err
+				}
+				r, err := e.poll(ctx, cid, d.DeviceCode)
+				if err != nil {
+					return err
+				}
+				// The first poll may come before the interval has passed since
+				// issue; whether that is "too frequent" is the server's call.
+				if err := wantOAuthError(r, 400, "authorization_pending", "slow_down"); err != nil {
+					return err
+				}
+				if r.ContentType() != "application/json" {
+					return Fail("Content-Type: want application/json, got %q", r.Header.Get("Content-Type"))
+				}
+				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
+					return Fail("Cache-Control: want no-store, got %q", r.Header.Get("Cache-Control"))
+				}
+				return nil
+			},
+		},
+		{
+			ID: "DEV-13", Title: "a poll after the interval gets authorization_pending", Area: "device",
+			Source: "contract §States and transitions (device code)", Needs: []Need{NeedTimeTravel}, Wait: 5 * time.Second,
+			Run: func(ctx context.Context, e *Env) error {
+				cid, d, err := e.deviceSetup(ctx)
+				if err != nil {
+					return err
+				}
+				if err := e.Advance(ctx, 5*time.Second); err != nil {
+					return err
+				}
+				r, err := e.poll(ctx, cid, d.DeviceCode)
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "authorization_pending")
+			},
+		},
+		{
+			ID: "DEV-14", Title: "a second poll right after the first gets slow_down", Area: "device",
+			Source: "contract §States and transitions (poll too frequent); RFC 8628 §3.5",
+			Run: func(ctx context.Context, e *Env) error {
+				cid, d, err := e.deviceSetup(ctx)
+				if err != nil {
+					return err
+				}
+				if _, err := e.poll(ctx, cid, d.DeviceCode); err != nil {
+					return err
+				}
+				r, err := e.poll(ctx, cid, d.DeviceCode)
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "slow_down")
+			},
+		},
+		slowDownThenWait("DEV-15", "after slow_down the interval is 10 s: a poll 5 s later still gets slow_down", 5*time.Second, "slow_down"),
+		slowDownThenWait("DEV-16", "after slow_down, a poll 10 s later gets authorization_pending", 10*time.Second, "authorization_pending"),
+		pollError("DEV-17", "an unknown device_code gets 400 invalid_grant",
+			"RFC 6749 §5.2 (invalid_grant) chosen by the suite: decisions.md does not name it", 400, []string{"invalid_grant"},
+			func(_ *Env, cid string, _ *deviceAuthorization) map[string]string {
+				return pollBody(cid, randomString(24))
+			}),
+		{
+			ID: "DEV-18", Title: "a device code polled by another client gets 400 invalid_grant", Area: "device",
+			Source: "RFC 6749 §5.2 (grant issued to another client)",
+			Run: func(ctx context.Context, e *Env) error {
+				_, d, err := e.deviceSetup(ctx)
+				if err != nil {
+					return err
+				}
+				other, err := e.client(ctx, 1)
+				if err != nil {
+					return err
+				}
+				r, err := e.poll(ctx, other, d.DeviceCode)
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "invalid_grant")
+			},
+		},
+		pollError("DEV-19", "a poll with another grant_type gets 400 unsupported_grant_type", errSrc, 400, []string{"unsupported_grant_type"},
+			func(_ *Env, cid string, d *deviceAuthorization) map[string]string {
+				b := pollBody(cid, d.DeviceCode)
+				b["grant_type"] = "authorization_code"
+				return b
+			}),
+		pollError("DEV-20", "a poll without device_code gets 400 invalid_request", errSrc, 400, []string{"invalid_request"},
+			func(_ *Env, cid string, _ *deviceAuthorization) map[string]string {
+				return map[string]string{"client_id": cid, "grant_type": grantDeviceCode}
+			}),
+		pollError("DEV-21", "a poll from an unknown client gets 401 invalid_client", errSrc, 401, []string{"invalid_client"},
+			func(_ *Env, _ string, d *deviceAuthorization) map[string]string {
+				return pollBody("unknown-"+randomString(8), d.DeviceCode)
+			}),
+		{
+			ID: "DEV-22", Title: "the device token endpoint also accepts a form-encoded poll", Area: "device",
+			Source: "decisions.md §Token endpoint; RFC 8628 §3.4",
+			Run: func(ctx context.Context, e *Env) error {
+				cid, d, err := e.deviceSetup(ctx)
+				if err != nil {
+					return err
+				}
+				r, err := e.PostForm(ctx, "/api/oauth/device/token", url.Values{"device_code": {d.DeviceCode}, "client_id": {cid}, "grant_type": {grantDeviceCode}})
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "authorization_pending", "slow_down")
+			},
+		},
+		{
+			ID: "DEV-23", Title: "the device grant is accepted form-encoded at /oauth/token", Area: "device",
+			Source: "decisions.md §Token endpoint; RFC 8628 §3.4",
+			Run: func(ctx context.Context, e *Env) error {
+				cid, d, err := e.deviceSetup(ctx)
+				if err != nil {
+					return err
+				}
+				r, err := e.PostForm(ctx, "/oauth/token", url.Values{"device_code": {d.DeviceCode}, "client_id": {cid}, "grant_type": {grantDeviceCode}})
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "authorization_pending", "slow_down")
+			},
+		},
+		{
+			ID: "DEV-24", Title: "after approval the next poll returns a Bearer token with no-store", Area: "device",
+			Source: "contract §States and transitions (approved)", Needs: []Need{NeedApproval},
+			Run: func(ctx context.Context, e *Env) error {
+				_, _, r, err := e.approvedDevice(ctx, true, same)
+				if err != nil {
+					return err
+				}
+				t, err := wantTokenResponse(r)
+				if err != nil {
+					return err
+				}
+				if !strings.EqualFold(t.TokenType, "Bearer") || t.ExpiresIn != 86400 {
+					return Fail("want token_type Bearer and expires_in 86400, got %q and %d", t.TokenType, t.ExpiresIn)
+				}
+				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
+					return Fail("Cache-Control: want no-store, got %q", r.Header.Get("Cache-Control"))
+				}
+				return nil
+			},
+		},
+		{
+			ID: "DEV-25", Title: "after denial the next poll gets access_denied", Area: "device",
+			Source: "decisions.md §Device flow; RFC 8628 §3.5", Needs: []Need{NeedApproval},
+			Run: func(ctx context.Context, e *Env) error {
+				_, _, r, err := e.approvedDevice(ctx, false, same)
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "access_denied")
+			},
+		},
+		{
+			ID: "DEV-26", Title: "a device code that delivered its token is spent: the next poll gets invalid_grant", Area: "device",
+			Source: "decisions.md §Device flow", Needs: []Need{NeedApproval},
+			Run: func(ctx context.Context, e *Env) error {
+				cid, d, r, err := e.approvedDevice(ctx, true, same)
+				if err != nil {
+					return err
+				}
+				if _, err := wantTokenResponse(r); err != nil {
+					return setupFail("polling after approval", err)
+				}
+				if r, err = e.pollPatiently(ctx, cid, d); err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "invalid_grant")
+			},
+		},
+		{
+			ID: "DEV-27", Title: "the user code is accepted in lower case and without the hyphen", Area: "device",
+			Source: "decisions.md §Device flow", Needs: []Need{NeedApproval},
+			Run: func(ctx context.Context, e *Env) error {
+				_, _, r, err := e.approvedDevice(ctx, true, func(s string) string {
+					return strings.ToLower(strings.ReplaceAll(s, "-", ""))
+				})
+				if err != nil {
+					return err
+				}
+				_, err = wantTokenResponse(r)
+				return err
+			},
+		},
+		deviceAge("DEV-28", "an unapproved device code is still pending after 899 s", 899*time.Second, "authorization_pending"),
+		deviceAge("DEV-29", "an unapproved device code gets expired_token after 900 s", 901*time.Second, "expired_token"),
+		{
+			ID: "DEV-30", Title: "every device token endpoint error is JSON with no-store", Area: "device",
+			Source: "decisions.md §HTTP status of OAuth errors",
+			Run: func(ctx context.Context, e *Env) error {
+				cid, err := e.client(ctx, 0)
+				if err != nil {
+					return err
+				}
+				for _, b := range []map[string]string{
+					pollBody(cid, randomString(24)),
+					{"client_id": cid, "grant_type": grantDeviceCode},
+					pollBody("unknown-"+randomString(8), randomString(24)),
+				} {
+					r, err := e.PostJSON(ctx, "/api/oauth/device/token", b)
+					if err != nil {
+						return err
+					}
+					if r.Status < 400 || r.ContentType() != "application/json" || !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
+						return Fail("want a JSON error with Cache-Control: no-store, got %s (Content-Type %q, Cache-Control %q)",
+							r.Snippet(), r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"))
+					}
+				}
+				return nil
+			},
+		},
+	}
+}

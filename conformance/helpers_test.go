@@ -1,0 +1,178 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"io"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseForms(t *testing.T) {
+	page, _ := url.Parse("https://svc.example/oauth/authorize?x=1")
+	body := []byte(`<html><body>
+<form id=a method=POST action="/oauth/authorize">
+  <input type=hidden name=csrf_token value="tok&amp;1">
+  <input type=hidden name=state value=s>
+  <input type=checkbox name=remember checked>
+  <input type=checkbox name=unchecked value=x>
+  <input type=text name=user_code>
+  <textarea name=note>hi</textarea>
+  <select name=pick><option value=a>A<option value=b selected>B</select>
+  <button type=submit name=action value=approve>Approve</button>
+  <button name=action value=deny>Deny</button>
+  <button type=button name=noise value=x>x</button>
+</form>
+<form><input type=submit name=go value=regenerate></form>
+</body></html>`)
+	forms, doc, err := parseForms(page, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(forms) != 2 {
+		t.Fatalf("got %d forms, want 2", len(forms))
+	}
+	f := forms[0]
+	if f.Method != "POST" || f.Action.String() != "https://svc.example/oauth/authorize" {
+		t.Errorf("form 1: %s %s", f.Method, f.Action)
+	}
+	b, ok := f.button("deny")
+	if !ok {
+		t.Fatal("no deny button")
+	}
+	got := f.submission(b, map[string]string{"user_code": "ABCD-1234"})
+	want := url.Values{"csrf_token": {"tok&1"}, "state": {"s"}, "remember": {"on"}, "user_code": {"ABCD-1234"},
+		"note": {"hi"}, "pick": {"b"}, "action": {"deny"}}
+	if got.Encode() != want.Encode() {
+		t.Errorf("submission:\n got %s\nwant %s", got.Encode(), want.Encode())
+	}
+	if g := forms[1]; g.Method != "GET" || g.Action.String() != page.String() {
+		t.Errorf("form 2 defaults: %s %s", g.Method, g.Action)
+	}
+	if b, ok := forms[1].button("regenerate"); !ok || b.Name != "go" {
+		t.Errorf("input type=submit not taken as a button: %+v", forms[1].Buttons)
+	}
+	if k := findAPIKey(doc); k != "" {
+		t.Errorf("found a key where there is none: %q", k)
+	}
+	for _, html := range []string{`<p>Key: <code id="api-key"> mcpa_abc </code></p>`, `<div data-api-key="mcpa_abc"></div>`, `<input id=api-key value=mcpa_abc>`} {
+		_, doc, _ := parseForms(page, []byte(html))
+		if k := findAPIKey(doc); k != "mcpa_abc" {
+			t.Errorf("findAPIKey(%s) = %q", html, k)
+		}
+	}
+}
+
+func TestParseChallenges(t *testing.T) {
+	cs := parseChallenges([]string{`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", scope="mcp", error="invalid_token", error_description="a \"quoted\", text"`, `Basic realm=x`})
+	if len(cs) != 2 || cs[0].Scheme != "Bearer" || cs[1].Params["realm"] != "x" {
+		t.Fatalf("got %+v", cs)
+	}
+	want := map[string]string{"resource_metadata": "https://x/.well-known/oauth-protected-resource", "scope": "mcp",
+		"error": "invalid_token", "error_description": `a "quoted", text`}
+	for k, v := range want {
+		if cs[0].Params[k] != v {
+			t.Errorf("%s = %q, want %q", k, cs[0].Params[k], v)
+		}
+	}
+	if c := parseChallenges([]string{"Bearer"}); len(c) != 1 || len(c[0].Params) != 0 {
+		t.Errorf("bare scheme: %+v", c)
+	}
+}
+
+func TestJWTHelpers(t *testing.T) {
+	key := []byte("k")
+	tok := signJWT(map[string]any{"alg": "HS256"}, map[string]any{"sub": "u", "exp": 5}, key)
+	h, c, err := decodeJWT(tok)
+	if err != nil || h["alg"] != "HS256" || c["sub"] != "u" {
+		t.Fatalf("decode: %v %v %v", h, c, err)
+	}
+	if n, err := numClaim(c, "exp"); err != nil || n != 5 {
+		t.Errorf("exp = %d, %v", n, err)
+	}
+	verify := func(tok string) bool {
+		i := strings.LastIndexByte(tok, '.')
+		sig, err := b64.DecodeString(tok[i+1:])
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(tok[:i]))
+		return err == nil && hmac.Equal(sig, m.Sum(nil))
+	}
+	if !verify(tok) {
+		t.Fatal("signJWT does not verify")
+	}
+	if bad := tamperSignature(tok); bad == tok || verify(bad) {
+		t.Errorf("tampered signature still verifies")
+	}
+	if none := signJWT(map[string]any{"alg": "none"}, c, nil); !strings.HasSuffix(none, ".") {
+		t.Errorf("alg none token %q should end with an empty signature", none)
+	}
+	if _, _, err := decodeJWT("a.b"); err == nil {
+		t.Errorf("two-part token decoded")
+	}
+}
+
+func TestManualApprover(t *testing.T) {
+	in, feed := io.Pipe()
+	var out bytes.Buffer
+	m := NewManualApprover(in, &out)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go func() {
+		_, _ = io.WriteString(feed, "http://127.0.0.1:43117/callback?code=abc&state=s\n\nmcpa_old\nmcpa_new\n")
+	}()
+	u, err := m.ApproveConsent(ctx, "https://svc.example/oauth/authorize?redirect_uri="+url.QueryEscape(loopbackRedirect))
+	if err != nil || u.Query().Get("code") != "abc" {
+		t.Fatalf("consent: %v %v", u, err)
+	}
+	if err := m.ApproveDevice(ctx, "https://svc.example/auth/device", "ABCD-1234"); err != nil {
+		t.Fatal(err)
+	}
+	old, next, err := m.RegenerateAPIKey(ctx)
+	if err != nil || old != "mcpa_old" || next != "mcpa_new" {
+		t.Errorf("regenerate: %q %q %v", old, next, err)
+	}
+	if k, _ := m.APIKey(ctx); k != "mcpa_new" {
+		t.Errorf("key after regenerate: %q", k)
+	}
+	for _, want := range []string{"APPROVE", loopbackRedirect, "ABCD-1234", "regenerate"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("prompts do not mention %q:\n%s", want, out.String())
+		}
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancelShort()
+	if err := m.DenyDevice(short, "https://svc.example/auth/device", "ABCD-1234"); err == nil {
+		t.Errorf("a prompt nobody answers should end with the context")
+	}
+	feed.Close()
+}
+
+func TestFormApproverReportsMissingPages(t *testing.T) {
+	s := newFakeService(t)
+	a, err := NewFormApprover(s.base, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// A device code nobody issued: the confirmation form never appears.
+	err = a.ApproveDevice(ctx, s.base+"/auth/device", "ZZZZ-0000")
+	if err == nil || !strings.Contains(err.Error(), "no form with a \"approve\" button") {
+		t.Errorf("unknown user code: err = %v", err)
+	}
+	// An authorization request for an unknown client: a 400 page, no consent form.
+	_, err = a.ApproveConsent(ctx, s.base+"/oauth/authorize?client_id=nope&redirect_uri="+url.QueryEscape(loopbackRedirect))
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400") {
+		t.Errorf("unknown client: err = %v", err)
+	}
+	if _, err := NewFormApprover("not a url", "", nil); err == nil {
+		t.Errorf("relative base URL accepted")
+	}
+	cs, err := a.Session(ctx)
+	if err != nil || authCookie(cs) == nil || authCookie(cs).Raw == "" {
+		t.Errorf("session: %v %v", cs, err)
+	}
+}

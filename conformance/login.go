@@ -1,0 +1,144 @@
+package conformance
+
+import (
+	"context"
+	"net/http"
+	"strings"
+)
+
+// authCookie returns the auth_token cookie among cs.
+func authCookie(cs []*http.Cookie) *http.Cookie {
+	for _, c := range cs {
+		if c.Name == "auth_token" {
+			return c
+		}
+	}
+	return nil
+}
+
+func loginChecks() []Check {
+	return []Check{
+		{
+			ID: "LOGIN-01", Title: "/auth/login redirects to the identity provider with a state", Area: "login",
+			Source: "contract §Browser pages; decisions.md §Browser login",
+			Run: func(ctx context.Context, e *Env) error {
+				r, err := e.Get(ctx, "/auth/login?return_to=%2F", "Accept", "text/html")
+				if err != nil {
+					return err
+				}
+				u, err := location(r)
+				if err != nil {
+					return err
+				}
+				if u.Scheme != "http" && u.Scheme != "https" {
+					return Fail("want a redirect to an http(s) identity provider, got %s", u)
+				}
+				if u.Query().Get("state") == "" {
+					return Fail("the redirect to the identity provider carries no state: %s", u)
+				}
+				return nil
+			},
+		},
+		{
+			ID: "LOGIN-02", Title: "the identity provider request uses a nonce and PKCE S256", Area: "login",
+			Source: "decisions.md §Browser login", Severity: Should,
+			Run: func(ctx context.Context, e *Env) error {
+				r, err := e.Get(ctx, "/auth/login?return_to=%2F", "Accept", "text/html")
+				if err != nil {
+					return err
+				}
+				u, err := location(r)
+				if err != nil {
+					return err
+				}
+				q := u.Query()
+				if q.Get("nonce") == "" || q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256" {
+					return Fail("want nonce, code_challenge and code_challenge_method=S256 in %s", u)
+				}
+				return nil
+			},
+		},
+		{
+			ID: "LOGIN-03", Title: "/auth/callback with an unknown state is refused and sets no cookie", Area: "login",
+			Source: "decisions.md §Browser login (state); RFC 6749 §10.12",
+			Run: func(ctx context.Context, e *Env) error {
+				r, err := e.Get(ctx, "/auth/callback?code="+randomString(12)+"&state="+randomString(12), "Accept", "text/html")
+				if err != nil {
+					return err
+				}
+				if c := authCookie((&http.Response{Header: r.Header}).Cookies()); c != nil && c.Value != "" {
+					return Fail("an auth_token cookie was set for a forged callback")
+				}
+				if r.Status < 400 || r.Status > 499 {
+					return Fail("want a 4xx, got %s", r.Snippet())
+				}
+				return nil
+			},
+		},
+		{
+			ID: "LOGIN-04", Title: "the auth_token cookie is HttpOnly, Secure, SameSite=Lax, Path=/, Max-Age 86400", Area: "login",
+			Source: "contract §Session cookie; decisions.md §Browser login", Needs: []Need{NeedSession},
+			Run: func(ctx context.Context, e *Env) error {
+				cs, err := e.SessionCookies(ctx)
+				if err != nil {
+					return err
+				}
+				c := authCookie(cs)
+				if c == nil {
+					return Fail("the session has no auth_token cookie")
+				}
+				if c.Raw == "" {
+					return Skip("the cookie's attributes are unknown (the session was given, not observed at login)")
+				}
+				var bad []string
+				if !c.HttpOnly {
+					bad = append(bad, "not HttpOnly")
+				}
+				if !c.Secure {
+					bad = append(bad, "not Secure")
+				}
+				if c.SameSite != http.SameSiteLaxMode {
+					bad = append(bad, "SameSite is not Lax")
+				}
+				if c.Path != "/" {
+					bad = append(bad, "Path is "+c.Path)
+				}
+				if c.MaxAge != 86400 {
+					bad = append(bad, "Max-Age is not 86400")
+				}
+				if len(bad) > 0 {
+					return Fail("auth_token: %s (Set-Cookie: %s)", strings.Join(bad, ", "), redactCookie(c))
+				}
+				return nil
+			},
+		},
+		{
+			ID: "LOGIN-05", Title: "the session cookie holds a JWT that works as a bearer token", Area: "login",
+			Source: "contract §Session cookie; §Authentication 2", Needs: []Need{NeedSession},
+			Run: func(ctx context.Context, e *Env) error {
+				cs, err := e.SessionCookies(ctx)
+				if err != nil {
+					return err
+				}
+				c := authCookie(cs)
+				if c == nil {
+					return Fail("the session has no auth_token cookie")
+				}
+				if _, _, err := decodeJWT(c.Value); err != nil {
+					return Fail("auth_token: %v", err)
+				}
+				r, err := e.GetBearer(ctx, "/api/ping", c.Value)
+				if err != nil {
+					return err
+				}
+				_, err = pingOK(r)
+				return err
+			},
+		},
+	}
+}
+
+// redactCookie shows a Set-Cookie line without its secret value.
+func redactCookie(c *http.Cookie) string {
+	return strings.Replace(c.Raw, c.Value, "…", 1)
+}

@@ -1,0 +1,221 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
+	}
+}
+
+// sampleReport has one result of each kind, with a baseline applied.
+func sampleReport(t *testing.T) *Report {
+	t.Helper()
+	b, err := ParseBaseline(strings.NewReader("# known gaps\nDISC-07  # issuer has a slash\nREG-01\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{
+		Target:   "https://mcp.example.com",
+		Started:  time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Duration: 1234 * time.Millisecond,
+		Results: []Result{
+			{ID: "DISC-01", Title: "protected resource metadata is served as JSON", Area: "discovery", Source: "contract §Endpoints/Discovery", Verdict: VerdictPass, Duration: 12 * time.Millisecond},
+			{ID: "DISC-07", Title: "issuer is the base URL", Area: "discovery", Source: "contract", Verdict: VerdictFail, Reason: `issuer: want "https://mcp.example.com", got "https://mcp.example.com/"`, Duration: 8 * time.Millisecond},
+			{ID: "REG-01", Title: "registration returns 201", Area: "register", Source: "RFC 7591", Verdict: VerdictPass, Duration: 20 * time.Millisecond},
+			{ID: "REG-11", Title: "a body over 1 MiB is refused with a 4xx", Area: "register", Source: "decisions.md", Verdict: VerdictFail, Reason: "want a 4xx <413>, got HTTP 500 & co", Duration: 31 * time.Millisecond},
+			{ID: "PING-10", Title: "the auth scheme is case-insensitive", Area: "ping", Source: "RFC 6750 §2.1", Severity: Should, Verdict: VerdictWarn, Reason: "want HTTP 200, got HTTP 401", Duration: 3 * time.Millisecond},
+			{ID: "PING-12", Title: "a JWT is refused 24 h + 31 s after issue", Area: "ping", Source: "contract", Verdict: VerdictSkip, Reason: "needs a test clock to move time by 24h0m31s (or real-time waiting)"},
+		},
+	}
+	rep.applyBaseline(b, Catalogue())
+	return rep
+}
+
+func TestBaseline(t *testing.T) {
+	rep := sampleReport(t)
+	if !rep.Results[1].Expected || rep.Results[3].Expected {
+		t.Errorf("Expected flags: DISC-07 %v (want true), REG-11 %v (want false)", rep.Results[1].Expected, rep.Results[3].Expected)
+	}
+	if len(rep.Stale) != 1 || !strings.HasPrefix(rep.Stale[0], "REG-01: passes") {
+		t.Errorf("stale: %q, want REG-01", rep.Stale)
+	}
+	tests := []struct {
+		name     string
+		baseline string
+		results  []Result
+		failed   bool
+	}{
+		{"unexpected failure", "", []Result{{ID: "DISC-07", Verdict: VerdictFail}}, true},
+		{"expected failure", "DISC-07\n", []Result{{ID: "DISC-07", Verdict: VerdictFail}}, false},
+		{"stale entry", "DISC-07\n", []Result{{ID: "DISC-07", Verdict: VerdictPass}}, true},
+		{"unknown entry", "NOPE-01\n", []Result{{ID: "DISC-07", Verdict: VerdictPass}}, true},
+		{"skipped entry is not stale", "DISC-07\n", []Result{{ID: "DISC-07", Verdict: VerdictSkip}}, false},
+		{"filtered-out entry is not stale", "DISC-08\n", []Result{{ID: "DISC-07", Verdict: VerdictPass}}, false},
+		{"expected warning", "PING-10\n", []Result{{ID: "PING-10", Verdict: VerdictWarn}}, false},
+		{"warnings do not fail", "", []Result{{ID: "PING-10", Verdict: VerdictWarn}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := ParseBaseline(strings.NewReader(tt.baseline))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := &Report{Results: tt.results}
+			rep.applyBaseline(b, Catalogue())
+			if rep.Failed() != tt.failed {
+				t.Errorf("Failed() = %v, want %v (stale %q)", rep.Failed(), tt.failed, rep.Stale)
+			}
+			if want := map[bool]int{true: 1, false: 0}[tt.failed]; rep.ExitCode() != want {
+				t.Errorf("ExitCode() = %d, want %d", rep.ExitCode(), want)
+			}
+		})
+	}
+	if _, err := ParseBaseline(strings.NewReader("DISC-01\nnot an id\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("bad line: err = %v, want one naming line 2", err)
+	}
+	path := filepath.Join(t.TempDir(), "baseline.txt")
+	if err := os.WriteFile(path, []byte("# none\n\nHDR-05\nHDR-05\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadBaseline(path)
+	if err != nil || len(b.IDs()) != 1 || !b.Has("HDR-05") {
+		t.Errorf("LoadBaseline: %v, %v", b.IDs(), err)
+	}
+}
+
+func TestBaselineThroughRun(t *testing.T) {
+	s := newFakeService(t, "issuer-slash")
+	b, _ := ParseBaseline(strings.NewReader("DISC-07\n"))
+	rep := runFake(t, s, `^DISC-`, Options{Baseline: b})
+	if rep.Failed() {
+		t.Errorf("the only failure is expected, yet the run failed: %+v", rep.Stale)
+	}
+	rep = runFake(t, newFakeService(t), `^DISC-`, Options{Baseline: b})
+	if !rep.Failed() || len(rep.Stale) != 1 {
+		t.Errorf("DISC-07 passes against a correct service: want a stale entry, got %q", rep.Stale)
+	}
+}
+
+func TestJSONReport(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sampleReport(t).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.json", buf.Bytes())
+	var back struct {
+		Target     string         `json:"target"`
+		Started    time.Time      `json:"started"`
+		DurationMS int64          `json:"duration_ms"`
+		Summary    map[string]int `json:"summary"`
+		Checks     []map[string]any
+	}
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Summary["pass"] != 2 || back.Summary["fail"] != 2 || back.Summary["warn"] != 1 || back.Summary["skip"] != 1 {
+		t.Errorf("summary %v", back.Summary)
+	}
+	for _, k := range []string{"id", "title", "area", "source", "severity", "verdict", "reason", "duration_ms"} {
+		if _, ok := back.Checks[0][k]; !ok {
+			t.Errorf("check entries lack %q", k)
+		}
+	}
+}
+
+func TestJUnitReport(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sampleReport(t).WriteJUnit(&buf); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.junit.xml", buf.Bytes())
+	var back junitSuites
+	if err := xml.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatalf("JUnit output is not well-formed XML: %v", err)
+	}
+	// DISC-07 expected (skipped), REG-01 stale (failure), REG-11 failure,
+	// PING-10 warning (passes, with a WARNING), PING-12 skipped.
+	if back.Tests != 6 || back.Failures != 2 || back.Skipped != 2 || len(back.Suites) != 3 {
+		t.Errorf("totals: tests %d failures %d skipped %d suites %d", back.Tests, back.Failures, back.Skipped, len(back.Suites))
+	}
+	warn := back.Suites[2].Cases[0]
+	if !strings.HasPrefix(warn.SystemOut, "WARNING: ") || warn.Failure != nil {
+		t.Errorf("the warning case: %+v", warn)
+	}
+	if f := back.Suites[1].Cases[1].Failure; f == nil || f.Message != "want a 4xx <413>, got HTTP 500 & co" {
+		t.Errorf("the failure message did not survive escaping: %+v", f)
+	}
+}
+
+func TestTextReport(t *testing.T) {
+	var plain, color bytes.Buffer
+	rep := sampleReport(t)
+	if err := rep.WriteText(&plain, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.txt", plain.Bytes())
+	if bytes.Contains(plain.Bytes(), []byte("\x1b[")) {
+		t.Errorf("plain output has ANSI escapes")
+	}
+	if err := rep.WriteText(&color, TextOptions{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(color.Bytes(), []byte("\x1b[")) {
+		t.Errorf("coloured output has no ANSI escapes")
+	}
+	env := map[string]string{"NO_COLOR": "1"}
+	if ColorFromEnv(func(k string) string { return env[k] }, true) {
+		t.Errorf("NO_COLOR ignored")
+	}
+	if !ColorFromEnv(func(string) string { return "" }, true) || ColorFromEnv(func(string) string { return "" }, false) {
+		t.Errorf("ColorFromEnv should follow the terminal when NO_COLOR is unset")
+	}
+}
+
+func TestHTTPClock(t *testing.T) {
+	s := newFakeService(t)
+	c := &HTTPClock{URL: s.base + "/_clock"}
+	ctx := context.Background()
+	before, err := c.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Advance(ctx, 10*time.Minute+time.Second); err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.Now.Sub(before.Now); got != 10*time.Minute+time.Second {
+		t.Errorf("clock moved %s, want 10m1s", got)
+	}
+	if err := (&HTTPClock{URL: s.base + "/nope"}).Advance(ctx, time.Second); err == nil {
+		t.Errorf("advancing a missing clock endpoint succeeded")
+	}
+}
