@@ -172,7 +172,7 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 		if err := validateAS(md, cfg); err != nil {
 			return d, fmt.Errorf("discover: %s: %w", mdURL, err)
 		}
-		d.Issuer, d.AuthServer, d.AuthServerMetadataURL = iss, md, mdURL
+		d.Issuer, d.AuthServer, d.AuthServerMetadataURL = md.Issuer, md, mdURL
 		return d, nil
 	}
 	for _, p := range d.Probes {

@@ -101,7 +101,8 @@ func (l *Loopback) Ignored() int {
 
 // Wait returns the code of the first callback that passes CheckCallback, or
 // the error of the first one that fails for another reason than its state.
-// It returns ctx.Err() when ctx ends first.
+// It returns ctx.Err() when ctx ends first. Callbacks arriving while no Wait
+// runs are held until the next Wait or Close.
 func (l *Loopback) Wait(ctx context.Context, c CallbackCheck) (string, error) {
 	for {
 		select {

@@ -60,7 +60,8 @@ func (c *FakeClock) After(d time.Duration) <-chan time.Time {
 	c.waits = append(c.waits, d)
 	ch := make(chan time.Time, 1)
 	if c.auto && d > 0 {
-		c.now = c.now.Add(d)
+		c.setLocked(c.now.Add(d)) // also fires timers that fall due on the way
+		d = 0
 	}
 	deadline := c.now.Add(d)
 	if !deadline.After(c.now) {

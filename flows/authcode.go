@@ -1,0 +1,284 @@
+package flows
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/mcpauth/mcpauth/pkce"
+)
+
+// DefaultLoginTimeout bounds how long AuthCode waits for the browser.
+const DefaultLoginTimeout = 5 * time.Minute
+
+// AuthCodeConfig configures the authorization code flow with PKCE.
+type AuthCodeConfig struct {
+	HTTPClient *http.Client // nil means http.DefaultClient
+	Clock      Clock        // nil means RealClock
+	Discovery  *Discovery
+	Client     Client
+	// OpenBrowser sends the user to the authorization URL. It is called, on
+	// its own goroutine, once the loopback listener is up; AuthCode does not
+	// wait for it to return. An error it returns before the callback arrives
+	// ends the flow (to fall back to printing the URL, print it and return
+	// nil). Required.
+	OpenBrowser func(authURL string) error
+	// Port for the loopback listener. 0 tries the ports of the client's
+	// registered loopback redirect URIs, then a free port.
+	Port       int
+	Timeout    time.Duration // 0 means DefaultLoginTimeout
+	NoResource bool          // omit the RFC 8707 resource parameter
+	Scope      string        // "" means Discovery.Scope
+	// Reregister, when set, is called once if the server rejects a
+	// registered or cached client with invalid_client; the flow then starts
+	// over with the new client. ClientConfig.Reregister fits.
+	Reregister func(ctx context.Context) (Client, error)
+}
+
+// AuthRequest is one authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3,
+// RFC 8707 §2). Fields left empty are omitted from the URL; Extra adds or
+// overrides parameters (the conformance suite uses it for negative tests).
+type AuthRequest struct {
+	Endpoint    string
+	ClientID    string
+	RedirectURI string
+	Scope       string
+	State       string
+	Verifier    string // the challenge sent is S256(Verifier)
+	Resource    string
+	Extra       url.Values
+}
+
+// URL returns the authorization URL, keeping any query the endpoint has
+// (RFC 6749 §3.1).
+func (r *AuthRequest) URL() string {
+	u, err := url.Parse(r.Endpoint)
+	if err != nil {
+		return ""
+	}
+	q := u.Query()
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("response_type", "code")
+	set("client_id", r.ClientID)
+	set("redirect_uri", r.RedirectURI)
+	set("scope", r.Scope)
+	set("state", r.State)
+	if r.Verifier != "" {
+		set("code_challenge", pkce.S256(r.Verifier))
+		set("code_challenge_method", pkce.MethodS256)
+	}
+	set("resource", r.Resource)
+	for k, v := range r.Extra {
+		q[k] = v
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// NewRequest builds an authorization request with a fresh state and PKCE
+// verifier for redirectURI.
+func (cfg AuthCodeConfig) NewRequest(redirectURI string) (*AuthRequest, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	verifier, err := pkce.NewVerifier()
+	if err != nil {
+		return nil, err
+	}
+	state, err := randomState()
+	if err != nil {
+		return nil, err
+	}
+	r := &AuthRequest{
+		Endpoint:    cfg.Discovery.AuthServer.AuthorizationEndpoint,
+		ClientID:    cfg.Client.ID,
+		RedirectURI: redirectURI,
+		Scope:       cfg.scope(),
+		State:       state,
+		Verifier:    verifier,
+	}
+	if !cfg.NoResource {
+		r.Resource = cfg.Discovery.Resource
+	}
+	return r, nil
+}
+
+// Exchange trades code for a token at the token endpoint (RFC 6749 §4.1.3,
+// RFC 7636 §4.5), repeating the request's redirect URI and resource.
+func (cfg AuthCodeConfig) Exchange(ctx context.Context, req *AuthRequest, code string) (*Token, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	form := url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {code},
+		"redirect_uri":  {req.RedirectURI},
+		"code_verifier": {req.Verifier},
+	}
+	if req.Resource != "" {
+		form.Set("resource", req.Resource)
+	}
+	endpoint := cfg.Discovery.AuthServer.TokenEndpoint
+	resp, body, err := postForm(ctx, cfg.HTTPClient, endpoint, form, &cfg.Client)
+	if err != nil {
+		return nil, fmt.Errorf("token exchange at %s: %w", endpoint, err)
+	}
+	tok, err := parseToken(resp, body, clockOr(cfg.Clock).Now())
+	if err != nil {
+		return nil, fmt.Errorf("token exchange at %s: %w", endpoint, err)
+	}
+	return tok, nil
+}
+
+// AuthCode runs the authorization code flow with PKCE through a loopback
+// redirect: listen on 127.0.0.1, open the browser, wait for the callback
+// (state, then iss, then code or error), exchange the code.
+func AuthCode(ctx context.Context, cfg AuthCodeConfig) (*Token, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.OpenBrowser == nil {
+		return nil, errors.New("auth code flow: OpenBrowser is required")
+	}
+	tok, err := cfg.run(ctx)
+	if err == nil || !errors.Is(err, ErrInvalidClient) || cfg.Reregister == nil ||
+		(cfg.Client.Source != SourceRegistered && cfg.Client.Source != SourceCache) {
+		return tok, err
+	}
+	c, rerr := cfg.Reregister(ctx)
+	if rerr != nil {
+		return nil, fmt.Errorf("%w; re-registering failed: %w", err, rerr)
+	}
+	cfg.Client = c
+	return cfg.run(ctx)
+}
+
+func (cfg AuthCodeConfig) run(ctx context.Context) (*Token, error) {
+	ln, err := cfg.listen()
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	req, err := cfg.NewRequest(ln.RedirectURI())
+	if err != nil {
+		return nil, err
+	}
+
+	ctx2, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultLoginTimeout
+	}
+	timedOut := make(chan struct{})
+	timer := clockOr(cfg.Clock).After(timeout)
+	go func() {
+		select {
+		case <-timer:
+			close(timedOut)
+			cancel()
+		case <-ctx2.Done():
+		}
+	}()
+
+	// Wait runs before the browser opens, so the first callback finds it.
+	type result struct {
+		code string
+		err  error
+	}
+	res := make(chan result, 1)
+	md := cfg.Discovery.AuthServer
+	go func() {
+		code, err := ln.Wait(ctx2, CallbackCheck{State: req.State, Issuer: md.Issuer,
+			RequireIss: md.AuthorizationResponseIssParameterSupported})
+		res <- result{code, err}
+	}()
+	// OpenBrowser runs on its own goroutine: some launchers block until the
+	// browser exits, and a test browser follows the redirects itself.
+	opened := make(chan error, 1)
+	go func() { opened <- cfg.OpenBrowser(req.URL()) }()
+	var r result
+	select {
+	case r = <-res:
+	case err := <-opened:
+		if err != nil {
+			cancel()
+			<-res
+			return nil, fmt.Errorf("opening the browser: %w", err)
+		}
+		r = <-res
+	}
+	if r.err != nil {
+		select {
+		case <-timedOut:
+			if n := ln.Ignored(); n > 0 {
+				return nil, fmt.Errorf("%w after %s (ignored %d response(s) with a wrong state)", ErrTimeout, timeout, n)
+			}
+			return nil, fmt.Errorf("%w after %s", ErrTimeout, timeout)
+		default:
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("auth code flow: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("authorization response: %w", r.err)
+	}
+	return cfg.Exchange(ctx, req, r.code)
+}
+
+// listen binds the loopback listener: cfg.Port if set, else the ports of
+// the client's registered loopback redirect URIs, else a free port.
+func (cfg AuthCodeConfig) listen() (*Loopback, error) {
+	if cfg.Port != 0 {
+		return ListenLoopback(cfg.Port)
+	}
+	for _, ru := range cfg.Client.RedirectURIs {
+		u, err := url.Parse(ru)
+		if err != nil || u.Scheme != "http" || u.Hostname() != "127.0.0.1" || u.Path != CallbackPath {
+			continue
+		}
+		if p, err := strconv.Atoi(u.Port()); err == nil && p > 0 {
+			if ln, err := ListenLoopback(p); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	return ListenLoopback(0)
+}
+
+func (cfg AuthCodeConfig) check() error {
+	if cfg.Discovery == nil || cfg.Discovery.AuthServer == nil {
+		return errors.New("auth code flow: no authorization server metadata")
+	}
+	if cfg.Discovery.AuthServer.AuthorizationEndpoint == "" {
+		return errors.New("auth code flow: the authorization server has no authorization_endpoint")
+	}
+	if cfg.Client.ID == "" {
+		return errors.New("auth code flow: no client ID")
+	}
+	return nil
+}
+
+func (cfg AuthCodeConfig) scope() string {
+	if cfg.Scope != "" {
+		return cfg.Scope
+	}
+	return cfg.Discovery.Scope
+}
+
+func randomState() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating state: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}

@@ -1,0 +1,82 @@
+// Package flows is the client side of the MCP authorization flows, as a
+// library: discovery, client registration, the authorization code flow with
+// PKCE through a loopback redirect, the device flow, and the token check.
+// It never prints and never stores anything: user interaction goes through
+// callbacks (OpenBrowser, ShowCode, OnPoll), persistence through
+// RegistrationCache, time through a Clock, and HTTP through the caller's
+// *http.Client. Config structs are usable at their zero value where that
+// makes sense (nil client: http.DefaultClient; nil clock: RealClock).
+//
+// It speaks both the mcpauth service contract and any server following the
+// MCP authorization specification (2025-11-25) and the RFCs it names.
+//
+// # Discovery
+//
+// Discover probes, recording every request in Discovery.Probes:
+//
+//  1. an unauthenticated MCP initialize POST to the MCP URL; a 401 Bearer
+//     challenge may carry resource_metadata and scope (RFC 9728 §5.1);
+//  2. protected resource metadata at the challenge's resource_metadata URL,
+//     then path-inserted (/.well-known/oauth-protected-resource/mcp), then
+//     at the root;
+//  3. for each authorization server listed: RFC 8414 path-inserted
+//     (/.well-known/oauth-authorization-server{path}), OpenID Connect
+//     path-inserted (/.well-known/openid-configuration{path}), OpenID
+//     Connect path-appended ({issuer}/.well-known/openid-configuration).
+//
+// Any 4xx, 5xx, non-JSON body, body over 1 MiB or network error moves on to
+// the next candidate. Without any protected resource metadata the base URL
+// is taken as the authorization server (MCP 2025-03-26 behaviour).
+//
+// Discovered documents are distrusted: the PRM resource must equal the target
+// (compared canonically: lower-case scheme and host, no default port, no
+// fragment, "/" equal to an empty path; any other trailing slash counts, per
+// RFC 9728 §3.3); the metadata issuer must equal the issuer it was fetched
+// for (RFC 8414 §3.3); every endpoint must be https or http on a loopback
+// host; and code_challenge_methods_supported must contain S256 unless
+// DiscoverConfig.AllowMissingS256.
+//
+// # Client identity
+//
+// ResolveClient uses, in order: a pre-registered client ID; a client ID
+// metadata document URL when the server advertises
+// client_id_metadata_document_supported; a cached registration for
+// (issuer, resource) whose secret has not expired; a new RFC 7591
+// registration. AuthCode and Device re-register once when the server answers
+// invalid_client, if given a Reregister func.
+//
+// # Authorization code flow
+//
+// AuthCode listens on 127.0.0.1 (RFC 8252 §7.3) before opening the browser,
+// sends state, an S256 PKCE challenge and the RFC 8707 resource, and answers
+// each callback itself: the state is compared in constant time first, and a
+// request with a wrong state or path gets a 400 and is ignored; then the
+// RFC 9207 iss is checked; then the code or error is read. The pieces
+// (AuthCodeConfig.NewRequest, ListenLoopback, Loopback.Wait, CheckCallback,
+// AuthCodeConfig.Exchange) are exported so the conformance suite can drive
+// each step.
+//
+// # Device flow and its two dialects
+//
+// Device speaks two dialects of RFC 8628:
+//
+//   - JSON (the service contract): JSON bodies {client_id, scope} to the
+//     device authorization endpoint and {device_code, client_id, grant_type}
+//     to the sibling endpoint ending in /api/oauth/device/token;
+//   - form (RFC 8628): form-encoded bodies to device_authorization_endpoint,
+//     polling the metadata's token_endpoint.
+//
+// The rule: JSON when the path of device_authorization_endpoint ends in
+// /api/oauth/device/code, else form. DeviceConfig.Dialect overrides it.
+// Polling follows RFC 8628 §3.5: wait interval (5 s if absent) before each
+// poll; authorization_pending polls on; slow_down adds 5 s to every later
+// interval; access_denied, expired_token and the local expiry each end the
+// flow with their own error.
+//
+// # Errors
+//
+// Server errors are *OAuthError. The sentinels (ErrAccessDenied,
+// ErrExpiredToken, ErrDeviceCodeExpired, ErrStateMismatch, ErrIssuerMismatch,
+// ErrTimeout, ErrUnauthorized, ...) are matched with errors.Is so the CLI can
+// map them to exit codes.
+package flows

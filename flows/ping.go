@@ -1,0 +1,73 @@
+package flows
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// PingResult is the body of a successful GET /api/ping.
+type PingResult struct {
+	Status string `json:"status"`
+	UserID string `json:"user_id"`
+}
+
+// ResourceError is a 401 or 403 from a protected resource, with its Bearer
+// challenge (RFC 6750 §3). It matches ErrUnauthorized (401) or
+// ErrInsufficientScope (403 error="insufficient_scope").
+type ResourceError struct {
+	StatusCode int
+	Challenge  Challenge // zero when the server sent no Bearer challenge
+}
+
+func (e *ResourceError) Error() string {
+	msg := fmt.Sprintf("HTTP %d", e.StatusCode)
+	if c := e.Challenge.Params["error"]; c != "" {
+		msg += ": " + c
+	}
+	if d := e.Challenge.Params["error_description"]; d != "" {
+		msg += ": " + d
+	}
+	return msg
+}
+
+// Is matches ErrUnauthorized and ErrInsufficientScope.
+func (e *ResourceError) Is(target error) bool {
+	switch target {
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized
+	case ErrInsufficientScope:
+		return e.StatusCode == http.StatusForbidden && e.Challenge.Params["error"] == "insufficient_scope"
+	}
+	return false
+}
+
+// Ping checks token with GET {baseURL}/api/ping.
+func Ping(ctx context.Context, hc *http.Client, baseURL, token string) (*PingResult, error) {
+	u := strings.TrimRight(baseURL, "/") + "/api/ping"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ping: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "application/json")
+	resp, body, err := do(hc, req)
+	if err != nil {
+		return nil, fmt.Errorf("ping %s: %w", u, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized, http.StatusForbidden:
+		ch, _ := BearerChallenge(resp.Header)
+		return nil, fmt.Errorf("ping %s: %w", u, &ResourceError{StatusCode: resp.StatusCode, Challenge: ch})
+	default:
+		return nil, fmt.Errorf("ping %s: %w", u, responseError(resp, body))
+	}
+	var r PingResult
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("ping %s: response is not JSON: %w", u, err)
+	}
+	return &r, nil
+}
