@@ -477,7 +477,7 @@ func deviceChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if _, err := wantTokenResponse(r); err != nil {
+				if _, err := accessToken(r); err != nil {
 					return setupFail("polling after approval", err)
 				}
 				if r, err = e.pollPatiently(ctx, cid, d); err != nil {
@@ -496,7 +496,7 @@ func deviceChecks() []Check {
 				if err != nil {
 					return err
 				}
-				_, err = wantTokenResponse(r)
+				_, err = accessToken(r)
 				return err
 			},
 		},

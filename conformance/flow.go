@@ -167,11 +167,11 @@ func (e *Env) freshToken(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", setupFail("exchanging the code", err)
 	}
-	t, err := wantTokenResponse(r)
+	tok, err := accessToken(r)
 	if err != nil {
 		return "", setupFail("exchanging the code", err)
 	}
-	return t.AccessToken, nil
+	return tok, nil
 }
 
 // token returns an access token obtained once per run. Checks that revoke or

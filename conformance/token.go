@@ -91,7 +91,7 @@ func codeAge(id, title string, age time.Duration, valid bool) Check {
 				return err
 			}
 			if valid {
-				_, err = wantTokenResponse(r)
+				_, err = accessToken(r)
 				return err
 			}
 			return wantOAuthError(r, 400, "invalid_grant", "expired_token")
@@ -198,7 +198,7 @@ func tokenChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if _, err := wantTokenResponse(r); err != nil {
+				if _, err := accessToken(r); err != nil {
 					return err
 				}
 				if r.ContentType() != "application/json" {
@@ -225,7 +225,7 @@ func tokenChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if _, err := wantTokenResponse(r); err != nil {
+				if _, err := accessToken(r); err != nil {
 					return setupFail("first exchange", err)
 				}
 				if r, err = e.exchange(ctx, g, nil); err != nil {
@@ -246,17 +246,17 @@ func tokenChecks() []Check {
 				if err != nil {
 					return err
 				}
-				t, err := wantTokenResponse(r)
+				tok, err := accessToken(r)
 				if err != nil {
 					return setupFail("first exchange", err)
 				}
-				if p, err := e.GetBearer(ctx, "/api/ping", t.AccessToken); err != nil || p.Status != 200 {
+				if p, err := e.GetBearer(ctx, "/api/ping", tok); err != nil || p.Status != 200 {
 					return setupFail("using the token before the replay", errOr(err, p))
 				}
 				if _, err := e.exchange(ctx, g, nil); err != nil {
 					return err
 				}
-				p, err := e.GetBearer(ctx, "/api/ping", t.AccessToken)
+				p, err := e.GetBearer(ctx, "/api/ping", tok)
 				if err != nil {
 					return err
 				}

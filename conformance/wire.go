@@ -138,6 +138,8 @@ func wantOAuthError(r *Response, status int, codes ...string) error {
 }
 
 // wantTokenResponse checks a successful token response per the contract.
+// Only the checks about the token response itself (TOKEN-08, DEV-24) use it;
+// the rest read the token with accessToken.
 func wantTokenResponse(r *Response) (*tokenResponse, error) {
 	if r.Status != 200 {
 		return nil, Fail("want HTTP 200 with a token response, got %s", r.Snippet())
@@ -160,4 +162,26 @@ func wantTokenResponse(r *Response) (*tokenResponse, error) {
 		return nil, Fail("access_token is empty")
 	}
 	return &t, nil
+}
+
+// accessToken returns the access token of a successful token response. It is
+// for checks that only need a token, so that a response lacking another member
+// (expires_in, say) fails the checks about the response, not every check that
+// uses a token.
+func accessToken(r *Response) (string, error) {
+	if r.Status != 200 {
+		return "", Fail("want HTTP 200 with a token response, got %s", r.Snippet())
+	}
+	o, err := decodeObject(r)
+	if err != nil {
+		return "", err
+	}
+	tok, err := o.str("access_token")
+	if err != nil {
+		return "", err
+	}
+	if tok == "" {
+		return "", Fail("access_token is empty")
+	}
+	return tok, nil
 }

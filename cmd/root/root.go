@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/conformance"
 	"github.com/mcpauth/mcpauth/cmd/serve"
 	"github.com/mcpauth/mcpauth/cmd/version"
 )
@@ -67,6 +68,7 @@ implements the mcpauth service contract, and runs a reference server.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(
+		conformance.NewCmd(f, nil),
 		serve.NewCmd(f, nil),
 		version.NewCmd(f),
 	)

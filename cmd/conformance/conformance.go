@@ -1,0 +1,309 @@
+// Package conformance implements `mcpauth conformance`: run the conformance
+// suite against a deployment, or against the reference server in-process.
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/conformance"
+)
+
+// Approval modes of --approve.
+const (
+	ApproveForm   = "form"
+	ApproveManual = "manual"
+	ApproveNone   = "none"
+)
+
+// manualTimeout is the per-check timeout when a person approves: long enough
+// to switch to a browser, sign in and paste a URL back.
+const manualTimeout = 10 * time.Minute
+
+// Options are conformance's flags.
+type Options struct {
+	IO         *cmdutil.IOStreams
+	Getenv     func(string) string
+	HTTPClient func() (*http.Client, error) // nil: the suite's defaults
+
+	BaseURL string // the positional argument
+
+	Local bool
+	DB    string
+
+	ClockURL      string
+	SessionCookie string
+	APIKey        string
+	Approve       string
+	Username      string
+	Destructive   bool
+	RealTime      bool
+
+	Timeout  time.Duration // per check; 0: 60 s, or 10 min with --approve=manual
+	Parallel int           // 0: the suite's default, 1 with --approve=manual
+
+	JSON     string // file or "-"
+	JUnit    string // file or "-"
+	List     bool
+	Run      string // regular expression over check IDs
+	Baseline string
+	Verbose  bool
+}
+
+// secretFlags may come from the environment (MCPAUTH_SESSION_COOKIE,
+// MCPAUTH_API_KEY) so CI secrets stay off the command line. Other flags are
+// not bound: MCPAUTH_DB and friends belong to `mcpauth serve`, often run in
+// the same CI job.
+var secretFlags = []string{"session-cookie", "api-key"}
+
+// NewCmd builds the command; runF replaces Run in tests.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Getenv: f.Getenv, HTTPClient: f.HTTPClient}
+	cmd := &cobra.Command{
+		Use:   "conformance [<base_url>]",
+		Short: "Check a deployment against the service contract",
+		Long: `Run the conformance suite: every rule of the service contract (service.md)
+and of decisions.md, one check each, over HTTP against <base_url>.
+
+Checks that need something the target cannot provide are skipped with the
+reason, never passed: approving consent screens and device codes (--approve),
+moving the server's clock for the expiry checks (--clock-url, from
+'mcpauth serve --test-clock'; or --real-time to wait for real where that is
+short enough), the test user's API key and browser session.
+
+--local runs the whole suite against the reference server started in-process,
+with every need met.
+
+Exit status: 0 when no Must check failed (after the baseline), 8 when one did
+or the baseline is stale, 2 on usage errors, 6 when the target or its test
+clock cannot be reached, 130 when interrupted.`,
+		Example: `  mcpauth conformance --local
+  mcpauth conformance http://127.0.0.1:8080 --clock-url http://127.0.0.1:8080/api/test/clock --approve=form
+  mcpauth conformance https://mcp.example.com --api-key "$KEY" --junit conformance.xml
+  mcpauth conformance --list --run '^DEV-'`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := bindSecrets(cmd, f.Getenv); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				opts.BaseURL = args[0]
+			}
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.Local, "local", false, "start the reference server in-process and check it (no <base_url>)")
+	fl.StringVar(&opts.DB, "db", "", "with --local: SQLite file or postgres:// URL for the server (default: in memory)")
+	fl.StringVar(&opts.ClockURL, "clock-url", "", "test clock of 'mcpauth serve --test-clock', e.g. <base_url>/api/test/clock")
+	fl.StringVar(&opts.SessionCookie, "session-cookie", "", "auth_token cookie of a logged-in test user (env MCPAUTH_SESSION_COOKIE)")
+	fl.StringVar(&opts.APIKey, "api-key", "", "the test user's API key (env MCPAUTH_API_KEY)")
+	fl.StringVar(&opts.Approve, "approve", ApproveNone, "who approves consent and device codes: form (drive the pages as --username), manual (you, prompted on stderr), none (skip those checks)")
+	fl.StringVar(&opts.Username, "username", "conformance", "user name to sign in with at a development identity provider (--approve=form)")
+	fl.BoolVar(&opts.Destructive, "destructive", false, "allow checks that change the test user's state (regenerating the API key)")
+	fl.BoolVar(&opts.RealTime, "real-time", false, "without a test clock, wait for real for expiry checks of up to a minute")
+	fl.DurationVar(&opts.Timeout, "timeout", 0, "per-check timeout (default 60s; 10m with --approve=manual)")
+	fl.IntVar(&opts.Parallel, "parallel", 0, "checks run at once (default 4; 1 with --approve=manual)")
+	fl.StringVar(&opts.JSON, "json", "", `write the report (or with --list, the catalogue) as JSON to this file ("-" for stdout)`)
+	fl.StringVar(&opts.JUnit, "junit", "", `write the report as JUnit XML to this file ("-" for stdout)`)
+	fl.BoolVar(&opts.List, "list", false, "list the checks (id, area, severity, needs, title) instead of running them")
+	fl.StringVar(&opts.Run, "run", "", "run only checks whose ID matches this regular expression, e.g. '^DEV-'")
+	fl.StringVar(&opts.Baseline, "baseline", "", "file of check IDs expected to fail, one per line ('#' comments)")
+	fl.BoolVar(&opts.Verbose, "verbose", false, "show each check's source in the report, and progress even when stderr is not a terminal")
+	return cmd
+}
+
+func bindSecrets(cmd *cobra.Command, getenv func(string) string) error {
+	if getenv == nil {
+		return nil
+	}
+	for _, name := range secretFlags {
+		fl := cmd.Flags().Lookup(name)
+		if fl.Changed {
+			continue
+		}
+		if v := getenv(cmdutil.EnvName(name)); v != "" {
+			if err := fl.Value.Set(v); err != nil {
+				return cmdutil.FlagErrorf("%s: %v", cmdutil.EnvName(name), err)
+			}
+		}
+	}
+	return nil
+}
+
+// validate rejects contradictory flags, so none is silently ignored.
+func (o *Options) validate() error {
+	switch {
+	case o.List:
+		if o.BaseURL != "" || o.Local {
+			return cmdutil.FlagErrorf("--list takes no <base_url> and no --local")
+		}
+		if o.JUnit != "" {
+			return cmdutil.FlagErrorf("--list writes JSON (--json), not JUnit")
+		}
+	case o.Local && o.BaseURL != "":
+		return cmdutil.FlagErrorf("--local starts its own server: give no <base_url>")
+	case !o.Local && o.BaseURL == "":
+		return cmdutil.FlagErrorf("give a <base_url>, or --local to check the reference server in-process")
+	}
+	if o.Local {
+		for flag, set := range map[string]bool{
+			"--clock-url": o.ClockURL != "", "--session-cookie": o.SessionCookie != "", "--api-key": o.APIKey != "",
+			"--approve": o.Approve != ApproveNone && o.Approve != ApproveForm,
+		} {
+			if set {
+				return cmdutil.FlagErrorf("%s cannot be used with --local (it provides its own)", flag)
+			}
+		}
+	} else if o.DB != "" {
+		return cmdutil.FlagErrorf("--db is only for --local")
+	}
+	switch o.Approve {
+	case ApproveForm, ApproveManual, ApproveNone:
+	default:
+		return cmdutil.FlagErrorf("--approve must be form, manual or none, not %q", o.Approve)
+	}
+	if o.JSON == "-" && o.JUnit == "-" {
+		return cmdutil.FlagErrorf("only one of --json and --junit can write to stdout")
+	}
+	if o.Timeout < 0 || o.Parallel < 0 {
+		return cmdutil.FlagErrorf("--timeout and --parallel must not be negative")
+	}
+	return nil
+}
+
+// Run runs the suite (or lists it) and writes the reports. An interrupt
+// cancels the checks still running; the report of what ran is still written.
+func Run(ctx context.Context, opts *Options) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	var filter *regexp.Regexp
+	if opts.Run != "" {
+		re, err := regexp.Compile(opts.Run)
+		if err != nil {
+			return cmdutil.FlagErrorf("--run: %v", err)
+		}
+		filter = re
+	}
+	if opts.List {
+		return writeList(opts, selected(filter))
+	}
+	var baseline *conformance.Baseline
+	if opts.Baseline != "" {
+		b, err := conformance.LoadBaseline(opts.Baseline)
+		if err != nil {
+			return cmdutil.FlagErrorf("--baseline: %v", err)
+		}
+		baseline = b
+	}
+	var hc *http.Client
+	if opts.HTTPClient != nil {
+		c, err := opts.HTTPClient()
+		if err != nil {
+			return err
+		}
+		hc = c
+	}
+
+	target, suiteOpts, cleanup, err := buildTarget(ctx, opts, hc)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	suiteOpts.Filter = filter
+	suiteOpts.Baseline = baseline
+	prog := newProgress(opts, len(selected(filter)))
+	suiteOpts.OnProgress = prog.report
+
+	rep := conformance.Run(ctx, target, suiteOpts)
+	prog.finish()
+	if err := writeReports(opts, rep); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("conformance run interrupted: %w", context.Cause(ctx))
+	}
+	if rep.Failed() {
+		return cmdutil.SilentExit(cmdutil.ExitCheckFailed)
+	}
+	return nil
+}
+
+// selected returns the catalogue's checks that filter keeps.
+func selected(filter *regexp.Regexp) []conformance.Check {
+	var out []conformance.Check
+	for _, c := range conformance.Catalogue() {
+		if filter == nil || filter.MatchString(c.ID) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// writeReports writes the text table (to stdout, or to stderr when a
+// machine-readable report takes stdout) and the requested files.
+func writeReports(opts *Options, rep *conformance.Report) error {
+	text, tty := opts.IO.Out, opts.IO.StdoutTTY
+	if opts.JSON == "-" || opts.JUnit == "-" {
+		text, tty = opts.IO.ErrOut, opts.IO.StderrTTY
+	}
+	err := rep.WriteText(text, conformance.TextOptions{
+		Color:   conformance.ColorFromEnv(opts.Getenv, tty),
+		Verbose: opts.Verbose,
+	})
+	if err != nil {
+		return err
+	}
+	if opts.JSON != "" {
+		if err := writeTo(opts, opts.JSON, rep.WriteJSON); err != nil {
+			return fmt.Errorf("--json: %w", err)
+		}
+	}
+	if opts.JUnit != "" {
+		if err := writeTo(opts, opts.JUnit, rep.WriteJUnit); err != nil {
+			return fmt.Errorf("--junit: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeTo writes with write to path, or to stdout for "-".
+func writeTo(opts *Options, path string, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(opts.IO.Out)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,400 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/serve"
+	"github.com/mcpauth/mcpauth/conformance"
+)
+
+// result is one run of the command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCmd runs `mcpauth conformance args…` with test streams and returns the
+// exit code root.ExitCode would give. configure may adjust the streams and
+// environment before the run.
+func runCmd(t *testing.T, env map[string]string, configure func(*cmdutil.IOStreams), args ...string) result {
+	t.Helper()
+	ios, _, out, errOut := cmdutil.Test()
+	if configure != nil {
+		configure(ios)
+	}
+	f := &cmdutil.Factory{IO: ios, Getenv: func(k string) string { return env[k] }}
+	cmd := NewCmd(f, nil)
+	cmd.SetArgs(args)
+	cmd.SetOut(errOut)
+	cmd.SetErr(errOut)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := cmd.ExecuteContext(ctx)
+	code := cmdutil.ExitOK
+	var ee *cmdutil.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.Code
+	case err != nil:
+		code = cmdutil.ExitFailure
+	}
+	if err != nil && !errors.Is(err, cmdutil.ErrSilent) {
+		errOut.WriteString("error: " + err.Error() + "\n")
+	}
+	return result{code, out.String(), errOut.String()}
+}
+
+// jsonReport is the part of the JSON report the tests read.
+type jsonReport struct {
+	DurationMS int64 `json:"duration_ms"`
+	Summary    struct{ Pass, Fail, Warn, Skip int }
+	Checks     []struct {
+		ID, Verdict, Reason string
+	}
+	Stale []string
+}
+
+func readJSONReport(t *testing.T, b []byte) jsonReport {
+	t.Helper()
+	var r jsonReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("JSON report: %v\n%s", err, b)
+	}
+	return r
+}
+
+func verdicts(r jsonReport) map[string]string {
+	m := map[string]string{}
+	for _, c := range r.Checks {
+		m[c.ID] = c.Verdict
+	}
+	return m
+}
+
+func TestLocalPassesTheWholeSuite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.json")
+	start := time.Now() // measures the test, not logic
+	res := runCmd(t, nil, nil, "--local", "--json", path)
+	wall := time.Since(start)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := readJSONReport(t, b)
+	ran := 0
+	for _, c := range rep.Checks {
+		switch c.Verdict {
+		case "pass":
+			ran++
+		case "fail", "warn":
+			ran++
+			t.Errorf("%s: %s: %s", c.ID, c.Verdict, c.Reason)
+		case "skip":
+			t.Errorf("%s skipped with every need met: %s", c.ID, c.Reason)
+		}
+	}
+	if len(rep.Checks) != len(conformance.Catalogue()) {
+		t.Errorf("report has %d checks, want the whole catalogue (%d)", len(rep.Checks), len(conformance.Catalogue()))
+	}
+	if ran < 100 {
+		t.Errorf("%d checks ran, want at least 100", ran)
+	}
+	if !strings.Contains(res.stdout, "PASS") || !strings.Contains(res.stdout, " passed, 0 failed") {
+		t.Errorf("the text report on stdout lacks the verdict line:\n%s", res.stdout)
+	}
+	t.Logf("--local: %+v; suite %d ms (report), command %s (wall, server start included)", rep.Summary, rep.DurationMS, wall.Round(time.Millisecond))
+}
+
+func TestLocalWithSQLite(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mcpauth.db")
+	res := runCmd(t, nil, nil, "--local", "--db", db, "--run", "^(TOKEN|DEV|KEY)-", "--json", "-")
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", res.code, res.stderr)
+	}
+	rep := readJSONReport(t, []byte(res.stdout))
+	if rep.Summary.Fail+rep.Summary.Skip > 0 || rep.Summary.Pass < 50 {
+		t.Errorf("summary %+v, want only passes (≥ 50)", rep.Summary)
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Errorf("--db file was not used: %v", err)
+	}
+	if !strings.Contains(res.stderr, "PASS") {
+		t.Errorf("with --json - the text report goes to stderr; got:\n%s", res.stderr)
+	}
+}
+
+func TestListPrintsEveryCheck(t *testing.T) {
+	res := runCmd(t, nil, nil, "--list")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	for _, c := range conformance.Catalogue() {
+		if !strings.Contains(res.stdout, c.ID+" ") {
+			t.Errorf("--list lacks %s", c.ID)
+		}
+	}
+	if !strings.Contains(res.stdout, "approval,time-travel") {
+		t.Errorf("--list does not show needs:\n%s", res.stdout)
+	}
+
+	res = runCmd(t, nil, nil, "--list", "--json", "-", "--run", "^PING-1[12]$")
+	var list []listEntry
+	if err := json.Unmarshal([]byte(res.stdout), &list); err != nil {
+		t.Fatalf("--list --json -: %v\n%s", err, res.stdout)
+	}
+	if len(list) != 2 || list[0].ID != "PING-11" || list[1].Needs[1] != "time-travel" || list[1].WaitMS == 0 {
+		t.Errorf("--list --json --run: got %+v", list)
+	}
+}
+
+func TestRunFilter(t *testing.T) {
+	res := runCmd(t, nil, nil, "--local", "--run", "^DISC-", "--json", "-")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	rep := readJSONReport(t, []byte(res.stdout))
+	want := 0
+	for _, c := range conformance.Catalogue() {
+		if strings.HasPrefix(c.ID, "DISC-") {
+			want++
+		}
+	}
+	if len(rep.Checks) != want || want == 0 {
+		t.Errorf("ran %d checks, want the %d DISC- checks", len(rep.Checks), want)
+	}
+	for _, c := range rep.Checks {
+		if !strings.HasPrefix(c.ID, "DISC-") || c.Verdict != "pass" {
+			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Reason)
+		}
+	}
+}
+
+func TestStaleBaselineFails(t *testing.T) {
+	for name, baseline := range map[string]string{
+		"passing check listed": "# expected failures\nDISC-01\n",
+		"unknown check listed": "ZZZ-99\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "baseline.txt")
+			if err := os.WriteFile(path, []byte(baseline), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res := runCmd(t, nil, nil, "--local", "--run", "^DISC-0[12]$", "--baseline", path, "--json", "-")
+			if res.code != cmdutil.ExitCheckFailed {
+				t.Fatalf("exit %d, want %d\n%s", res.code, cmdutil.ExitCheckFailed, res.stderr)
+			}
+			rep := readJSONReport(t, []byte(res.stdout))
+			if len(rep.Stale) != 1 || rep.Summary.Fail != 0 {
+				t.Errorf("stale %q, summary %+v; want one stale entry and no failed check", rep.Stale, rep.Summary)
+			}
+			if !strings.Contains(res.stderr, "stale baseline") {
+				t.Errorf("the text report does not show the stale baseline:\n%s", res.stderr)
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--local", "http://127.0.0.1:1"},
+		{"http://127.0.0.1:1", "--approve", "browser"},
+		{"--local", "--clock-url", "http://127.0.0.1:1/api/test/clock"},
+		{"--local", "--approve", "manual"},
+		{"http://127.0.0.1:1", "--db", "x.db"},
+		{"--local", "--run", "("},
+		{"--local", "--json", "-", "--junit", "-"},
+		{"--local", "--baseline", "/nonexistent/baseline"},
+		{"--list", "--junit", "x.xml"},
+	} {
+		if res := runCmd(t, nil, nil, args...); res.code != cmdutil.ExitUsage {
+			t.Errorf("%q: exit %d, want %d\n%s", args, res.code, cmdutil.ExitUsage, res.stderr)
+		}
+	}
+}
+
+func TestUnreachableTarget(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	res := runCmd(t, nil, nil, "http://"+addr)
+	if res.code != cmdutil.ExitNetwork || !strings.Contains(res.stderr, "cannot reach") {
+		t.Errorf("exit %d, want %d with 'cannot reach'\n%s", res.code, cmdutil.ExitNetwork, res.stderr)
+	}
+}
+
+func TestProgressOnATerminal(t *testing.T) {
+	tty := func(s *cmdutil.IOStreams) { s.StderrTTY = true }
+	res := runCmd(t, nil, tty, "--local", "--run", "^DEV-1[56]$")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "running DEV-15") || !strings.HasSuffix(res.stderr, "\r\x1b[K") {
+		t.Errorf("want a status line naming the running check, cleared at the end; got %q", res.stderr)
+	}
+	quiet := runCmd(t, nil, nil, "--local", "--run", "^DEV-1[56]$")
+	if quiet.stderr != "" {
+		t.Errorf("progress on a non-terminal stderr: %q", quiet.stderr)
+	}
+}
+
+// startServe runs `mcpauth serve --test-clock` in-process on a free loopback
+// port with a SQLite file, and stops it when the test ends.
+func startServe(t *testing.T) string {
+	t.Helper()
+	ios, _, _, _ := cmdutil.Test()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Run(ctx, &serve.Options{
+			IO: ios, Getenv: func(string) string { return "" },
+			Addr: "127.0.0.1:0", DevIdPAddr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "serve.db"),
+			TestClock: true, LogFormat: "text", LogLevel: "error",
+			Ready: func(base string) { ready <- base },
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	select {
+	case base := <-ready:
+		return base
+	case err := <-done:
+		t.Fatalf("serve did not start: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start within 30 s")
+	}
+	return ""
+}
+
+// junitReport is the part of the JUnit XML the test reads.
+type junitReport struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Skipped  int      `xml:"skipped,attr"`
+	Suites   []struct {
+		Name  string `xml:"name,attr"`
+		Cases []struct {
+			Name    string    `xml:"name,attr"`
+			Failure *struct{} `xml:"failure"`
+			Skipped *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"skipped"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func TestAgainstServeWithTestClock(t *testing.T) {
+	base := startServe(t)
+	dir := t.TempDir()
+	junitPath, jsonPath := filepath.Join(dir, "conformance.xml"), filepath.Join(dir, "report.json")
+	res := runCmd(t, nil, nil, base, "--clock-url", base+"/api/test/clock", "--approve=form",
+		"--junit", junitPath, "--json", jsonPath)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	b, err := os.ReadFile(junitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ju junitReport
+	if err := xml.Unmarshal(b, &ju); err != nil {
+		t.Fatalf("JUnit report is not valid XML: %v", err)
+	}
+	n := len(conformance.Catalogue())
+	cases, skipped := 0, map[string]string{}
+	for _, s := range ju.Suites {
+		for _, c := range s.Cases {
+			cases++
+			if c.Failure != nil {
+				t.Errorf("JUnit failure: %s", c.Name)
+			}
+			if c.Skipped != nil {
+				skipped[strings.Fields(c.Name)[0]] = c.Skipped.Message
+			}
+		}
+	}
+	if ju.Tests != n || cases != n || ju.Failures != 0 {
+		t.Errorf("JUnit: tests=%d cases=%d failures=%d, want %d, %d, 0", ju.Tests, cases, ju.Failures, n, n)
+	}
+	// Only the destructive check is left out without --destructive.
+	if len(skipped) != 1 || !strings.Contains(skipped["KEY-06"], "destructive") {
+		t.Errorf("skipped: %v, want only KEY-06 (destructive)", skipped)
+	}
+	jb, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := readJSONReport(t, jb)
+	t.Logf("--clock-url against mcpauth serve --test-clock: %+v in %d ms", rep.Summary, rep.DurationMS)
+
+	// With --destructive the API key check runs too.
+	res = runCmd(t, nil, nil, base, "--clock-url", base+"/api/test/clock", "--approve=form", "--destructive", "--run", "^KEY-06$", "--json", "-")
+	if v := verdicts(readJSONReport(t, []byte(res.stdout))); res.code != 0 || v["KEY-06"] != "pass" {
+		t.Errorf("--destructive: exit %d, KEY-06 %q\n%s", res.code, v["KEY-06"], res.stderr)
+	}
+}
+
+func TestSessionCookieAndAPIKey(t *testing.T) {
+	base := startServe(t)
+	ctx := context.Background()
+	a, err := conformance.NewFormApprover(base, "key-holder", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := a.APIKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookies, err := a.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := ""
+	for _, c := range cookies {
+		if c.Name == "auth_token" {
+			session = c.Value
+		}
+	}
+	// No approver: the key comes from the environment, the session from a flag.
+	res := runCmd(t, map[string]string{"MCPAUTH_API_KEY": key}, nil,
+		base, "--session-cookie", session, "--run", "^(KEY-0[1-6]|LOGIN-0[45]|HDR-07)$", "--json", "-")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	got := verdicts(readJSONReport(t, []byte(res.stdout)))
+	want := map[string]string{
+		"KEY-01": "pass", "KEY-02": "pass", "KEY-03": "pass", "KEY-04": "pass",
+		"KEY-05":   "skip", // compares with a JWT from an approval: none here
+		"KEY-06":   "skip", // regenerating needs an approver
+		"LOGIN-04": "skip", // a given cookie's attributes are unknown
+		"LOGIN-05": "pass", "HDR-07": "pass",
+	}
+	for id, v := range want {
+		if got[id] != v {
+			t.Errorf("%s: %s, want %s", id, got[id], v)
+		}
+	}
+}

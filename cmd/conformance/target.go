@@ -1,0 +1,123 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/server/clock"
+	"github.com/mcpauth/mcpauth/server/local"
+	"github.com/mcpauth/mcpauth/server/store"
+	"github.com/mcpauth/mcpauth/server/store/memory"
+	"github.com/mcpauth/mcpauth/server/store/sqlstore"
+)
+
+// buildTarget prepares what the suite runs against. cleanup stops whatever
+// was started and is never nil.
+func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conformance.Target, conformance.Options, func(), error) {
+	so := conformance.Options{
+		Parallel: opts.Parallel, PerCheckTimeout: opts.Timeout,
+		RealTime: opts.RealTime, Destructive: opts.Destructive,
+	}
+	if opts.Local {
+		return startLocal(ctx, opts, hc, so)
+	}
+	nop := func() {}
+	base := strings.TrimRight(opts.BaseURL, "/")
+	if err := preflight(ctx, hc, base+"/.well-known/oauth-authorization-server"); err != nil {
+		return conformance.Target{}, so, nop, cmdutil.WithExit(cmdutil.ExitNetwork, fmt.Errorf("cannot reach %s: %w", base, err))
+	}
+	t := conformance.Target{BaseURL: base, HTTP: hc, APIKey: opts.APIKey}
+	if opts.SessionCookie != "" {
+		t.Session = []*http.Cookie{{Name: "auth_token", Value: opts.SessionCookie}}
+	}
+	if opts.ClockURL != "" {
+		c := &conformance.HTTPClock{URL: opts.ClockURL, HTTP: hc}
+		if _, err := c.Now(ctx); err != nil {
+			return t, so, nop, cmdutil.WithExit(cmdutil.ExitNetwork,
+				fmt.Errorf("%w (is the server running with 'mcpauth serve --test-clock'?)", err))
+		}
+		t.Clock = c
+	}
+	switch opts.Approve {
+	case ApproveForm:
+		a, err := conformance.NewFormApprover(base, opts.Username, hc)
+		if err != nil {
+			return t, so, nop, cmdutil.FlagErrorf("%v", err)
+		}
+		t.Approver = a
+	case ApproveManual:
+		t.Approver = conformance.NewManualApprover(opts.IO.In, opts.IO.ErrOut)
+		// One prompt at a time, and time for a person to answer it.
+		so.Parallel = 1
+		if so.PerCheckTimeout == 0 {
+			so.PerCheckTimeout = manualTimeout
+		}
+	}
+	return t, so, nop, nil
+}
+
+// preflight tells an unreachable target apart from a failing one, so a typo
+// in the URL is one clear error rather than a hundred failed checks.
+func preflight(ctx context.Context, hc *http.Client, u string) error {
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	c := *hc
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return resp.Body.Close()
+}
+
+// offsetClock moves the in-process server's clock. It is an Offset over the
+// wall clock rather than a frozen fake because checks also wait for real
+// (after slow_down, a client must sleep before polling again).
+type offsetClock struct{ c *clock.Offset }
+
+func (o offsetClock) Advance(_ context.Context, d time.Duration) error {
+	o.c.Advance(d)
+	return nil
+}
+
+// startLocal starts the reference server and its development identity
+// provider on loopback and targets them with every need met.
+func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conformance.Options) (conformance.Target, conformance.Options, func(), error) {
+	var st store.Store = memory.New()
+	if opts.DB != "" {
+		s, err := sqlstore.Open(ctx, opts.DB)
+		if err != nil {
+			return conformance.Target{}, so, func() {}, fmt.Errorf("opening --db: %w", err)
+		}
+		st = s
+	}
+	clk := clock.NewOffset(nil)
+	inst, err := local.Start(ctx, local.Options{Store: st, Clock: clk})
+	if err != nil {
+		st.Close()
+		return conformance.Target{}, so, func() {}, fmt.Errorf("starting the reference server: %w", err)
+	}
+	cleanup := func() {
+		inst.Close()
+		st.Close()
+	}
+	a, err := conformance.NewFormApprover(inst.URL, opts.Username, hc)
+	if err != nil {
+		cleanup()
+		return conformance.Target{}, so, func() {}, err
+	}
+	so.Destructive = true // the server lives for this run only
+	return conformance.Target{BaseURL: inst.URL, HTTP: hc, Approver: a, Clock: offsetClock{clk}}, so, cleanup, nil
+}

@@ -1,0 +1,575 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/pkce"
+	"github.com/mcpauth/mcpauth/server/clock"
+	"github.com/mcpauth/mcpauth/server/local"
+	"github.com/mcpauth/mcpauth/server/store"
+	"github.com/mcpauth/mcpauth/server/store/memory"
+)
+
+// faultKey signs the JWTs of fault runs, so that a fault can tell a
+// well-signed token from a forged one the way a sloppy server would.
+const faultKey = "fault-injection-signing-key-0123456789abcdef"
+
+// A fault is one misbehaviour injected into the reference server, from the
+// outside: an HTTP middleware (local.Options.Wrap) or a store wrapper. None
+// of them can be reached from `mcpauth serve` flags.
+type fault struct {
+	name string
+	// wrap is the middleware; clk is the server's clock, for the faults that
+	// must judge time as the server does.
+	wrap  func(clk clock.Clock) func(http.Handler) http.Handler
+	store func(store.Store) store.Store
+	// wantFail are checks that must fail (Must) or warn (Should).
+	wantFail []string
+}
+
+// The suite is not vacuous: each fault, injected alone into a server that
+// otherwise passes everything, makes the checks written for it fail.
+func TestConformanceSuiteCatchesFaults(t *testing.T) {
+	for _, f := range faults() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			clk := clock.NewOffset(nil)
+			opts := local.Options{SigningKey: []byte(faultKey), Store: memory.New()}
+			if f.wrap != nil {
+				opts.Wrap = f.wrap(clk)
+			}
+			if f.store != nil {
+				opts.Store = f.store(opts.Store)
+			}
+			rep := runSuite(t, startSuiteTarget(t, opts, clk))
+			byID := map[string]conformance.Result{}
+			var others []string
+			for _, r := range rep.Results {
+				byID[r.ID] = r
+				if r.Verdict != conformance.VerdictPass && !slices.Contains(f.wantFail, r.ID) {
+					others = append(others, r.ID+" ("+string(r.Verdict)+")")
+					t.Logf("also %s %s: %s", r.Verdict, r.ID, r.Reason)
+				}
+			}
+			for _, id := range f.wantFail {
+				r, ok := byID[id]
+				want := conformance.VerdictFail
+				if r.Severity == conformance.Should {
+					want = conformance.VerdictWarn
+				}
+				switch {
+				case !ok:
+					t.Errorf("%s: no such check", id)
+				case r.Verdict != want:
+					t.Errorf("%s: %s, want %s (%s)", id, r.Verdict, want, r.Reason)
+				default:
+					t.Logf("%s %s: %s", r.Verdict, id, r.Reason)
+				}
+			}
+			if len(others) > 0 {
+				t.Logf("other checks not passing: %s", strings.Join(others, ", "))
+			}
+			mustFail := slices.ContainsFunc(f.wantFail, func(id string) bool { return byID[id].Severity == conformance.Must })
+			if rep.Failed() != mustFail {
+				t.Errorf("the run failed: %v, want %v", rep.Failed(), mustFail)
+			}
+		})
+	}
+}
+
+func faults() []fault {
+	return []fault{
+		// Authorization codes.
+		{name: "code usable twice", store: func(s store.Store) store.Store { return reusableCodes{s} },
+			wantFail: []string{"TOKEN-10", "TOKEN-11"}},
+		{name: "code replay revokes nothing", store: func(s store.Store) store.Store { return noRevocation{s} },
+			wantFail: []string{"TOKEN-11"}},
+		{name: "code expiry ignored", store: func(s store.Store) store.Store { return longCodes{s} },
+			wantFail: []string{"TOKEN-18"}},
+		{name: "plain PKCE accepted", wrap: noClock(plainPKCE),
+			wantFail: []string{"AUTHZ-14"}},
+		{name: "unregistered redirect URI followed", wrap: noClock(rewriteResponse(route("GET", "/oauth/authorize"), redirectAnyway)),
+			wantFail: []string{"AUTHZ-01", "AUTHZ-02", "AUTHZ-03", "AUTHZ-04", "AUTHZ-05", "AUTHZ-06", "AUTHZ-07", "AUTHZ-08", "AUTHZ-09", "AUTHZ-10", "AUTHZ-11"}},
+		{name: "consent page may be framed", wrap: noClock(rewriteResponse(route("GET", "/oauth/authorize"), func(_ *http.Request, res *faultResponse) {
+			res.header.Del("X-Frame-Options")
+			res.header.Del("Content-Security-Policy")
+		})), wantFail: []string{"HDR-07"}},
+		{name: "consent CSRF token not checked", wrap: noClock(forgeCSRF),
+			wantFail: []string{"AUTHZ-24"}},
+
+		// Token endpoint responses.
+		{name: "expires_in missing", wrap: noClock(rewriteResponse(tokenEndpoints, func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK {
+				res.editJSON(func(m map[string]any) { delete(m, "expires_in") })
+			}
+		})), wantFail: []string{"TOKEN-08", "DEV-24"}},
+		{name: "token errors cacheable", wrap: noClock(rewriteResponse(tokenEndpoints, func(_ *http.Request, res *faultResponse) {
+			if res.status >= 400 {
+				res.header.Set("Cache-Control", "max-age=300")
+			}
+		})), wantFail: []string{"TOKEN-06", "DEV-12", "DEV-30"}},
+		{name: "token response without Pragma", wrap: noClock(rewriteResponse(tokenEndpoints, func(_ *http.Request, res *faultResponse) {
+			res.header.Del("Pragma")
+		})), wantFail: []string{"TOKEN-09"}},
+		{name: "unknown client gets 400", wrap: noClock(rewriteResponse(clientEndpoints, func(_ *http.Request, res *faultResponse) {
+			if res.oauthError() == "invalid_client" {
+				res.status = http.StatusBadRequest
+			}
+		})), wantFail: []string{"DEV-07", "DEV-21"}},
+
+		// Device flow.
+		{name: "slow_down never sent", wrap: noClock(rewriteResponse(tokenEndpoints, renameError("slow_down", "authorization_pending"))),
+			wantFail: []string{"DEV-14", "DEV-15", "DEV-16"}},
+		{name: "interval not raised after slow_down", store: func(s store.Store) store.Store {
+			return deviceEdit{Store: s, written: func(stored store.DeviceCode, out *store.DeviceCode) { out.Interval = stored.Interval }}
+		}, wantFail: []string{"DEV-15"}},
+		{name: "expired device code still pending", wrap: noClock(rewriteResponse(tokenEndpoints, renameError("expired_token", "authorization_pending"))),
+			wantFail: []string{"DEV-29"}},
+		{name: "device code expiry extended", store: func(s store.Store) store.Store {
+			return deviceEdit{Store: s,
+				seen:    func(d *store.DeviceCode) { d.ExpiresAt = d.ExpiresAt.Add(time.Hour) },
+				written: func(stored store.DeviceCode, out *store.DeviceCode) { out.ExpiresAt = stored.ExpiresAt },
+			}
+		}, wantFail: []string{"DEV-29"}},
+		{name: "device denial ignored", store: func(s store.Store) store.Store {
+			return deviceEdit{Store: s, seen: func(d *store.DeviceCode) {
+				if d.Status == store.DeviceDenied {
+					d.Status = store.DevicePending
+				}
+			}}
+		}, wantFail: []string{"DEV-25"}},
+		{name: "spent device code delivers again", store: func(s store.Store) store.Store {
+			return deviceEdit{Store: s, seen: func(d *store.DeviceCode) {
+				if d.Status == store.DeviceSpent {
+					d.Status = store.DeviceApproved
+				}
+			}}
+		}, wantFail: []string{"DEV-26"}},
+		{name: "user code without hyphen", wrap: noClock(rewriteResponse(route("POST", "/api/oauth/device/code"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) {
+				uc, _ := m["user_code"].(string)
+				m["user_code"] = strings.ReplaceAll(uc, "-", "")
+				if c, ok := m["verification_uri_complete"].(string); ok {
+					m["verification_uri_complete"] = strings.Replace(c, url.QueryEscape(uc), strings.ReplaceAll(uc, "-", ""), 1)
+				}
+			})
+		})), wantFail: []string{"DEV-02"}},
+
+		// Bearer tokens and API keys.
+		{name: "alg none accepted", wrap: noClock(rewriteResponse(route("GET", "/api/ping"), acceptUnsigned)),
+			wantFail: []string{"PING-03", "PING-07"}},
+		{name: "JWT expiry ignored", wrap: acceptExpired,
+			wantFail: []string{"PING-12"}},
+		{name: "token in the query string accepted", wrap: noClock(queryToken),
+			wantFail: []string{"PING-15"}},
+		{name: "auth scheme case-sensitive", wrap: noClock(caseSensitiveScheme),
+			wantFail: []string{"PING-10"}},
+		{name: "old API key still valid", store: func(s store.Store) store.Store { return &keepOldKeys{Store: s, old: map[string]store.APIKey{}} },
+			wantFail: []string{"KEY-06"}},
+		{name: "no WWW-Authenticate", wrap: noClock(rewriteResponse(bearerPaths, func(_ *http.Request, res *faultResponse) {
+			res.header.Del("WWW-Authenticate")
+		})), wantFail: []string{"HDR-01", "HDR-02", "HDR-03", "HDR-04", "HDR-05", "HDR-06"}},
+		{name: "challenge without error=invalid_token", wrap: noClock(rewriteResponse(bearerPaths, func(_ *http.Request, res *faultResponse) {
+			if v := res.header.Get("WWW-Authenticate"); v != "" {
+				v, _, _ = strings.Cut(v, `, error="invalid_token"`)
+				res.header.Set("WWW-Authenticate", v)
+			}
+		})), wantFail: []string{"HDR-03", "HDR-04"}},
+
+		// Browser login.
+		{name: "session cookie not HttpOnly", wrap: noClock(rewriteResponse(route("GET", "/auth/callback"), dropCookieAttr("HttpOnly"))),
+			wantFail: []string{"LOGIN-04"}},
+		{name: "session cookie not Secure", wrap: noClock(rewriteResponse(route("GET", "/auth/callback"), dropCookieAttr("Secure"))),
+			wantFail: []string{"LOGIN-04"}},
+
+		// Discovery and registration.
+		{name: "issuer with a trailing slash", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["issuer"] = fmt.Sprint(m["issuer"]) + "/" })
+		})), wantFail: []string{"DISC-07"}},
+		{name: "resource is the base URL", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-protected-resource"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["resource"] = strings.TrimSuffix(fmt.Sprint(m["resource"]), "/mcp") })
+		})), wantFail: []string{"DISC-02", "HDR-06"}}, // HDR-06 follows the challenge to the metadata
+		{name: "plain advertised beside S256", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["code_challenge_methods_supported"] = []string{"S256", "plain"} })
+		})), wantFail: []string{"DISC-14"}},
+		{name: "http redirect URI on a public host registered", wrap: noClock(httpRedirectURIs),
+			wantFail: []string{"REG-06"}},
+		{name: "oversized body is a server error", wrap: noClock(rewriteResponse(route("POST", "/oauth/register"), func(r *http.Request, res *faultResponse) {
+			if r.ContentLength > 1<<20 {
+				res.status = http.StatusInternalServerError
+			}
+		})), wantFail: []string{"REG-11"}},
+	}
+}
+
+// --- The response-rewriting middleware -----------------------------------
+
+// faultResponse is a buffered response a fault may edit before it is sent.
+type faultResponse struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// rewriteResponse buffers the server's responses to requests match accepts
+// and lets edit change them; other requests pass untouched (MCP streams
+// included).
+func rewriteResponse(match func(*http.Request) bool, edit func(*http.Request, *faultResponse)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !match(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			res := &faultResponse{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+			edit(r, res)
+			for k, v := range res.header {
+				w.Header()[k] = v
+			}
+			w.Header().Del("Content-Length")
+			w.WriteHeader(res.status)
+			_, _ = w.Write(res.body)
+		})
+	}
+}
+
+// editJSON edits a JSON object body.
+func (res *faultResponse) editJSON(edit func(map[string]any)) {
+	var m map[string]any
+	if json.Unmarshal(res.body, &m) != nil {
+		return
+	}
+	edit(m)
+	res.body, _ = json.Marshal(m)
+}
+
+// oauthError is the body's RFC 6749 error code, if any.
+func (res *faultResponse) oauthError() string {
+	var e struct{ Error string }
+	_ = json.Unmarshal(res.body, &e)
+	return e.Error
+}
+
+// noClock adapts a middleware that does not need the server's clock.
+func noClock(mw func(http.Handler) http.Handler) func(clock.Clock) func(http.Handler) http.Handler {
+	return func(clock.Clock) func(http.Handler) http.Handler { return mw }
+}
+
+func route(method, path string) func(*http.Request) bool {
+	return func(r *http.Request) bool { return r.Method == method && r.URL.Path == path }
+}
+
+// tokenEndpoints are where tokens are issued: the token endpoint and the
+// device flow's polling endpoint.
+func tokenEndpoints(r *http.Request) bool {
+	return r.Method == "POST" && (r.URL.Path == "/oauth/token" || r.URL.Path == "/api/oauth/device/token")
+}
+
+// clientEndpoints are the endpoints that judge a client_id.
+func clientEndpoints(r *http.Request) bool {
+	return tokenEndpoints(r) || route("POST", "/api/oauth/device/code")(r)
+}
+
+func bearerPaths(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/mcp"
+}
+
+func renameError(from, to string) func(*http.Request, *faultResponse) {
+	return func(_ *http.Request, res *faultResponse) {
+		if res.oauthError() == from {
+			res.editJSON(func(m map[string]any) { m["error"] = to })
+		}
+	}
+}
+
+func dropCookieAttr(attr string) func(*http.Request, *faultResponse) {
+	return func(_ *http.Request, res *faultResponse) {
+		cs := res.header.Values("Set-Cookie")
+		res.header.Del("Set-Cookie")
+		for _, c := range cs {
+			var kept []string
+			for _, part := range strings.Split(c, "; ") {
+				if !strings.EqualFold(part, attr) {
+					kept = append(kept, part)
+				}
+			}
+			res.header.Add("Set-Cookie", strings.Join(kept, "; "))
+		}
+	}
+}
+
+// redirectAnyway sends every refused authorization request to its
+// redirect_uri, registered or not (an open redirector).
+func redirectAnyway(r *http.Request, res *faultResponse) {
+	target := r.URL.Query().Get("redirect_uri")
+	if res.status != http.StatusBadRequest || target == "" {
+		return
+	}
+	res.status = http.StatusFound
+	res.header = http.Header{"Location": {target + "?error=invalid_request&state=" + url.QueryEscape(r.URL.Query().Get("state"))}}
+	res.body = nil
+}
+
+// bearerOf returns the token of an Authorization: Bearer header.
+func bearerOf(r *http.Request) string {
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return tok
+}
+
+func pingAs(res *faultResponse, sub string) {
+	res.status = http.StatusOK
+	res.header = http.Header{"Content-Type": {"application/json"}}
+	res.body, _ = json.Marshal(map[string]string{"status": "ok", "user_id": sub})
+}
+
+// acceptUnsigned lets through what the server refused if the token's header
+// says alg "none", trusting its claims.
+func acceptUnsigned(r *http.Request, res *faultResponse) {
+	if res.status != http.StatusUnauthorized {
+		return
+	}
+	claims := jwt.MapClaims{}
+	tok, _, err := jwt.NewParser().ParseUnverified(bearerOf(r), claims)
+	if err != nil || !strings.EqualFold(tok.Method.Alg(), "none") {
+		return
+	}
+	sub, _ := claims.GetSubject()
+	pingAs(res, sub)
+}
+
+// acceptExpired lets through a well-signed token the server refused for
+// being expired by the server's own clock.
+func acceptExpired(clk clock.Clock) func(http.Handler) http.Handler {
+	return rewriteResponse(route("GET", "/api/ping"), func(r *http.Request, res *faultResponse) {
+		if res.status != http.StatusUnauthorized {
+			return
+		}
+		claims := jwt.MapClaims{}
+		_, err := jwt.ParseWithClaims(bearerOf(r), claims, func(*jwt.Token) (any, error) { return []byte(faultKey), nil },
+			jwt.WithValidMethods([]string{"HS256"}), jwt.WithTimeFunc(clk.Now))
+		if !errors.Is(err, jwt.ErrTokenExpired) {
+			return
+		}
+		sub, _ := claims.GetSubject()
+		pingAs(res, sub)
+	})
+}
+
+// --- Request-editing faults ------------------------------------------------
+
+// plainPKCE turns code_challenge_method=plain into the S256 request it
+// would be equivalent to, so the server accepts it.
+func plainPKCE(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.Method == "GET" && r.URL.Path == "/oauth/authorize" && q.Get("code_challenge_method") == "plain" {
+			q.Set("code_challenge_method", "S256")
+			q.Set("code_challenge", pkce.S256(q.Get("code_challenge")))
+			r.URL.RawQuery = q.Encode()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func queryToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok := r.URL.Query().Get("access_token"); tok != "" && r.Header.Get("Authorization") == "" {
+			r.Header.Set("Authorization", "Bearer "+tok)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func caseSensitiveScheme(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := r.Header.Get("Authorization"); a != "" && !strings.HasPrefix(a, "Bearer ") {
+			r.Header.Set("Authorization", "Unknown scheme")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// replaceBody gives r a new body.
+func replaceBody(r *http.Request, b []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.ContentLength = int64(len(b))
+}
+
+var csrfField = regexp.MustCompile(`name="csrf_token" value="([^"]*)"`)
+
+// forgeCSRF completes a consent approval posted without its CSRF token with
+// a valid one, fetched from the consent page as the same browser.
+func forgeCSRF(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != "POST" || r.URL.Path != "/oauth/authorize" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		form, _ := url.ParseQuery(string(b))
+		if form.Get("csrf_token") == "" {
+			q := url.Values{}
+			for k, v := range form {
+				if k != "action" {
+					q[k] = v
+				}
+			}
+			page := httptest.NewRequest("GET", "/oauth/authorize?"+q.Encode(), nil)
+			page.Header.Set("Cookie", r.Header.Get("Cookie"))
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, page)
+			if m := csrfField.FindSubmatch(rec.Body.Bytes()); m != nil {
+				form.Set("csrf_token", html.UnescapeString(string(m[1])))
+				b = []byte(form.Encode())
+			}
+		}
+		replaceBody(r, b)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// httpRedirectURIs registers http redirect URIs on public hosts by passing
+// them to the server as https and answering with the original.
+func httpRedirectURIs(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != "POST" || r.URL.Path != "/oauth/register" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 2<<20))
+		var body map[string]any
+		var swapped []string
+		if json.Unmarshal(b, &body) == nil {
+			if uris, ok := body["redirect_uris"].([]any); ok {
+				for i, u := range uris {
+					s, _ := u.(string)
+					if pu, err := url.Parse(s); err == nil && pu.Scheme == "http" && !faultLoopbackHost(pu.Hostname()) {
+						uris[i] = "https" + strings.TrimPrefix(s, "http")
+						swapped = append(swapped, s)
+					}
+				}
+				b, _ = json.Marshal(body)
+			}
+		}
+		replaceBody(r, b)
+		if len(swapped) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rewriteResponse(func(*http.Request) bool { return true }, func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["redirect_uris"] = swapped })
+		})(next).ServeHTTP(w, r)
+	})
+}
+
+func faultLoopbackHost(h string) bool {
+	ip := net.ParseIP(h)
+	return h == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// --- Store wrappers --------------------------------------------------------
+
+// reusableCodes forgets that a code was used.
+type reusableCodes struct{ store.Store }
+
+func (s reusableCodes) GetAuthCode(ctx context.Context, hash string) (store.AuthCode, error) {
+	c, err := s.Store.GetAuthCode(ctx, hash)
+	c.Used = false
+	return c, err
+}
+
+func (s reusableCodes) ConsumeAuthCode(ctx context.Context, hash, jti string, exp, now time.Time) (store.AuthCode, error) {
+	c, err := s.Store.ConsumeAuthCode(ctx, hash, jti, exp, now)
+	if errors.Is(err, store.ErrAlreadyUsed) {
+		return c, nil
+	}
+	return c, err
+}
+
+// noRevocation drops revocations.
+type noRevocation struct{ store.Store }
+
+func (noRevocation) RevokeToken(context.Context, string, time.Time) error { return nil }
+
+// longCodes reports every authorization code as valid for another hour.
+type longCodes struct{ store.Store }
+
+func (s longCodes) GetAuthCode(ctx context.Context, hash string) (store.AuthCode, error) {
+	c, err := s.Store.GetAuthCode(ctx, hash)
+	c.ExpiresAt = c.ExpiresAt.Add(time.Hour)
+	return c, err
+}
+
+// deviceEdit tampers with device code updates: seen edits the record the
+// server decides on, written what is stored afterwards. Either may be nil.
+type deviceEdit struct {
+	store.Store
+	seen    func(d *store.DeviceCode)
+	written func(stored store.DeviceCode, out *store.DeviceCode)
+}
+
+func (s deviceEdit) UpdateDeviceCode(ctx context.Context, hash string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {
+	return s.Store.UpdateDeviceCode(ctx, hash, func(stored store.DeviceCode) (store.DeviceCode, error) {
+		in := stored
+		if s.seen != nil {
+			s.seen(&in)
+		}
+		out, err := fn(in)
+		if s.written != nil {
+			s.written(stored, &out)
+		}
+		return out, err
+	})
+}
+
+// keepOldKeys keeps every replaced API key findable.
+type keepOldKeys struct {
+	store.Store
+	mu  sync.Mutex
+	old map[string]store.APIKey
+}
+
+func (s *keepOldKeys) SetAPIKey(ctx context.Context, k store.APIKey) error {
+	if prev, err := s.Store.GetAPIKeyByUser(ctx, k.UserID); err == nil {
+		s.mu.Lock()
+		s.old[prev.Hash] = prev
+		s.mu.Unlock()
+	}
+	return s.Store.SetAPIKey(ctx, k)
+}
+
+func (s *keepOldKeys) GetAPIKeyByHash(ctx context.Context, hash string) (store.APIKey, error) {
+	k, err := s.Store.GetAPIKeyByHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if prev, ok := s.old[hash]; ok {
+			return prev, nil
+		}
+	}
+	return k, err
+}
