@@ -1,0 +1,189 @@
+// Package browsertest runs a real headless Chromium for tests, driven over
+// the DevTools protocol by chromedp. Start gives a test a fresh browser (own
+// profile directory, torn down with the test) and saves a screenshot of the
+// page when the test fails.
+//
+// The binary is $MCPAUTH_CHROMIUM, else chromium on PATH. When neither is
+// there the test is skipped, unless CI=true, where a missing browser is a
+// failure (tests against real parts must not silently vanish in CI).
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// EnvChromium names the Chromium binary; EnvArtifacts the screenshot folder.
+const (
+	EnvChromium  = "MCPAUTH_CHROMIUM"
+	EnvArtifacts = "MCPAUTH_ARTIFACTS"
+)
+
+// DefaultTimeout bounds everything a test does with its browser.
+const DefaultTimeout = 30 * time.Second
+
+// Lookup finds the Chromium binary: $MCPAUTH_CHROMIUM when set (and then
+// only that; a wrong setting is an error rather than a silent fallback),
+// else chromium on PATH.
+func Lookup() (string, error) {
+	if p := os.Getenv(EnvChromium); p != "" {
+		abs, err := exec.LookPath(p)
+		if err != nil {
+			return "", fmt.Errorf("%s=%q is not an executable: %w", EnvChromium, p, err)
+		}
+		return abs, nil
+	}
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		return "", fmt.Errorf("chromium not found on PATH (set %s to the binary): %w", EnvChromium, err)
+	}
+	return p, nil
+}
+
+// Require returns the Chromium binary, or skips the test when there is none
+// (fails it when CI=true).
+func Require(t testing.TB) string {
+	t.Helper()
+	p, err := Lookup()
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("real browser required with CI=true: %v", err)
+	}
+	t.Skipf("skipping browser test: %v (install with shared/recipes/install-chromium.sh)", err)
+	return ""
+}
+
+// Options tune Start. The zero value is a 1280x800 desktop window and
+// DefaultTimeout.
+type Options struct {
+	// Timeout bounds the returned context; zero means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Start launches Chromium for t and returns the context of its first tab,
+// with the test's deadline. Pass it to chromedp.Do and chromedp.Run. The
+// browser stops when the test ends; if the test failed, a screenshot of the
+// page is saved and the page's console messages are logged first.
+func Start(t testing.TB, opts Options) context.Context {
+	t.Helper()
+	bin := Require(t)
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	allocOpts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoSandbox, // containers have no user namespaces for the sandbox
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 800),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), allocOpts...)
+	tab, cancelTab := chromedp.NewContext(allocCtx)
+	// The first Do starts the browser and binds its life to tab, so it must
+	// not carry the timeout (chromedp docs, "Set a timeout for one action");
+	// chromedp bounds the start itself (20 s to read the DevTools address).
+	if err := chromedp.Do(tab); err != nil {
+		cancelTab()
+		cancelAlloc()
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+
+	var (
+		mu      sync.Mutex
+		console []string
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for m, err := range chromedp.Console(tab) {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			console = append(console, m.String())
+			mu.Unlock()
+		}
+	}()
+
+	ctx, cancel := context.WithTimeout(tab, opts.Timeout)
+	t.Cleanup(func() {
+		cancel()
+		if t.Failed() {
+			sctx, scancel := context.WithTimeout(tab, 10*time.Second)
+			Screenshot(t, sctx, "failure")
+			scancel()
+			mu.Lock()
+			for _, line := range console {
+				t.Logf("browser console: %s", line)
+			}
+			mu.Unlock()
+		}
+		cancelTab()
+		cancelAlloc() // waits for the browser process to exit
+		<-done
+	})
+	return ctx
+}
+
+// ArtifactsDir is where screenshots go: $MCPAUTH_ARTIFACTS, else
+// mcpauth-artifacts in the system temporary directory.
+func ArtifactsDir() string {
+	if d := os.Getenv(EnvArtifacts); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "mcpauth-artifacts")
+}
+
+// Screenshot saves a full-page PNG of the tab in ctx as
+// <ArtifactsDir>/<test name>-<name>.png, logs the path and returns it. A
+// screenshot that cannot be taken is a test error.
+func Screenshot(t testing.TB, ctx context.Context, name string) string {
+	t.Helper()
+	path, err := saveScreenshot(ctx, ArtifactsDir(), fileName(t.Name()+"-"+name)+".png")
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return ""
+	}
+	t.Logf("screenshot: %s", path)
+	return path
+}
+
+func saveScreenshot(ctx context.Context, dir, file string) (string, error) {
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100 means PNG
+	if err != nil {
+		return "", fmt.Errorf("capturing: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating artifacts directory: %w", err)
+	}
+	path := filepath.Join(dir, file)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		return "", fmt.Errorf("writing: %w", err)
+	}
+	return path, nil
+}
+
+// fileName keeps letters, digits, '-', '_' and '.' of a test name.
+func fileName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, s)
+	return strings.Trim(s, ".")
+}
