@@ -1,8 +1,38 @@
 package cmdutil
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/pkg/browser"
+
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
 )
+
+// Globals are the root command's persistent flags.
+type Globals struct {
+	Output  string // text or json
+	Quiet   bool
+	Debug   bool
+	CAFile  string
+	Storage string // auto, keyring, file
+	Account string
+}
+
+// JSON reports whether data goes out as JSON.
+func (g *Globals) JSON() bool { return g.Output == "json" }
 
 // Factory carries the dependencies commands need, built lazily so a command
 // that does not touch the network or the keyring never pays for them.
@@ -11,8 +41,141 @@ type Factory struct {
 	IO      *IOStreams
 	Getenv  func(string) string
 	Version string
+	Globals *Globals
 
-	// HTTPClient returns the client for talking to servers (global flags
-	// such as --ca-file and --debug shape it).
+	// HTTPClient returns the client for talking to servers.
 	HTTPClient func() (*http.Client, error)
+	// Clock drives timeouts, polling and expiry checks.
+	Clock flows.Clock
+	// OpenBrowser opens a URL for the user (nil: decided from the
+	// environment, see BrowserOpener).
+	OpenBrowser func(url string) error
+	// KeyringBackend overrides the OS keyring (tests).
+	KeyringBackend keyring.Backend
+	// KeyringTimeout bounds every keyring call (default 3 s).
+	KeyringTimeout time.Duration
 }
+
+// New returns the production factory.
+func New(io *IOStreams, getenv func(string) string) *Factory {
+	f := &Factory{IO: io, Getenv: getenv, Globals: &Globals{Output: "text"}, Clock: flows.RealClock{}}
+	f.HTTPClient = func() (*http.Client, error) { return NewHTTPClient(f.Globals, f.IO.ErrOut) }
+	return f
+}
+
+// NewHTTPClient builds the client for servers: proxy from the environment
+// except for loopback, extra CAs from --ca-file, and a redacting trace with
+// --debug.
+func NewHTTPClient(g *Globals, debugOut io.Writer) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = func(r *http.Request) (*url.URL, error) {
+		if isLoopback(r.URL.Hostname()) {
+			return nil, nil
+		}
+		return http.ProxyFromEnvironment(r)
+	}
+	if g.CAFile != "" {
+		pem, err := os.ReadFile(g.CAFile)
+		if err != nil {
+			return nil, FlagErrorf("--ca-file: %v", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, FlagErrorf("--ca-file %s holds no PEM certificate", g.CAFile)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	var rt http.RoundTripper = tr
+	if g.Debug {
+		rt = &debugTransport{next: tr, out: debugOut}
+	}
+	return &http.Client{Transport: rt, Timeout: 60 * time.Second}, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// OpenStore opens token storage. With no OS keyring in auto mode it never
+// falls back silently: it asks on a terminal and refuses otherwise.
+func (f *Factory) OpenStore() (*keyring.Store, error) {
+	storage, err := keyring.ParseStorage(f.Globals.Storage)
+	if err != nil {
+		return nil, FlagErrorf("--storage: %v", err)
+	}
+	cfg := keyring.Config{Storage: storage, Backend: f.KeyringBackend, Timeout: f.KeyringTimeout}
+	if dir := f.Getenv("MCPAUTH_CONFIG_DIR"); dir != "" {
+		cfg.Dir = dir
+	}
+	st, err := keyring.Open(cfg)
+	if err == nil {
+		return st, nil
+	}
+	if !errors.Is(err, keyring.ErrKeyringUnavailable) || storage != keyring.StorageAuto {
+		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
+	}
+	if !f.IO.CanPrompt() {
+		return nil, WithExit(ExitStorage, fmt.Errorf("%w\nno OS keyring is available, and tokens are never written to a plain file without consent: use --storage=file or MCPAUTH_STORAGE=file to opt in", err))
+	}
+	fmt.Fprintf(f.IO.ErrOut, "No OS keyring is available (%v).\nStore tokens in a file readable only by you, without keyring protection? [y/N] ", err)
+	var answer string
+	_, _ = fmt.Fscanln(f.IO.In, &answer)
+	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		return nil, WithExit(ExitStorage, errors.New("no token storage: declined the file fallback"))
+	}
+	cfg.AllowFileFallback = true
+	st, err = keyring.Open(cfg)
+	if err != nil {
+		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
+	}
+	return st, nil
+}
+
+// Headless explains why no browser should be launched here, or returns "".
+func Headless(getenv func(string) string, goos string) string {
+	switch {
+	case getenv("SSH_CONNECTION") != "" || getenv("SSH_TTY") != "":
+		return "this is an SSH session"
+	case goos == "linux" && getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "":
+		return "no graphical display (DISPLAY and WAYLAND_DISPLAY are unset)"
+	}
+	return ""
+}
+
+// BrowserOpener returns how to open URLs: the factory's override, else
+// --browser-command / MCPAUTH_BROWSER (run without a shell, the URL as last
+// argument), else the system's default browser.
+func (f *Factory) BrowserOpener(command string) func(string) error {
+	if f.OpenBrowser != nil {
+		return f.OpenBrowser
+	}
+	if command == "" {
+		command = f.Getenv("MCPAUTH_BROWSER")
+	}
+	if command != "" {
+		return func(u string) error {
+			fields := strings.Fields(command)
+			cmd := exec.Command(fields[0], append(fields[1:], u)...)
+			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+			if err := cmd.Start(); err != nil {
+				return fmt.Errorf("starting browser command %q: %w", fields[0], err)
+			}
+			go func() { _ = cmd.Wait() }()
+			return nil
+		}
+	}
+	return func(u string) error {
+		browser.Stdout, browser.Stderr = io.Discard, io.Discard
+		return browser.OpenURL(u)
+	}
+}
+
+// Context is a command's context: cancelled on Ctrl-C by the caller.
+type Context = context.Context

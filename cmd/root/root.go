@@ -6,20 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpauth/mcpauth/cmd/apikey"
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/conformance"
+	"github.com/mcpauth/mcpauth/cmd/device"
+	"github.com/mcpauth/mcpauth/cmd/discover"
+	"github.com/mcpauth/mcpauth/cmd/login"
+	"github.com/mcpauth/mcpauth/cmd/logout"
+	"github.com/mcpauth/mcpauth/cmd/ping"
+	"github.com/mcpauth/mcpauth/cmd/register"
 	"github.com/mcpauth/mcpauth/cmd/serve"
+	"github.com/mcpauth/mcpauth/cmd/status"
+	"github.com/mcpauth/mcpauth/cmd/token"
 	"github.com/mcpauth/mcpauth/cmd/version"
 )
 
 // Main runs the CLI with the process's environment and returns the exit code.
 func Main(args []string) int {
-	f := &cmdutil.Factory{IO: cmdutil.System(os.Getenv), Getenv: os.Getenv}
-	return Run(context.Background(), f, args)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return Run(ctx, cmdutil.New(cmdutil.System(os.Getenv), os.Getenv), args)
 }
 
 // Run executes args against factory f and returns the exit code.
@@ -67,7 +78,43 @@ implements the mcpauth service contract, and runs a reference server.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	if f.Globals == nil {
+		f.Globals = &cmdutil.Globals{}
+	}
+	g := f.Globals
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.Output, "output", "o", "text", "output format: text or json (env MCPAUTH_OUTPUT)")
+	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "print only data and errors")
+	pf.BoolVar(&g.Debug, "debug", false, "trace HTTP on stderr, with every secret redacted")
+	pf.StringVar(&g.CAFile, "ca-file", "", "PEM file of extra CA certificates to trust (env MCPAUTH_CA_FILE)")
+	pf.StringVar(&g.Storage, "storage", "auto", "token storage: auto, keyring or file (env MCPAUTH_STORAGE)")
+	pf.StringVar(&g.Account, "account", "default", "account name, to keep several logins per server (env MCPAUTH_ACCOUNT)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		for _, name := range []string{"output", "ca-file", "storage", "account"} {
+			fl := cmd.Flags().Lookup(name)
+			if fl != nil && !fl.Changed {
+				if v := f.Getenv(cmdutil.EnvName(name)); v != "" {
+					if err := fl.Value.Set(v); err != nil {
+						return cmdutil.FlagErrorf("%s: %v", cmdutil.EnvName(name), err)
+					}
+				}
+			}
+		}
+		if g.Output != "text" && g.Output != "json" {
+			return cmdutil.FlagErrorf("--output must be text or json")
+		}
+		return nil
+	}
 	root.AddCommand(
+		discover.NewCmd(f, nil),
+		register.NewCmd(f, nil),
+		login.NewCmd(f, nil),
+		device.NewCmd(f, nil),
+		ping.NewCmd(f, nil),
+		token.NewCmd(f, nil),
+		status.NewCmd(f, nil),
+		logout.NewCmd(f, nil),
+		apikey.NewCmd(f, nil),
 		conformance.NewCmd(f, nil),
 		serve.NewCmd(f, nil),
 		version.NewCmd(f),

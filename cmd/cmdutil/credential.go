@@ -1,0 +1,54 @@
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mcpauth/mcpauth/keyring"
+)
+
+// Credential is what ping and token present to a server.
+type Credential struct {
+	Server  string // storage key ("" for MCPAUTH_TOKEN)
+	BaseURL string // where /api/ping lives
+	Token   string
+	Kind    keyring.Kind
+	FromEnv bool
+}
+
+// LoadCredential finds the credential for arg without ever starting a
+// login: MCPAUTH_TOKEN first (for CI), then the stored entry. An expired
+// token is "auth required" (exit 3) with a hint.
+func (f *Factory) LoadCredential(arg string) (Credential, error) {
+	if tok := f.Getenv("MCPAUTH_TOKEN"); tok != "" {
+		if arg == "" {
+			return Credential{}, FlagErrorf("MCPAUTH_TOKEN is set: name the server, e.g. mcpauth ping http://127.0.0.1:8080/mcp")
+		}
+		return Credential{BaseURL: PingBase(keyring.TokenBundle{}, ServerKey(arg)), Token: tok, FromEnv: true}, nil
+	}
+	st, err := f.OpenStore()
+	if err != nil {
+		return Credential{}, err
+	}
+	e, err := ResolveServer(st, arg, f.Globals.Account)
+	if err != nil {
+		return Credential{}, err
+	}
+	b, err := st.Load(e.Server, e.Account)
+	if errors.Is(err, keyring.ErrNotFound) {
+		return Credential{}, WithExit(ExitAuthRequired, fmt.Errorf("no stored credential for %s; run: mcpauth login %s", e.Server, e.Server))
+	}
+	if err != nil {
+		return Credential{}, WithExit(ExitStorage, fmt.Errorf("reading the stored credential: %w", err))
+	}
+	c := Credential{Server: e.Server, BaseURL: PingBase(b, e.Server), Kind: b.Kind}
+	if b.Kind == keyring.KindAPIKey {
+		c.Token = b.APIKey
+		return c, nil
+	}
+	if !b.Expiry.IsZero() && !f.Clock.Now().Before(b.Expiry) {
+		return Credential{}, WithExit(ExitAuthRequired, fmt.Errorf("the token for %s expired at %s; run: mcpauth login %s", e.Server, b.Expiry.Format("2006-01-02 15:04 MST"), e.Server))
+	}
+	c.Token = b.AccessToken
+	return c, nil
+}

@@ -1,0 +1,98 @@
+package cmdutil
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// debugTransport traces requests and responses for --debug with every
+// secret redacted: credentials in headers, and tokens, codes, verifiers and
+// secrets in query strings and bodies (JSON or form).
+type debugTransport struct {
+	next http.RoundTripper
+	out  io.Writer
+	mu   sync.Mutex
+}
+
+const debugBodyLimit = 4 << 10
+
+func (d *debugTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if req.Body != nil && req.GetBody != nil {
+		if b, err := req.GetBody(); err == nil {
+			reqBody, _ = io.ReadAll(io.LimitReader(b, debugBodyLimit))
+			b.Close()
+		}
+	}
+	resp, err := d.next.RoundTrip(req)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fmt.Fprintf(d.out, "> %s %s\n", req.Method, RedactURL(req.URL))
+	for k, vs := range req.Header {
+		fmt.Fprintf(d.out, "> %s: %s\n", k, redactHeader(k, strings.Join(vs, ", ")))
+	}
+	if len(reqBody) > 0 {
+		fmt.Fprintf(d.out, "> %s\n", RedactBody(string(reqBody)))
+	}
+	if err != nil {
+		fmt.Fprintf(d.out, "< error: %v\n", err)
+		return nil, err
+	}
+	fmt.Fprintf(d.out, "< %s\n", resp.Status)
+	for k, vs := range resp.Header {
+		fmt.Fprintf(d.out, "< %s: %s\n", k, redactHeader(k, strings.Join(vs, ", ")))
+	}
+	body, rerr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if rerr == nil && len(body) > 0 {
+		shown := body
+		if len(shown) > debugBodyLimit {
+			shown = shown[:debugBodyLimit]
+		}
+		fmt.Fprintf(d.out, "< %s\n", RedactBody(string(shown)))
+	}
+	return resp, rerr
+}
+
+var secretHeaders = map[string]bool{"Authorization": true, "Cookie": true, "Set-Cookie": true, "Proxy-Authorization": true}
+
+func redactHeader(name, value string) string {
+	if secretHeaders[http.CanonicalHeaderKey(name)] {
+		if scheme, _, ok := strings.Cut(value, " "); ok && name != "Cookie" && name != "Set-Cookie" {
+			return scheme + " [REDACTED]"
+		}
+		return "[REDACTED]"
+	}
+	return value
+}
+
+// secretParams are the parameter names whose values never reach a trace.
+var secretParams = []string{"access_token", "refresh_token", "id_token", "code", "device_code", "user_code", "code_verifier", "client_secret", "api_key", "registration_access_token", "state", "nonce", "token"}
+
+var (
+	jsonSecret = regexp.MustCompile(`"(` + strings.Join(secretParams, "|") + `)"\s*:\s*"(?:[^"\\]|\\.)*"`)
+	formSecret = regexp.MustCompile(`(^|[&?])(` + strings.Join(secretParams, "|") + `)=[^&\s]*`)
+	bareSecret = regexp.MustCompile(`mcpa_[0-9A-Za-z]+|eyJ[0-9A-Za-z_-]+\.[0-9A-Za-z_-]+\.[0-9A-Za-z_-]*`)
+)
+
+// RedactBody hides secret values in a JSON or form body, and anything that
+// looks like a JWT or an mcpauth API key wherever it appears.
+func RedactBody(s string) string {
+	s = jsonSecret.ReplaceAllString(s, `"$1":"[REDACTED]"`)
+	s = formSecret.ReplaceAllString(s, `$1$2=[REDACTED]`)
+	return bareSecret.ReplaceAllString(s, "[REDACTED]")
+}
+
+// RedactURL hides secret query parameters.
+func RedactURL(u *url.URL) string {
+	c := *u
+	c.RawQuery = formSecret.ReplaceAllString(u.RawQuery, `$1$2=[REDACTED]`)
+	return c.String()
+}

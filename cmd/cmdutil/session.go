@@ -1,0 +1,136 @@
+package cmdutil
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
+)
+
+// ServerKey is how stored credentials are keyed: the canonical MCP resource.
+func ServerKey(resource string) string {
+	if c, err := flows.CanonicalResource(resource); err == nil {
+		return c
+	}
+	return resource
+}
+
+// ResolveServer picks the stored server a command is about: the argument
+// (an MCP URL or its base URL), or the only stored server when none is given.
+func ResolveServer(st *keyring.Store, arg, account string) (keyring.EntryInfo, error) {
+	entries, err := st.List()
+	if err != nil {
+		return keyring.EntryInfo{}, WithExit(ExitStorage, fmt.Errorf("listing stored credentials: %w", err))
+	}
+	var mine []keyring.EntryInfo
+	for _, e := range entries {
+		if e.Account == account || account == "" && e.Account == keyring.DefaultAccount {
+			mine = append(mine, e)
+		}
+	}
+	if arg == "" {
+		switch len(mine) {
+		case 0:
+			return keyring.EntryInfo{}, WithExit(ExitAuthRequired, errors.New("not logged in to any server; run: mcpauth login <mcp-url>"))
+		case 1:
+			return mine[0], nil
+		}
+		var names []string
+		for _, e := range mine {
+			names = append(names, e.Server)
+		}
+		sort.Strings(names)
+		return keyring.EntryInfo{}, FlagErrorf("logged in to several servers; name one of:\n  %s", strings.Join(names, "\n  "))
+	}
+	want := []string{ServerKey(arg), ServerKey(strings.TrimSuffix(arg, "/") + "/mcp")}
+	for _, e := range mine {
+		for _, w := range want {
+			if e.Server == w {
+				return e, nil
+			}
+		}
+	}
+	return keyring.EntryInfo{}, WithExit(ExitAuthRequired, fmt.Errorf("no stored credential for %s; run: mcpauth login %s", arg, arg))
+}
+
+// SaveToken stores a token from a flow.
+func SaveToken(st *keyring.Store, account string, disc *flows.Discovery, client flows.Client, tok *flows.Token) error {
+	b := keyring.TokenBundle{
+		Kind: keyring.KindOAuth, Issuer: disc.Issuer, Resource: disc.Resource,
+		AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
+		Expiry: tok.Expiry, Scope: tok.Scope,
+		Client: &keyring.ClientInfo{ClientID: client.ID, ClientSecret: client.Secret, TokenEndpointAuthMethod: client.AuthMethod, RedirectURIs: client.RedirectURIs},
+	}
+	if err := st.Save(ServerKey(disc.Resource), account, b); err != nil {
+		return WithExit(ExitStorage, fmt.Errorf("storing the token: %w", err))
+	}
+	return nil
+}
+
+// RegistrationCache adapts the keyring store to flows.RegistrationCache.
+type RegistrationCache struct{ Store *keyring.Store }
+
+// Get returns a cached registration.
+func (c RegistrationCache) Get(issuer, resource string) (*flows.ClientInformation, bool) {
+	data, ok := c.Store.GetRegistration(issuer, resource)
+	if !ok {
+		return nil, false
+	}
+	var ci flows.ClientInformation
+	if json.Unmarshal(data, &ci) != nil || ci.ClientID == "" {
+		return nil, false
+	}
+	return &ci, true
+}
+
+// Put caches a registration.
+func (c RegistrationCache) Put(issuer, resource string, ci *flows.ClientInformation) error {
+	data, err := json.Marshal(ci)
+	if err != nil {
+		return err
+	}
+	return c.Store.PutRegistration(issuer, resource, data)
+}
+
+// PingBase is where /api/ping lives for a stored credential: the resource
+// without its /mcp path, else the issuer.
+func PingBase(b keyring.TokenBundle, server string) string {
+	res := firstNonEmpty(b.Resource, server)
+	if strings.HasSuffix(res, "/mcp") {
+		return strings.TrimSuffix(res, "/mcp")
+	}
+	return firstNonEmpty(b.Issuer, res)
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// DiscoverFlags are the discovery options login, device and register share.
+type DiscoverFlags struct {
+	AllowMissingS256 bool
+	AllowInsecure    bool
+}
+
+// Discover runs discovery with the factory's client.
+func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags) (*flows.Discovery, error) {
+	hc, err := f.HTTPClient()
+	if err != nil {
+		return nil, err
+	}
+	disc, err := flows.Discover(ctx, flows.DiscoverConfig{HTTPClient: hc, AllowMissingS256: df.AllowMissingS256, AllowInsecureHTTP: df.AllowInsecure}, target)
+	if err != nil {
+		return disc, WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w", target, err))
+	}
+	return disc, nil
+}

@@ -1,0 +1,100 @@
+package cmdutil
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
+)
+
+// UI writes human messages to stderr, styled only when colour is on, and
+// not at all with --quiet (warnings and errors still show).
+type UI struct {
+	f                         *Factory
+	info, ok, warn, bad, code lipgloss.Style
+	box                       lipgloss.Style
+}
+
+// NewUI returns the UI for f's streams and flags.
+func NewUI(f *Factory) *UI {
+	r := lipgloss.NewRenderer(f.IO.ErrOut)
+	if !f.IO.Color {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return &UI{
+		f:    f,
+		info: r.NewStyle(),
+		ok:   r.NewStyle().Foreground(lipgloss.Color("2")).Bold(true),
+		warn: r.NewStyle().Foreground(lipgloss.Color("3")).Bold(true),
+		bad:  r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
+		code: r.NewStyle().Bold(true),
+		box:  r.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 2),
+	}
+}
+
+func (u *UI) Info(format string, args ...any) {
+	if !u.f.Globals.Quiet {
+		fmt.Fprintln(u.f.IO.ErrOut, u.info.Render(fmt.Sprintf(format, args...)))
+	}
+}
+
+func (u *UI) Success(format string, args ...any) {
+	if !u.f.Globals.Quiet {
+		fmt.Fprintln(u.f.IO.ErrOut, u.ok.Render("✓ ")+fmt.Sprintf(format, args...))
+	}
+}
+
+func (u *UI) Warn(format string, args ...any) {
+	fmt.Fprintln(u.f.IO.ErrOut, u.warn.Render("! ")+fmt.Sprintf(format, args...))
+}
+
+// Box renders lines in a rounded box (the device code).
+func (u *UI) Box(title string, lines ...string) string {
+	body := u.code.Render(title)
+	if len(lines) > 0 {
+		body += "\n\n" + strings.Join(lines, "\n")
+	}
+	return u.box.Render(body)
+}
+
+// FlowError attaches the documented exit code to an error from flows.
+func FlowError(doing string, err error) error {
+	if err == nil {
+		return nil
+	}
+	wrapped := fmt.Errorf("%s: %w", doing, err)
+	var netErr net.Error
+	var oe *flows.OAuthError
+	switch {
+	case errors.Is(err, flows.ErrAccessDenied):
+		return WithExit(ExitDenied, fmt.Errorf("%s: access was denied", doing))
+	case errors.Is(err, flows.ErrExpiredToken), errors.Is(err, flows.ErrDeviceCodeExpired):
+		return WithExit(ExitExpired, fmt.Errorf("%s: the code expired before it was approved; start again", doing))
+	case errors.Is(err, flows.ErrTimeout):
+		return WithExit(ExitExpired, wrapped)
+	case errors.Is(err, flows.ErrUnauthorized):
+		return WithExit(ExitAuthRequired, wrapped)
+	case errors.Is(err, keyring.ErrKeyringUnavailable), errors.Is(err, keyring.ErrLocked):
+		return WithExit(ExitStorage, wrapped)
+	case errors.As(err, &netErr):
+		return WithExit(ExitNetwork, wrapped)
+	case errors.As(err, &oe):
+		return WithExit(ExitFailure, wrapped)
+	}
+	return wrapped
+}
+
+// WriteJSON writes v as indented JSON (data goes to stdout).
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

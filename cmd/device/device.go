@@ -1,0 +1,237 @@
+// Package device implements `mcpauth device`: the device authorization flow
+// (RFC 8628) for machines without a browser.
+package device
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
+)
+
+// Options are device's flags.
+type Options struct {
+	F      *cmdutil.Factory
+	Target string
+
+	ClientID, Scope, BrowserCommand, Dialect string
+	Clipboard, NoResource                    bool
+	Discover                                 cmdutil.DiscoverFlags
+}
+
+// NewCmd builds the command; runF replaces Run in tests.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "device <mcp-url>",
+		Short: "Log in with a code typed on another device (RFC 8628 device flow)",
+		Long: `Log in without a local browser: mcpauth shows a short code and a URL; open
+the URL on any device, enter the code and approve. mcpauth polls at the
+server's interval (5 s longer after each slow_down) and stores the token.`,
+		Example: `  mcpauth device http://127.0.0.1:8080/mcp
+  mcpauth device https://mcp.example.com/mcp --clipboard`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
+	fl.StringVar(&opts.Scope, "scope", "", "scope to request")
+	fl.BoolVar(&opts.Clipboard, "clipboard", false, "copy the code to the clipboard (it is still printed)")
+	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that opens the verification URL when you press Enter (env MCPAUTH_BROWSER)")
+	fl.StringVar(&opts.Dialect, "dialect", "", "device endpoint dialect: json (mcpauth contract) or form (RFC 8628); default from the metadata")
+	fl.BoolVar(&opts.NoResource, "no-resource", false, "do not send the RFC 8707 resource parameter (form dialect)")
+	fl.BoolVar(&opts.Discover.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: continue when the server does not advertise PKCE S256")
+	fl.BoolVar(&opts.Discover.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
+	return cmd
+}
+
+// Run performs the device flow.
+func Run(ctx context.Context, opts *Options) error {
+	f := opts.F
+	ui := cmdutil.NewUI(f)
+	var dialect flows.Dialect
+	switch opts.Dialect {
+	case "", "auto":
+	case "json":
+		dialect = flows.DialectJSON
+	case "form":
+		dialect = flows.DialectForm
+	default:
+		return cmdutil.FlagErrorf("--dialect must be json or form")
+	}
+	st, err := f.OpenStore()
+	if err != nil {
+		return err
+	}
+	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
+	if err != nil {
+		return err
+	}
+	if !disc.SupportsDeviceFlow() {
+		return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("%s does not offer the device flow (no device_authorization_endpoint); use: mcpauth login %s", disc.Issuer, opts.Target))
+	}
+	hc, err := f.HTTPClient()
+	if err != nil {
+		return err
+	}
+	ccfg := flows.ClientConfig{HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, Cache: cmdutil.RegistrationCache{Store: st}, Scope: opts.Scope}
+	client, err := flows.ResolveClient(ctx, ccfg, disc)
+	if err != nil {
+		return cmdutil.FlowError("choosing a client identity", err)
+	}
+	spin := newCountdown(f, ui)
+	defer spin.stop()
+	tok, err := flows.Device(ctx, flows.DeviceConfig{
+		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, Scope: opts.Scope,
+		NoResource: opts.NoResource, Dialect: dialect,
+		ShowCode: func(da flows.DeviceAuthorization) {
+			showCode(ctx, opts, ui, da)
+			spin.start(da.Expiry)
+		},
+		OnPoll: func(ev flows.PollEvent) {
+			if f.Globals.Debug {
+				fmt.Fprintf(f.IO.ErrOut, "poll %d: status %d, %v; next poll in %s\n", ev.Attempt, ev.Status, ev.Err, ev.Interval)
+			}
+		},
+		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
+	})
+	spin.stop()
+	if err != nil {
+		return cmdutil.FlowError("device login", err)
+	}
+	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok); err != nil {
+		return err
+	}
+	if f.Globals.JSON() {
+		return cmdutil.WriteJSON(f.IO.Out, map[string]any{"resource": disc.Resource, "issuer": disc.Issuer, "expires_at": tok.Expiry, "storage": st.Storage()})
+	}
+	ui.Success("Logged in to %s", disc.Resource)
+	if st.Storage() == keyring.StorageFile {
+		ui.Warn("the token is stored in a file without OS keyring protection (%s)", st.Dir())
+	}
+	return nil
+}
+
+// showCode prints the code box and, on a terminal, offers to open the browser.
+func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.DeviceAuthorization) {
+	f := opts.F
+	lines := []string{"Open:  " + da.VerificationURI, "Enter: " + da.UserCode}
+	if da.VerificationURIComplete != "" {
+		lines = append(lines, "", "or open "+da.VerificationURIComplete)
+	}
+	fmt.Fprintln(f.IO.ErrOut, ui.Box("Your code: "+da.UserCode, lines...))
+	if opts.Clipboard {
+		if err := copyToClipboard(da.UserCode); err != nil {
+			ui.Warn("could not copy the code: %v", err)
+		} else {
+			ui.Info("The code is on the clipboard.")
+		}
+	}
+	if !f.IO.CanPrompt() {
+		return
+	}
+	if why := cmdutil.Headless(f.Getenv, runtime.GOOS); why != "" && f.OpenBrowser == nil && opts.BrowserCommand == "" && f.Getenv("MCPAUTH_BROWSER") == "" {
+		return
+	}
+	ui.Info("Press Enter to open the browser (or open the URL on any device).")
+	target := firstNonEmpty(da.VerificationURIComplete, da.VerificationURI)
+	open := f.BrowserOpener(opts.BrowserCommand)
+	go func() {
+		line := make(chan struct{}, 1)
+		go func() {
+			if _, err := bufio.NewReader(f.IO.In).ReadString('\n'); err == nil {
+				line <- struct{}{}
+			}
+		}()
+		select {
+		case <-line:
+			if err := open(target); err != nil {
+				ui.Warn("could not open a browser: %v", err)
+			}
+		case <-ctx.Done():
+		}
+	}()
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// copyToClipboard uses the first clipboard tool it finds.
+func copyToClipboard(text string) error {
+	for _, c := range [][]string{{"wl-copy"}, {"xclip", "-selection", "clipboard"}, {"xsel", "--clipboard", "--input"}, {"pbcopy"}, {"clip.exe"}} {
+		if _, err := exec.LookPath(c[0]); err != nil {
+			continue
+		}
+		cmd := exec.Command(c[0], c[1:]...)
+		cmd.Stdin = strings.NewReader(text)
+		return cmd.Run()
+	}
+	return errors.New("no clipboard tool found (wl-copy, xclip, xsel, pbcopy or clip.exe)")
+}
+
+// countdown shows the time left on a terminal; silent otherwise. It paces
+// itself with the real ticker only for redrawing; the time shown comes from
+// the factory's clock.
+type countdown struct {
+	f    *cmdutil.Factory
+	ui   *cmdutil.UI
+	done chan struct{}
+	on   bool
+}
+
+func newCountdown(f *cmdutil.Factory, ui *cmdutil.UI) *countdown {
+	return &countdown{f: f, ui: ui, done: make(chan struct{})}
+}
+
+func (c *countdown) start(expiry time.Time) {
+	if !c.f.IO.StderrTTY || c.f.Globals.Quiet || c.on {
+		return
+	}
+	c.on = true
+	go func() {
+		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+		t := time.NewTicker(120 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-c.done:
+				fmt.Fprint(c.f.IO.ErrOut, "\r\033[K")
+				return
+			case <-t.C:
+				left := expiry.Sub(c.f.Clock.Now()).Round(time.Second)
+				if left < 0 {
+					left = 0
+				}
+				fmt.Fprintf(c.f.IO.ErrOut, "\r%s Waiting for approval… %s left ", frames[i%len(frames)], left)
+			}
+		}
+	}()
+}
+
+func (c *countdown) stop() {
+	select {
+	case <-c.done:
+	default:
+		close(c.done)
+	}
+}

@@ -1,0 +1,108 @@
+// Package discover implements `mcpauth discover`: show what a server
+// advertises and every probe it took to find out.
+package discover
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss/table"
+	"github.com/spf13/cobra"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/flows"
+)
+
+// Options are discover's flags.
+type Options struct {
+	F        *cmdutil.Factory
+	Target   string
+	Discover cmdutil.DiscoverFlags
+}
+
+// NewCmd builds the command; runF replaces Run in tests.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "discover <mcp-url>",
+		Short: "Show a server's authorization metadata and the probes that found it",
+		Long: `Probe an MCP server the way login does (401 challenge, RFC 9728 protected
+resource metadata, RFC 8414 / OpenID Connect discovery) and print what was
+found, with every URL tried, its status and verdict.`,
+		Example: "  mcpauth discover http://127.0.0.1:8080/mcp\n  mcpauth discover https://mcp.example.com/mcp --output json | jq .probes",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Discover.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: accept a server without PKCE S256")
+	cmd.Flags().BoolVar(&opts.Discover.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
+	return cmd
+}
+
+// Run discovers and prints; on failure it still shows the probes.
+func Run(ctx context.Context, opts *Options) error {
+	f := opts.F
+	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
+	if f.Globals.JSON() && disc != nil {
+		if werr := cmdutil.WriteJSON(f.IO.Out, disc); werr != nil {
+			return werr
+		}
+		return err
+	}
+	if disc != nil {
+		printText(f, disc, err == nil)
+	}
+	return err
+}
+
+func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
+	w := f.IO.Out
+	if ok {
+		as := d.AuthServer
+		rows := [][2]string{
+			{"resource", d.Resource},
+			{"issuer", d.Issuer},
+			{"authorization_endpoint", as.AuthorizationEndpoint},
+			{"token_endpoint", as.TokenEndpoint},
+			{"registration_endpoint", orNone(as.RegistrationEndpoint)},
+			{"device_authorization_endpoint", orNone(as.DeviceAuthorizationEndpoint)},
+			{"pkce", strings.Join(as.CodeChallengeMethodsSupported, ", ")},
+			{"scope", orNone(d.Scope)},
+		}
+		if d.Legacy {
+			rows = append(rows, [2]string{"note", "no protected resource metadata: base URL taken as the authorization server"})
+		}
+		t := table.New()
+		for _, r := range rows {
+			t.Row(r[0], r[1])
+		}
+		fmt.Fprintln(w, t.Render())
+	}
+	t := table.New().Headers("PROBE", "STATUS", "VERDICT")
+	for _, p := range d.Probes {
+		status := "-"
+		if p.Status != 0 {
+			status = strconv.Itoa(p.Status)
+		}
+		verdict := p.Verdict
+		if p.Err != "" {
+			verdict += ": " + p.Err
+		}
+		t.Row(p.URL, status, verdict)
+	}
+	fmt.Fprintln(w, t.Render())
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

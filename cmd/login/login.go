@@ -1,0 +1,159 @@
+// Package login implements `mcpauth login`: the authorization code flow with
+// PKCE through a loopback redirect, and a browser.
+package login
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/flows"
+)
+
+// Options are login's flags.
+type Options struct {
+	F      *cmdutil.Factory
+	Target string
+
+	ClientID, ClientSecret, ClientMetadataURL string
+	Port                                      int
+	Timeout                                   time.Duration
+	NoResource, NoBrowser                     bool
+	BrowserCommand, Scope                     string
+	Discover                                  cmdutil.DiscoverFlags
+}
+
+// NewCmd builds the command; runF replaces Run in tests.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "login <mcp-url>",
+		Short: "Log in to an MCP server in the browser (authorization code + PKCE)",
+		Long: `Log in to an MCP server: discover its authorization server, register a
+client if needed, open the browser at the consent page, receive the code on a
+loopback listener at 127.0.0.1 and store the token in the OS keyring.
+
+Over SSH or without a display no browser is started: the URL is printed, with
+an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
+		Example: `  mcpauth login http://127.0.0.1:8080/mcp
+  mcpauth login https://mcp.example.com/mcp --no-browser
+  mcpauth login https://mcp.example.com/mcp --browser-command firefox`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Target = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
+	fl.StringVar(&opts.ClientSecret, "client-secret", "", "secret of the pre-registered client")
+	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", "", "client ID metadata document URL (used when the server supports it)")
+	fl.IntVar(&opts.Port, "port", 0, "loopback port for the redirect (default: a registered or free port)")
+	fl.DurationVar(&opts.Timeout, "timeout", flows.DefaultLoginTimeout, "how long to wait for the browser")
+	fl.BoolVar(&opts.NoResource, "no-resource", false, "do not send the RFC 8707 resource parameter (for servers that reject it)")
+	fl.BoolVar(&opts.NoBrowser, "no-browser", false, "print the URL instead of opening a browser")
+	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that opens the URL (env MCPAUTH_BROWSER)")
+	fl.StringVar(&opts.Scope, "scope", "", "scope to request (default: from the server's challenge or metadata)")
+	fl.BoolVar(&opts.Discover.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: continue when the server does not advertise PKCE S256")
+	fl.BoolVar(&opts.Discover.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
+	return cmd
+}
+
+// Run logs in.
+func Run(ctx context.Context, opts *Options) error {
+	f := opts.F
+	ui := cmdutil.NewUI(f)
+	if opts.Discover.AllowMissingS256 || opts.Discover.AllowInsecure {
+		ui.Warn("unsafe discovery overrides are on: this login may not be protected against code interception")
+	}
+	st, err := f.OpenStore()
+	if err != nil {
+		return err
+	}
+	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
+	if err != nil {
+		return err
+	}
+	hc, err := f.HTTPClient()
+	if err != nil {
+		return err
+	}
+	ccfg := flows.ClientConfig{
+		HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret,
+		MetadataDocumentURL: opts.ClientMetadataURL, Cache: cmdutil.RegistrationCache{Store: st}, Scope: opts.Scope,
+	}
+	client, err := flows.ResolveClient(ctx, ccfg, disc)
+	if err != nil {
+		return cmdutil.FlowError("choosing a client identity", err)
+	}
+	open := f.BrowserOpener(opts.BrowserCommand)
+	headless := cmdutil.Headless(f.Getenv, runtime.GOOS)
+	if f.OpenBrowser == nil && opts.BrowserCommand == "" && f.Getenv("MCPAUTH_BROWSER") == "" && (opts.NoBrowser || headless != "") {
+		open = func(authURL string) error {
+			printURL(f, ui, opts.Target, authURL, headless, disc.SupportsDeviceFlow())
+			return nil
+		}
+	} else {
+		base := open
+		open = func(authURL string) error {
+			ui.Info("Opening the browser to log in to %s …", disc.Resource)
+			if err := base(authURL); err != nil {
+				ui.Warn("could not open a browser (%v)", err)
+				printURL(f, ui, opts.Target, authURL, "", disc.SupportsDeviceFlow())
+			}
+			return nil
+		}
+	}
+	tok, err := flows.AuthCode(ctx, flows.AuthCodeConfig{
+		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, OpenBrowser: open,
+		Port: opts.Port, Timeout: opts.Timeout, NoResource: opts.NoResource, Scope: opts.Scope,
+		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
+	})
+	if err != nil {
+		return cmdutil.FlowError("logging in", err)
+	}
+	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok); err != nil {
+		return err
+	}
+	return report(f, ui, disc, tok, st.Storage())
+}
+
+func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless string, device bool) {
+	if headless != "" {
+		ui.Info("Not opening a browser: %s.", headless)
+	}
+	ui.Info("Open this URL in a browser to log in:")
+	fmt.Fprintln(f.IO.ErrOut, "\n  "+authURL+"\n")
+	if u, err := url.Parse(authURL); err == nil {
+		if redirect, err := url.Parse(u.Query().Get("redirect_uri")); err == nil && redirect.Port() != "" {
+			ui.Info("If the browser runs on another machine, forward the callback port first:\n  ssh -L %s:127.0.0.1:%s <this-host>", redirect.Port(), redirect.Port())
+		}
+	}
+	if device {
+		ui.Info("Or use the device flow, which needs no callback: mcpauth device %s", target)
+	}
+}
+
+func report(f *cmdutil.Factory, ui *cmdutil.UI, disc *flows.Discovery, tok *flows.Token, storage any) error {
+	if f.Globals.JSON() {
+		return json.NewEncoder(f.IO.Out).Encode(map[string]any{
+			"resource": disc.Resource, "issuer": disc.Issuer, "expires_at": tok.Expiry, "scope": tok.Scope, "storage": storage,
+		})
+	}
+	exp := ""
+	if !tok.Expiry.IsZero() {
+		exp = fmt.Sprintf(" (token expires %s)", tok.Expiry.Local().Format(time.RFC1123))
+	}
+	ui.Success("Logged in to %s%s", disc.Resource, exp)
+	ui.Info("Stored in: %v", storage)
+	return nil
+}

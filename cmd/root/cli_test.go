@@ -1,0 +1,293 @@
+package root_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/root"
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/server/servertest"
+)
+
+// These tests drive the whole CLI (root.Run with a test Factory) against the
+// reference server in-process: real HTTP on loopback, real flows, real file
+// storage in a temp dir. Only the person is simulated: a browser-like HTTP
+// client signs in at the development identity provider and presses buttons.
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor polls the buffer until re matches (bounded).
+func (b *syncBuffer) waitFor(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if m := re.FindStringSubmatch(b.String()); m != nil {
+			return m
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no %s in output:\n%s", re, b.String())
+	return nil
+}
+
+type cli struct {
+	t    *testing.T
+	env  *servertest.Env
+	vars map[string]string
+	// OpenBrowser stands in for the person's browser during login.
+	open  func(string) error
+	clock flows.Clock
+}
+
+func newCLI(t *testing.T, env *servertest.Env) *cli {
+	return &cli{t: t, env: env, vars: map[string]string{
+		"MCPAUTH_CONFIG_DIR": t.TempDir(),
+		"MCPAUTH_STORAGE":    "file",
+	}, clock: flows.RealClock{}}
+}
+
+// run executes the CLI and returns exit code, stdout and stderr.
+func (c *cli) run(args ...string) (int, string, string) {
+	c.t.Helper()
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	return c.runWith(out, errOut, args...), out.String(), errOut.String()
+}
+
+func (c *cli) runWith(out, errOut *syncBuffer, args ...string) int {
+	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
+	f := cmdutil.New(io, func(k string) string { return c.vars[k] })
+	f.Clock = c.clock
+	f.OpenBrowser = c.open
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return root.Run(ctx, f, args)
+}
+
+// approvingBrowser signs in as user, presses action on the consent page and
+// follows the redirect to the CLI's loopback listener, as a browser would.
+func approvingBrowser(t *testing.T, env *servertest.Env, user, action string) func(string) error {
+	b := env.Browser(user)
+	return func(authURL string) error {
+		back, err := b.Consent(context.Background(), authURL, action)
+		if err != nil {
+			t.Errorf("browser: %v", err)
+			return err
+		}
+		resp, err := http.Get(back.String())
+		if err != nil {
+			t.Errorf("browser: following redirect to the CLI: %v", err)
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	}
+}
+
+func TestLoginPingTokenStatusLogout(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	c := newCLI(t, env)
+	c.open = approvingBrowser(t, env, "alice", "approve")
+	mcp := env.URL + "/mcp"
+
+	code, _, stderr := c.run("login", mcp)
+	if code != 0 {
+		t.Fatalf("login exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "Logged in to "+mcp) {
+		t.Fatalf("login said: %s", stderr)
+	}
+
+	code, stdout, stderr := c.run("ping")
+	if code != 0 || !strings.HasPrefix(strings.TrimSpace(stdout), "u_") {
+		t.Fatalf("ping exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	userID := strings.TrimSpace(stdout)
+
+	code, stdout, _ = c.run("token")
+	tok := strings.TrimSpace(stdout)
+	if code != 0 || strings.Count(tok, ".") != 2 {
+		t.Fatalf("token exit %d: %q", code, stdout)
+	}
+	code, stdout, _ = c.run("token", "--header")
+	if code != 0 || strings.TrimSpace(stdout) != "Authorization: Bearer "+tok {
+		t.Fatalf("token --header: %q", stdout)
+	}
+
+	// The printed token works with any HTTP client.
+	req, _ := http.NewRequest("GET", env.URL+"/api/ping", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("ping with printed token: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	code, stdout, _ = c.run("status", "--output", "json")
+	var entries []map[string]any
+	if code != 0 || json.Unmarshal([]byte(stdout), &entries) != nil || len(entries) != 1 {
+		t.Fatalf("status: exit %d %s", code, stdout)
+	}
+	if entries[0]["server"] != mcp || entries[0]["backend"] != "file" || entries[0]["kind"] != "oauth" {
+		t.Fatalf("status entry %v", entries[0])
+	}
+
+	// A second login reuses the cached registration: no new client.
+	code, _, stderr = c.run("login", mcp, "--debug")
+	if code != 0 {
+		t.Fatalf("second login: %s", stderr)
+	}
+	if strings.Contains(stderr, "POST "+env.URL+"/oauth/register") {
+		t.Fatal("second login registered a new client instead of using the cached one")
+	}
+	if strings.Contains(stderr, tok) {
+		t.Fatal("--debug output leaks the access token")
+	}
+	for _, leak := range regexp.MustCompile(`(code|code_verifier|access_token)=([A-Za-z0-9_\-.~]{20,})`).FindAllStringSubmatch(stderr, -1) {
+		t.Fatalf("--debug output leaks %s=%s", leak[1], leak[2])
+	}
+
+	code, _, _ = c.run("logout")
+	if code != 0 {
+		t.Fatal("logout failed")
+	}
+	code, _, stderr = c.run("ping")
+	if code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "mcpauth login") {
+		t.Fatalf("ping after logout: exit %d %s", code, stderr)
+	}
+	code, _, _ = c.run("token", mcp)
+	if code != cmdutil.ExitAuthRequired {
+		t.Fatalf("token after logout: exit %d", code)
+	}
+	_ = userID
+}
+
+func TestLoginDeniedExits4(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	c := newCLI(t, env)
+	c.open = approvingBrowser(t, env, "bob", "deny")
+	code, _, stderr := c.run("login", env.URL+"/mcp")
+	if code != cmdutil.ExitDenied || !strings.Contains(stderr, "denied") {
+		t.Fatalf("exit %d, want %d: %s", code, cmdutil.ExitDenied, stderr)
+	}
+}
+
+func TestTokenExpiredExits3(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	c := newCLI(t, env)
+	c.open = approvingBrowser(t, env, "carol", "approve")
+	clk := &shiftClock{}
+	c.clock = clk
+	if code, _, stderr := c.run("login", env.URL+"/mcp"); code != 0 {
+		t.Fatalf("login: %s", stderr)
+	}
+	clk.shift = 25 * time.Hour
+	code, stdout, stderr := c.run("token")
+	if code != cmdutil.ExitAuthRequired || stdout != "" || !strings.Contains(stderr, "expired") {
+		t.Fatalf("expired token: exit %d stdout %q stderr %s", code, stdout, stderr)
+	}
+}
+
+func TestMCPAUTHTokenOverrides(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	key, err := env.Browser("dave").APIKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t, env)
+	c.vars["MCPAUTH_TOKEN"] = key
+	code, stdout, stderr := c.run("ping", env.URL+"/mcp")
+	if code != 0 || !strings.HasPrefix(stdout, "u_") {
+		t.Fatalf("ping with MCPAUTH_TOKEN: %d %q %s", code, stdout, stderr)
+	}
+	c.vars["MCPAUTH_TOKEN"] = "garbage"
+	if code, _, _ := c.run("ping", env.URL+"/mcp"); code != cmdutil.ExitAuthRequired {
+		t.Fatalf("garbage MCPAUTH_TOKEN: exit %d, want 3", code)
+	}
+}
+
+func TestAPIKeySetThenPing(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	key, err := env.Browser("erin").APIKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t, env)
+	io := &cmdutil.IOStreams{In: strings.NewReader(key + "\n"), Out: &syncBuffer{}, ErrOut: &syncBuffer{}}
+	f := cmdutil.New(io, func(k string) string { return c.vars[k] })
+	if code := root.Run(context.Background(), f, []string{"apikey", "set", env.URL}); code != 0 {
+		t.Fatalf("apikey set: %d %s", code, io.ErrOut.(*syncBuffer).String())
+	}
+	if strings.Contains(io.ErrOut.(*syncBuffer).String(), key) {
+		t.Fatal("apikey set echoed the key")
+	}
+	code, stdout, stderr := c.run("ping", "-o", "json")
+	var got map[string]string
+	if code != 0 || json.Unmarshal([]byte(stdout), &got) != nil || got["status"] != "ok" {
+		t.Fatalf("ping with stored key: %d %s %s", code, stdout, stderr)
+	}
+	// Regenerating the key in Settings makes the stored one fail at once.
+	if _, err := env.Browser("erin").RegenerateAPIKey(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := c.run("ping"); code != cmdutil.ExitAuthRequired {
+		t.Fatalf("ping with a regenerated-away key: exit %d, want 3", code)
+	}
+}
+
+func TestNoKeyringRefusesNonInteractive(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	c := newCLI(t, env)
+	delete(c.vars, "MCPAUTH_STORAGE")
+	c.vars["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+	io := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &syncBuffer{}, ErrOut: &syncBuffer{}}
+	f := cmdutil.New(io, func(k string) string { return c.vars[k] })
+	f.KeyringBackend = hangingBackend{}
+	f.KeyringTimeout = 200 * time.Millisecond
+	start := time.Now()
+	code := root.Run(context.Background(), f, []string{"status"})
+	if code != cmdutil.ExitStorage {
+		t.Fatalf("exit %d, want %d: %s", code, cmdutil.ExitStorage, io.ErrOut.(*syncBuffer).String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %s: the keyring timeout did not bound the call", d)
+	}
+	if msg := io.ErrOut.(*syncBuffer).String(); !strings.Contains(msg, "--storage=file") {
+		t.Fatalf("no opt-in hint: %s", msg)
+	}
+}
+
+// hangingBackend never answers, like a Secret Service waiting on an unlock
+// prompt nobody sees. A fake: a real locked keyring cannot be staged here.
+type hangingBackend struct{}
+
+func (hangingBackend) Get(string, string) (string, error) { select {} }
+func (hangingBackend) Set(string, string, string) error   { select {} }
+func (hangingBackend) Delete(string, string) error        { select {} }
+
+// shiftClock is the real clock moved forward by shift (to age tokens).
+type shiftClock struct{ shift time.Duration }
+
+func (c *shiftClock) Now() time.Time                         { return time.Now().Add(c.shift) }
+func (c *shiftClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

@@ -1,0 +1,99 @@
+// Package status implements `mcpauth status`: what is stored, where, until when.
+package status
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/charmbracelet/lipgloss/table"
+	"github.com/spf13/cobra"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/keyring"
+)
+
+// Options are status's arguments.
+type Options struct{ F *cmdutil.Factory }
+
+// NewCmd builds the command; runF replaces Run in tests.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	return &cobra.Command{
+		Use:     "status",
+		Short:   "List stored credentials: server, account, kind, storage backend, expiry",
+		Example: "  mcpauth status\n  mcpauth status --output json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+}
+
+type entry struct {
+	Server    string    `json:"server"`
+	Account   string    `json:"account"`
+	Kind      string    `json:"kind"`
+	Backend   string    `json:"backend"`
+	Encrypted bool      `json:"protected_by_keyring"`
+	Expiry    time.Time `json:"expires_at,omitzero"`
+	Expired   bool      `json:"expired"`
+}
+
+// Run lists entries.
+func Run(_ context.Context, opts *Options) error {
+	f := opts.F
+	st, err := f.OpenStore()
+	if err != nil {
+		return err
+	}
+	infos, err := st.List()
+	if err != nil {
+		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("listing stored credentials: %w", err))
+	}
+	now := f.Clock.Now()
+	entries := make([]entry, 0, len(infos))
+	for _, e := range infos {
+		entries = append(entries, entry{
+			Server: e.Server, Account: e.Account, Kind: string(e.Kind), Backend: string(e.Backend),
+			Encrypted: e.Backend == keyring.StorageKeyring, Expiry: e.Expiry,
+			Expired: !e.Expiry.IsZero() && !now.Before(e.Expiry),
+		})
+	}
+	if f.Globals.JSON() {
+		return cmdutil.WriteJSON(f.IO.Out, entries)
+	}
+	ui := cmdutil.NewUI(f)
+	if len(entries) == 0 {
+		ui.Info("No stored credentials. Log in with: mcpauth login <mcp-url>")
+		return nil
+	}
+	t := table.New().Headers("SERVER", "ACCOUNT", "KIND", "STORAGE", "EXPIRES")
+	plaintext := false
+	for _, e := range entries {
+		backend := e.Backend
+		if !e.Encrypted {
+			backend += " (no keyring!)"
+			plaintext = true
+		}
+		t.Row(e.Server, e.Account, e.Kind, backend, expiry(e, now))
+	}
+	fmt.Fprintln(f.IO.Out, t.Render())
+	if plaintext {
+		ui.Warn("entries marked 'no keyring' are in files under %s protected only by file permissions", st.Dir())
+	}
+	return nil
+}
+
+func expiry(e entry, now time.Time) string {
+	switch {
+	case e.Expiry.IsZero():
+		return "never"
+	case e.Expired:
+		return "expired " + e.Expiry.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("%s (in %s)", e.Expiry.UTC().Format(time.RFC3339), e.Expiry.Sub(now).Round(time.Minute))
+}

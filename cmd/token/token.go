@@ -1,0 +1,57 @@
+// Package token implements `mcpauth token`: print the stored access token.
+package token
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+)
+
+// Options are token's flags.
+type Options struct {
+	F      *cmdutil.Factory
+	Server string
+	Header bool
+}
+
+// NewCmd builds the command; runF replaces Run in tests.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "token [<mcp-url>]",
+		Short: "Print a valid access token (for scripts)",
+		Long: `Print the stored access token, only if it is still valid, and nothing else,
+so it can feed another program. Exits 3 when there is none or it expired.`,
+		Example: `  curl -H "Authorization: Bearer $(mcpauth token)" http://127.0.0.1:8080/api/ping
+  curl -H "$(mcpauth token --header)" http://127.0.0.1:8080/api/ping`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Server = args[0]
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Header, "header", false, "print an HTTP header line: Authorization: Bearer <token>")
+	return cmd
+}
+
+// Run prints the token.
+func Run(_ context.Context, opts *Options) error {
+	cred, err := opts.F.LoadCredential(opts.Server)
+	if err != nil {
+		return err
+	}
+	if opts.Header {
+		_, err = fmt.Fprintf(opts.F.IO.Out, "Authorization: Bearer %s\n", cred.Token)
+		return err
+	}
+	_, err = fmt.Fprintln(opts.F.IO.Out, cred.Token)
+	return err
+}
