@@ -81,7 +81,7 @@ func TestDevicePendingSlowDownApproval(t *testing.T) {
 	c.clock = g
 	userCode, errOut, done := startDevice(t, c, "--debug")
 
-	g.gate <- asInterval    // first poll after 5 s: authorization_pending
+	g.gate <- asInterval      // first poll after 5 s: authorization_pending
 	g.gate <- 1 * time.Second // second poll only 1 s later: too fast → slow_down
 	// The next wait must be 5 s longer (RFC 8628 §3.5).
 	errOut.waitFor(t, regexp.MustCompile(`slow_down`))
