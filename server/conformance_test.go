@@ -15,16 +15,6 @@ import (
 	"github.com/mcpauth/mcpauth/server/store/sqlstore"
 )
 
-// suiteClock lets the suite move the in-process server's clock. The clock is
-// an Offset over the wall clock, not a frozen fake: checks also wait for real
-// (a client told slow_down sleeps before polling again).
-type suiteClock struct{ c *clock.Offset }
-
-func (s suiteClock) Advance(_ context.Context, d time.Duration) error {
-	s.c.Advance(d)
-	return nil
-}
-
 // startSuiteTarget starts the reference server and its development identity
 // provider on loopback with opts (opts.Clock is replaced by clk, a fresh
 // Offset clock when nil) and returns the conformance target for it: approval
@@ -44,7 +34,7 @@ func startSuiteTarget(t *testing.T, opts local.Options, clk *clock.Offset) confo
 	if err != nil {
 		t.Fatal(err)
 	}
-	return conformance.Target{BaseURL: inst.URL, Approver: a, Clock: suiteClock{clk}}
+	return conformance.Target{BaseURL: inst.URL, Approver: a, Clock: clk}
 }
 
 // runSuite runs the whole catalogue, destructive checks included (the server

@@ -26,7 +26,10 @@ func (s *Server) handleTestClock(w http.ResponseWriter, r *http.Request) {
 			writeOAuthError(w, invalidRequest(`advance must be a non-negative Go duration such as "10m1s"`))
 			return
 		}
-		tc.Advance(d)
+		if err := tc.Advance(r.Context(), d); err != nil {
+			s.serverError(w, r, "advancing test clock", err)
+			return
+		}
 		s.log.Warn("test clock advanced", "by", d.String(), "offset", tc.Offset().String())
 	}
 	writeJSON(w, http.StatusOK, testClockState{Now: tc.Now().UTC().Format(time.RFC3339Nano), OffsetMS: tc.Offset().Milliseconds()})

@@ -82,16 +82,6 @@ func preflight(ctx context.Context, hc *http.Client, u string) error {
 	return resp.Body.Close()
 }
 
-// offsetClock moves the in-process server's clock. It is an Offset over the
-// wall clock rather than a frozen fake because checks also wait for real
-// (after slow_down, a client must sleep before polling again).
-type offsetClock struct{ c *clock.Offset }
-
-func (o offsetClock) Advance(_ context.Context, d time.Duration) error {
-	o.c.Advance(d)
-	return nil
-}
-
 // startLocal starts the reference server and its development identity
 // provider on loopback and targets them with every need met.
 func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conformance.Options) (conformance.Target, conformance.Options, func(), error) {
@@ -119,5 +109,5 @@ func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conforma
 		return conformance.Target{}, so, func() {}, err
 	}
 	so.Destructive = true // the server lives for this run only
-	return conformance.Target{BaseURL: inst.URL, HTTP: hc, Approver: a, Clock: offsetClock{clk}}, so, cleanup, nil
+	return conformance.Target{BaseURL: inst.URL, HTTP: hc, Approver: a, Clock: clk}, so, cleanup, nil
 }

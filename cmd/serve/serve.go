@@ -153,7 +153,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.TestClock {
 		// The development IdP shares the test clock, so its id_tokens are
 		// not "expired" to the server after a jump forward.
-		cfg.TestClock = clock.NewOffset(nil)
+		cfg.TestClock = clock.NewSharedOffset(nil, st) // shared by instances on one database
 		cfg.Clock = cfg.TestClock
 		log.Warn("TEST CLOCK ENABLED: anyone who can reach this address can move the server's time via /api/test/clock; never use this in production")
 	}

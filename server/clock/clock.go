@@ -4,6 +4,8 @@
 package clock
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -57,7 +59,17 @@ type Offset struct {
 	mu     sync.Mutex
 	base   Clock
 	offset time.Duration
+	shared Counter // nil: the offset lives in this process only
 }
+
+// Counter is an atomic shared counter (store.Store has one). A shared Offset
+// keeps its offset, in milliseconds, in it, so every instance on one
+// database sees the same time.
+type Counter interface {
+	AddCounter(ctx context.Context, name string, delta int64) (int64, error)
+}
+
+const offsetCounter = "test_clock_offset_ms"
 
 // NewOffset returns an Offset clock over base (Real when nil).
 func NewOffset(base Clock) *Offset {
@@ -67,22 +79,56 @@ func NewOffset(base Clock) *Offset {
 	return &Offset{base: base}
 }
 
-// Now returns the base time plus the offset.
+// NewSharedOffset returns an Offset clock whose offset is kept in c, shared
+// by every instance using the same counter store.
+func NewSharedOffset(base Clock, c Counter) *Offset {
+	o := NewOffset(base)
+	o.shared = c
+	return o
+}
+
+// Now returns the base time plus the offset. A shared clock reads the
+// counter each time; if that fails it keeps the last offset it saw.
 func (o *Offset) Now() time.Time {
+	o.refresh(context.Background())
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.base.Now().Add(o.offset)
 }
 
-// Advance adds d to the offset.
-func (o *Offset) Advance(d time.Duration) {
+func (o *Offset) refresh(ctx context.Context) {
+	if o.shared == nil {
+		return
+	}
+	if ms, err := o.shared.AddCounter(ctx, offsetCounter, 0); err == nil {
+		o.mu.Lock()
+		o.offset = time.Duration(ms) * time.Millisecond
+		o.mu.Unlock()
+	}
+}
+
+// Advance adds d to the offset; for a shared clock it reports a failure to
+// update the counter.
+func (o *Offset) Advance(ctx context.Context, d time.Duration) error {
+	if o.shared != nil {
+		ms, err := o.shared.AddCounter(ctx, offsetCounter, d.Milliseconds())
+		if err != nil {
+			return fmt.Errorf("advancing the shared test clock: %w", err)
+		}
+		o.mu.Lock()
+		o.offset = time.Duration(ms) * time.Millisecond
+		o.mu.Unlock()
+		return nil
+	}
 	o.mu.Lock()
 	o.offset += d
 	o.mu.Unlock()
+	return nil
 }
 
 // Offset returns how far the clock has been moved.
 func (o *Offset) Offset() time.Duration {
+	o.refresh(context.Background())
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.offset

@@ -160,6 +160,11 @@ type Store interface {
 	// all get the same value.
 	GetOrCreateSecret(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error)
 
+	// AddCounter atomically adds delta to the named counter (created at 0)
+	// and returns the new value; delta 0 reads it. Instances sharing a
+	// database share counters (the test clock's offset is one).
+	AddCounter(ctx context.Context, name string, delta int64) (int64, error)
+
 	// GC deletes what can no longer matter at now: unused auth codes past
 	// ExpiresAt, used ones once their token (TokenExp) has expired too (so a
 	// late replay can still revoke it), device codes past ExpiresAt, and

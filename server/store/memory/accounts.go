@@ -123,6 +123,17 @@ func (s *Store) GetOrCreateSecret(_ context.Context, name string, gen func() ([]
 	return cloneBytes(nv), nil
 }
 
+// AddCounter implements store.Store.AddCounter.
+func (s *Store) AddCounter(_ context.Context, name string, delta int64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.counters == nil {
+		s.counters = map[string]int64{}
+	}
+	s.counters[name] += delta
+	return s.counters[name], nil
+}
+
 // GC implements store.Store.GC; "past" is strict, so a record expiring
 // exactly at now survives this round.
 func (s *Store) GC(_ context.Context, now time.Time) (int, error) {

@@ -37,6 +37,7 @@ type Store struct {
 	keyByHash  map[string]string // key hash → user ID
 	revoked    map[string]time.Time
 	secrets    map[string][]byte
+	counters   map[string]int64
 }
 
 // New returns an empty store.

@@ -142,6 +142,18 @@ func (s *Store) getSecret(ctx context.Context, name string) ([]byte, error) {
 	return v, nil
 }
 
+// AddCounter is one upsert with RETURNING, atomic on both dialects.
+func (s *Store) AddCounter(ctx context.Context, name string, delta int64) (int64, error) {
+	var v int64
+	err := s.queryRow(ctx, `INSERT INTO counters (name, value) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value
+		RETURNING value`, name, delta).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("add to counter %q: %w", name, err)
+	}
+	return v, nil
+}
+
 // GC implements store.Store.GC; "past" is strict, so a record expiring
 // exactly at now survives this round.
 func (s *Store) GC(ctx context.Context, now time.Time) (int, error) {

@@ -77,6 +77,12 @@ var migrations = [][]string{
 			value BLOB
 		)`,
 	},
+	{ // 2: shared counters (the test clock's offset)
+		`CREATE TABLE counters (
+			name TEXT PRIMARY KEY,
+			value BIGINT NOT NULL
+		)`,
+	},
 }
 
 // migrate applies the missing steps in one transaction. On SQLite the

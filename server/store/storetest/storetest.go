@@ -44,6 +44,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"APIKeys", testAPIKeys},
 		{"Revocation", testRevocation},
 		{"Secrets", testSecrets},
+		{"Counters", testCounters},
+		{"ConcurrentAddCounter", testConcurrentCounter},
 		{"GC", testGC},
 		{"ConcurrentConsumeAuthCode", testConcurrentConsume},
 		{"ConcurrentUpdateDeviceCode2", func(t *testing.T, s store.Store) { testConcurrentUpdate(t, s, 2) }},
