@@ -2,59 +2,13 @@ package sqlstore
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"sync"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/server/store"
+	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
 	"github.com/mcpauth/mcpauth/server/store/storetest"
 )
-
-// postgresURL is the server the PostgreSQL tests use: a real PostgreSQL, as
-// ../shared/recipes/with-postgres.sh provides in CI. Without one the tests
-// skip, except under CI=true where a missing PostgreSQL is a failure.
-func postgresURL(tb testing.TB) string {
-	tb.Helper()
-	u := os.Getenv("MCPAUTH_TEST_POSTGRES_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("CI=true but MCPAUTH_TEST_POSTGRES_URL is unset: PostgreSQL tests must run in CI (use with-postgres.sh)")
-		}
-		tb.Skip("MCPAUTH_TEST_POSTGRES_URL unset: skipping PostgreSQL tests (run under ../shared/recipes/with-postgres.sh)")
-	}
-	return u
-}
-
-// freshPostgresDB creates an empty database for one test and drops it after,
-// so every test starts from nothing and tests can run in parallel.
-func freshPostgresDB(tb testing.TB) string {
-	tb.Helper()
-	base := postgresURL(tb)
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { admin.Close() })
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	name := "mcpauth_t_" + hex.EncodeToString(b)
-	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE "+name); err != nil {
-		tb.Fatalf("creating test database: %v", err)
-	}
-	tb.Cleanup(func() {
-		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
 
 func openPostgresTest(tb testing.TB, dsn string) *Store {
 	tb.Helper()
@@ -67,14 +21,14 @@ func openPostgresTest(tb testing.TB, dsn string) *Store {
 }
 
 func TestContractPostgres(t *testing.T) {
-	postgresURL(t)
-	storetest.Run(t, func(t *testing.T) store.Store { return openPostgresTest(t, freshPostgresDB(t)) })
+	pgtest.URL(t)
+	storetest.Run(t, func(t *testing.T) store.Store { return openPostgresTest(t, pgtest.FreshDB(t)) })
 }
 
 // Two instances starting at once on an empty database both migrate safely
 // (the advisory lock serialises them) and see each other's writes.
 func TestPostgresConcurrentMigration(t *testing.T) {
-	dsn := freshPostgresDB(t)
+	dsn := pgtest.FreshDB(t)
 	stores := make([]*Store, 4)
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
@@ -100,6 +54,6 @@ func TestPostgresConcurrentMigration(t *testing.T) {
 }
 
 func BenchmarkPostgres(b *testing.B) {
-	dsn := freshPostgresDB(b)
+	dsn := pgtest.FreshDB(b)
 	storetest.Bench(b, func(b *testing.B) store.Store { return openPostgresTest(b, dsn) })
 }
