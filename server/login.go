@@ -30,6 +30,11 @@ type LoginConfig struct {
 	ClientSecret string
 	// HTTPClient talks to the provider; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// SubjectNamespace scopes the provider's subjects when matching users;
+	// empty means the issuer. The development provider listens on a random
+	// port, so its issuer changes at every start: a fixed namespace keeps
+	// "alice" the same user (and her API key) across restarts.
+	SubjectNamespace string
 }
 
 const (
@@ -176,7 +181,7 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request) {
 		PreferredUsername string `json:"preferred_username"`
 	}
 	_ = idt.Claims(&profile)
-	user, err := s.userForLogin(r.Context(), idt.Issuer+"|"+idt.Subject, firstNonEmpty(profile.PreferredUsername, profile.Name, idt.Subject))
+	user, err := s.userForLogin(r.Context(), firstNonEmpty(s.cfg.Login.SubjectNamespace, idt.Issuer)+"|"+idt.Subject, firstNonEmpty(profile.PreferredUsername, profile.Name, idt.Subject))
 	if err != nil {
 		fail(http.StatusInternalServerError, "Please try again.", err)
 		return

@@ -165,7 +165,7 @@ func Run(ctx context.Context, opts *Options) error {
 			return fmt.Errorf("starting the development identity provider: %w", err)
 		}
 		defer idp.Close()
-		cfg.Login = server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret()}
+		cfg.Login = server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace}
 		log.Warn("using the built-in DEVELOPMENT identity provider: anyone can sign in as any user name; configure --oidc-issuer for real use", "dev_idp", idp.URL())
 	}
 	srv, err := server.New(ctx, cfg)

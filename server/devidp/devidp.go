@@ -38,6 +38,10 @@ const (
 	maxCodes     = 10000
 )
 
+// SubjectNamespace is the stable name relying parties can key this
+// provider's subjects by: its issuer URL changes with its port.
+const SubjectNamespace = "mcpauth-dev-idp"
+
 // DefaultClientID is the client ID used when Config.ClientID is empty.
 const DefaultClientID = "mcpauth-dev"
 

@@ -73,7 +73,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	srv, err := server.New(ctx, server.Config{
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
 		Logger: opts.Logger, Limits: opts.Limits,
-		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret()},
+		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
 	if err != nil {
 		ln.Close()
