@@ -1,0 +1,74 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bearerTransport adds the credential to every request of the MCP client.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A real MCP client (go-sdk) reaches the whoami tool with a JWT and with an
+// API key, and is turned away without a credential.
+func TestMCPWhoami(t *testing.T) {
+	env := newEnv(t)
+	c := register(t, env)
+	b := env.Browser("mona")
+	jwt := c.token(b)
+	key, err := b.APIKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := ping(t, env, jwt)
+	var me struct {
+		UserID string `json:"user_id"`
+	}
+	mustJSON(t, body, &me)
+
+	for name, cred := range map[string]string{"jwt": jwt, "api_key": key} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+				Endpoint: env.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{cred}},
+			}, nil)
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer sess.Close()
+			tools, err := sess.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "whoami" {
+				t.Fatalf("tools: %+v %v", tools, err)
+			}
+			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+			if err != nil || res.IsError {
+				t.Fatalf("whoami: %+v %v", res, err)
+			}
+			out, _ := json.Marshal(res.StructuredContent)
+			var got struct {
+				UserID string `json:"user_id"`
+				Via    string `json:"via"`
+			}
+			_ = json.Unmarshal(out, &got)
+			if got.UserID != me.UserID || got.Via != name {
+				t.Fatalf("whoami = %s, want user %s via %s", out, me.UserID, name)
+			}
+		})
+	}
+
+	resp, _ := do(t, http.MethodPost, env.URL+"/mcp", "application/json", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil)
+	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+env.URL+`/.well-known/oauth-protected-resource"`) {
+		t.Fatalf("unauthenticated MCP request: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
