@@ -71,6 +71,33 @@ type Options struct {
 	Timeout time.Duration
 }
 
+// Launch starts headless Chromium at bin with a fresh profile in dataDir,
+// using the flags that work on these machines, and returns its first tab.
+// Cancel the returned func to stop the browser. Start wraps it for tests;
+// programs (the e2e browser driver) call it directly.
+func Launch(bin, dataDir string) (context.Context, context.CancelFunc, error) {
+	allocOpts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.UserDataDir(dataDir),
+		chromedp.NoSandbox, // containers have no user namespaces for the sandbox
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 800),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), allocOpts...)
+	tab, cancelTab := chromedp.NewContext(allocCtx)
+	// The first Do starts the browser and binds its life to tab, so it must
+	// not carry a timeout (chromedp docs, "Set a timeout for one action");
+	// chromedp bounds the start itself (20 s to read the DevTools address).
+	if err := chromedp.Do(tab); err != nil {
+		cancelTab()
+		cancelAlloc()
+		return nil, nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	return tab, func() { cancelTab(); cancelAlloc() }, nil
+}
+
 // Start launches Chromium for t and returns the context of its first tab,
 // with the test's deadline. Pass it to chromedp.Do and chromedp.Run. The
 // browser stops when the test ends; if the test failed, a screenshot of the
@@ -81,24 +108,9 @@ func Start(t testing.TB, opts Options) context.Context {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	allocOpts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.NoSandbox, // containers have no user namespaces for the sandbox
-		chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 800),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), allocOpts...)
-	tab, cancelTab := chromedp.NewContext(allocCtx)
-	// The first Do starts the browser and binds its life to tab, so it must
-	// not carry the timeout (chromedp docs, "Set a timeout for one action");
-	// chromedp bounds the start itself (20 s to read the DevTools address).
-	if err := chromedp.Do(tab); err != nil {
-		cancelTab()
-		cancelAlloc()
-		t.Fatalf("starting %s: %v", bin, err)
+	tab, stop, err := Launch(bin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	var (
@@ -131,8 +143,7 @@ func Start(t testing.TB, opts Options) context.Context {
 			}
 			mu.Unlock()
 		}
-		cancelTab()
-		cancelAlloc() // waits for the browser process to exit
+		stop() // waits for the browser process to exit
 		<-done
 	})
 	return ctx
