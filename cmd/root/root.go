@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/apikey"
+	"github.com/mcpauth/mcpauth/cmd/bench"
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/conformance"
 	"github.com/mcpauth/mcpauth/cmd/device"
@@ -116,6 +117,7 @@ implements the mcpauth service contract, and runs a reference server.`,
 		logout.NewCmd(f, nil),
 		apikey.NewCmd(f, nil),
 		conformance.NewCmd(f, nil),
+		bench.NewCmd(f),
 		serve.NewCmd(f, nil),
 		version.NewCmd(f),
 	)

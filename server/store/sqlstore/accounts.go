@@ -145,6 +145,7 @@ func (s *Store) getSecret(ctx context.Context, name string) ([]byte, error) {
 // AddCounter is one upsert with RETURNING, atomic on both dialects.
 func (s *Store) AddCounter(ctx context.Context, name string, delta int64) (int64, error) {
 	var v int64
+	defer s.lockWrite()()
 	err := s.queryRow(ctx, `INSERT INTO counters (name, value) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value
 		RETURNING value`, name, delta).Scan(&v)

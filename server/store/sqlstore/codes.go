@@ -131,10 +131,12 @@ func (s *Store) GetAuthCode(ctx context.Context, hash string) (store.AuthCode, e
 // ConsumeAuthCode is one conditional UPDATE: the database lets exactly one
 // caller flip used from 0 to 1. The losers read the record as stored.
 func (s *Store) ConsumeAuthCode(ctx context.Context, hash, tokenID string, tokenExp, now time.Time) (store.AuthCode, error) {
+	unlock := s.lockWrite()
 	c, err := scanAuthCode(s.queryRow(ctx,
 		`UPDATE auth_codes SET used = 1, used_at = ?, token_id = ?, token_exp = ?
 		WHERE hash = ? AND used = 0 RETURNING `+authCodeCols,
 		ms(now), tokenID, ms(tokenExp), hash))
+	unlock()
 	if err == nil {
 		return c, nil
 	}

@@ -34,6 +34,7 @@ func scanDevice(row scanner) (store.DeviceCode, int64, error) {
 // The transaction is IMMEDIATE on SQLite (see OpenSQLite); on PostgreSQL a
 // concurrent insert of the same key fails on the unique index.
 func (s *Store) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error {
+	defer s.lockWrite()()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("create device code: %w", err)

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	_ "modernc.org/sqlite"             // registers driver "sqlite"
@@ -30,6 +31,12 @@ var _ store.Store = (*Store)(nil)
 type Store struct {
 	db *sql.DB
 	d  dialect
+
+	// writeMu serialises SQLite writes in this process. SQLite allows one
+	// writer at a time anyway; queueing here instead of in SQLite's busy
+	// handler (which sleeps and retries) keeps write latency flat under
+	// load. Nil for PostgreSQL, which handles concurrent writers itself.
+	writeMu *sync.Mutex
 
 	// Prepared statements for the reads on every request's path.
 	getAPIKeyByHash *sql.Stmt
@@ -84,7 +91,12 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		db.SetConnMaxLifetime(0)
 		db.SetConnMaxIdleTime(0)
 	}
-	return open(ctx, db, sqliteDialect)
+	s, err := open(ctx, db, sqliteDialect)
+	if err != nil {
+		return nil, err
+	}
+	s.writeMu = &sync.Mutex{}
+	return s, nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
@@ -144,7 +156,18 @@ func (s *Store) Close() error {
 
 // exec runs a write statement written with "?" placeholders.
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	defer s.lockWrite()()
 	return s.db.ExecContext(ctx, s.d.rebind(query), args...)
+}
+
+// lockWrite takes the SQLite write lock (a no-op for PostgreSQL) and returns
+// its release.
+func (s *Store) lockWrite() func() {
+	if s.writeMu == nil {
+		return func() {}
+	}
+	s.writeMu.Lock()
+	return s.writeMu.Unlock
 }
 
 // queryRow runs a read written with "?" placeholders.
