@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // principal is who a request acts for.
@@ -72,20 +73,53 @@ func (s *Server) authenticate(ctx context.Context, token string) (principal, err
 		if !looksLikeAPIKey(token) {
 			return principal{}, errInvalidCredential
 		}
-		k, err := s.store.GetAPIKeyByHash(ctx, hashSecret(token))
+		hash := hashSecret(token)
+		var gen uint64
+		if s.cache != nil {
+			if userID, ok := s.cache.key(hash); ok {
+				return principal{UserID: userID, Via: "api_key"}, nil
+			}
+			gen = s.cache.generation()
+		}
+		k, err := s.store.GetAPIKeyByHash(ctx, hash)
 		if isNotFound(err) {
 			return principal{}, errInvalidCredential
 		}
 		if err != nil {
 			return principal{}, fmt.Errorf("looking up api key: %w", err)
 		}
+		if s.cache != nil {
+			s.cache.putKey(hash, k.UserID, gen)
+		}
 		return principal{UserID: k.UserID, Via: "api_key"}, nil
+	}
+	if s.cache == nil {
+		claims, err := s.tokens.Verify(ctx, token)
+		if err != nil {
+			return principal{}, err
+		}
+		return principal{UserID: claims.Subject, Via: "jwt"}, nil
+	}
+	k := tokenKey(token)
+	if e, ok := s.cache.jwt(k, s.clock.Now()); ok {
+		return principal{UserID: e.sub, Via: "jwt"}, nil
 	}
 	claims, err := s.tokens.Verify(ctx, token)
 	if err != nil {
 		return principal{}, err
 	}
+	s.cache.putJWT(k, cachedJWT{sub: claims.Subject, jti: claims.ID, exp: claims.ExpiresAt.Time})
 	return principal{UserID: claims.Subject, Via: "jwt"}, nil
+}
+
+// revoke denies a JWT by its jti: in this process's cache first, so no
+// request can slip through between the two, then in the store for every
+// instance.
+func (s *Server) revoke(ctx context.Context, jti string, exp time.Time) error {
+	if s.cache != nil {
+		s.cache.revoke(jti, exp, s.clock.Now())
+	}
+	return s.store.RevokeToken(ctx, jti, exp)
 }
 
 func (s *Server) challenge(w http.ResponseWriter, credentialPresented bool) {

@@ -67,7 +67,9 @@ func TestConformanceSuitePasses(t *testing.T) {
 	}
 	for name, newStore := range stores {
 		t.Run(name, func(t *testing.T) {
-			rep := runSuite(t, startSuiteTarget(t, local.Options{Store: newStore(t)}, nil))
+			// SQLite runs as mcpauth serve runs it: with the credential cache.
+			opts := local.Options{Store: newStore(t), CacheCredentials: name == "sqlite"}
+			rep := runSuite(t, startSuiteTarget(t, opts, nil))
 			if got, want := len(rep.Results), len(conformance.Catalogue()); got != want {
 				t.Errorf("report has %d results, want %d", got, want)
 			}

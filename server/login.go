@@ -286,7 +286,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		// Revoke the session token itself, so a copied cookie dies too.
-		if err := s.store.RevokeToken(r.Context(), c.ID, c.ExpiresAt.Time); err != nil {
+		if err := s.revoke(r.Context(), c.ID, c.ExpiresAt.Time); err != nil {
 			s.logError(r, "revoking session", err)
 		}
 	}

@@ -40,6 +40,11 @@ type Config struct {
 	// AllowUnregisteredDeviceClients accepts any client_id at the device
 	// endpoints (decisions.md; off by default).
 	AllowUnregisteredDeviceClients bool
+	// CacheCredentials keeps verified JWTs and API keys in memory (see
+	// credentialCache). Only for a single instance: with several instances
+	// on one database, another instance's key regeneration would not reach
+	// this cache.
+	CacheCredentials bool
 	// TestClock, when set, is exposed at /api/test/clock so a conformance
 	// suite in another process can move time. Never set it in production.
 	TestClock *clock.Offset
@@ -60,6 +65,7 @@ type Server struct {
 	cookieKey []byte
 	login     *oidcLogin
 	limits    *limiters
+	cache     *credentialCache // nil unless Config.CacheCredentials
 	pages     *pages.Renderer
 	mcp       http.Handler
 	handler   http.Handler
@@ -100,6 +106,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		limits:    newLimiters(cfg.Limits.withDefaults(), cfg.Clock),
 	}
 	s.tokens = newTokenService(key, base, s.resource, cfg.Clock, cfg.Store)
+	if cfg.CacheCredentials {
+		s.cache = newCredentialCache()
+	}
 	if s.sealer, err = newSealer(deriveKey(key, "api key seal")); err != nil {
 		return nil, err
 	}

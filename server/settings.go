@@ -32,7 +32,11 @@ func (s *Server) regenerateAPIKey(ctx context.Context, userID string) (string, e
 	if err != nil {
 		return "", err
 	}
-	if err := s.store.SetAPIKey(ctx, store.APIKey{UserID: userID, Hash: hashSecret(key), Sealed: sealed, CreatedAt: s.clock.Now()}); err != nil {
+	err = s.store.SetAPIKey(ctx, store.APIKey{UserID: userID, Hash: hashSecret(key), Sealed: sealed, CreatedAt: s.clock.Now()})
+	if s.cache != nil {
+		s.cache.dropUserKey(userID) // after the store: a racing lookup sees the new generation
+	}
+	if err != nil {
 		return "", fmt.Errorf("storing api key: %w", err)
 	}
 	return key, nil

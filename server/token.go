@@ -137,7 +137,7 @@ func (s *Server) revokeReplayed(r *http.Request, code store.AuthCode) {
 	if code.TokenID == "" {
 		return
 	}
-	if err := s.store.RevokeToken(r.Context(), code.TokenID, code.TokenExp); err != nil {
+	if err := s.revoke(r.Context(), code.TokenID, code.TokenExp); err != nil {
 		s.logError(r, "revoking token of a replayed code", err)
 		return
 	}

@@ -247,7 +247,7 @@ func startLocal(ctx context.Context, opts *Options, progress func(string, ...any
 		os.RemoveAll(dir)
 		return "", nil, err
 	}
-	inst, err := local.Start(ctx, local.Options{Store: st, Limits: server.Limits{Disabled: true}})
+	inst, err := local.Start(ctx, local.Options{Store: st, Limits: server.Limits{Disabled: true}, CacheCredentials: !sqlstore.IsPostgres(db)})
 	if err != nil {
 		st.Close()
 		os.RemoveAll(dir)

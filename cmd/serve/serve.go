@@ -147,7 +147,10 @@ func Run(ctx context.Context, opts *Options) error {
 	cfg := server.Config{
 		BaseURL: base, Store: st, SigningKey: key, Logger: log, Limits: limits,
 		AllowUnregisteredDeviceClients: opts.AllowUnregisteredDeviceClients,
-		Login:                          server.LoginConfig{Issuer: opts.OIDCIssuer, ClientID: opts.OIDCClientID, ClientSecret: opts.OIDCClientSecret},
+		// Only one instance writes a SQLite file, so a process-local cache
+		// sees every invalidation; PostgreSQL means several instances.
+		CacheCredentials: !sqlstore.IsPostgres(dsn),
+		Login:            server.LoginConfig{Issuer: opts.OIDCIssuer, ClientID: opts.OIDCClientID, ClientSecret: opts.OIDCClientSecret},
 	}
 	cfg.Clock = clock.Real{}
 	if opts.TestClock {

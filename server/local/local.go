@@ -31,6 +31,8 @@ type Options struct {
 	Logger     *slog.Logger
 	// Wrap, when set, wraps the server's handler (fault injection in tests).
 	Wrap func(http.Handler) http.Handler
+	// CacheCredentials: see server.Config.
+	CacheCredentials bool
 }
 
 // Instance is a running server.
@@ -72,7 +74,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	}
 	srv, err := server.New(ctx, server.Config{
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
-		Logger: opts.Logger, Limits: opts.Limits,
+		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials,
 		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
 	if err != nil {

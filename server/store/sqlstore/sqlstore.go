@@ -47,10 +47,15 @@ type Store struct {
 // Open opens the database named by dsn: a "postgres://" or "postgresql://" URL
 // selects PostgreSQL, anything else is a SQLite file path (or ":memory:").
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if IsPostgres(dsn) {
 		return openPostgres(ctx, dsn)
 	}
 	return OpenSQLite(ctx, dsn)
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL database.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 // OpenSQLite opens (creating if needed) the SQLite database at path and
