@@ -46,7 +46,7 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 	if clientID == "" {
 		return req, &pageError{http.StatusBadRequest, "The request does not name a client (client_id is missing).", errInvalidRequest}, nil
 	}
-	c, err := s.store.GetClient(ctx, clientID)
+	c, err := s.client(ctx, clientID)
 	if isNotFound(err) {
 		return req, &pageError{http.StatusBadRequest, "The application asking for access is not registered here.", errInvalidClient}, nil
 	}

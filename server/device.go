@@ -90,7 +90,7 @@ func (s *Server) checkDeviceClient(ctx context.Context, clientID string) *oauthE
 	if s.cfg.AllowUnregisteredDeviceClients {
 		return nil
 	}
-	c, err := s.store.GetClient(ctx, clientID)
+	c, err := s.client(ctx, clientID)
 	if isNotFound(err) {
 		return invalidClient("unknown client")
 	}
@@ -135,7 +135,7 @@ func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[s
 	// An unknown client is invalid_client (401) before anything about the
 	// code is revealed.
 	if !s.cfg.AllowUnregisteredDeviceClients {
-		if _, err := s.store.GetClient(r.Context(), p["client_id"]); isNotFound(err) {
+		if _, err := s.client(r.Context(), p["client_id"]); isNotFound(err) {
 			writeOAuthError(w, invalidClient("unknown client"))
 			return
 		} else if err != nil {

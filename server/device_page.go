@@ -108,7 +108,7 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) clientName(r *http.Request, clientID string) string {
-	if cl, err := s.store.GetClient(r.Context(), clientID); err == nil && cl.Name != "" {
+	if cl, err := s.client(r.Context(), clientID); err == nil && cl.Name != "" {
 		return cl.Name
 	}
 	return "A device"

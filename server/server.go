@@ -66,6 +66,7 @@ type Server struct {
 	login     *oidcLogin
 	limits    *limiters
 	cache     *credentialCache // nil unless Config.CacheCredentials
+	clients   clientCache
 	pages     *pages.Renderer
 	mcp       http.Handler
 	handler   http.Handler
@@ -104,6 +105,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		userCodeK: deriveKey(key, "user code"),
 		cookieKey: deriveKey(key, "login cookie"),
 		limits:    newLimiters(cfg.Limits.withDefaults(), cfg.Clock),
+		clients:   clientCache{m: map[string]store.Client{}},
 	}
 	s.tokens = newTokenService(key, base, s.resource, cfg.Clock, cfg.Store)
 	if cfg.CacheCredentials {

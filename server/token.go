@@ -57,7 +57,7 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 		writeOAuthError(w, invalidRequest("code_verifier must be 43-128 characters of [A-Za-z0-9-._~]"))
 		return
 	}
-	if _, err := s.store.GetClient(ctx, p["client_id"]); err != nil {
+	if _, err := s.client(ctx, p["client_id"]); err != nil {
 		if isNotFound(err) {
 			writeOAuthError(w, invalidClient("unknown client"))
 			return

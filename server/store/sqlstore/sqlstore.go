@@ -32,6 +32,8 @@ type Store struct {
 	db *sql.DB
 	d  dialect
 
+	stmts sync.Map // query text → *sql.Stmt, see prepared
+
 	// writeMu serialises SQLite writes in this process. SQLite allows one
 	// writer at a time anyway; queueing here instead of in SQLite's busy
 	// handler (which sleeps and retries) keeps write latency flat under
@@ -148,6 +150,10 @@ func (s *Store) closeStmts() {
 			st.Close()
 		}
 	}
+	s.stmts.Range(func(_, v any) bool {
+		v.(*sql.Stmt).Close()
+		return true
+	})
 }
 
 // Close closes the prepared statements and the database.
@@ -162,7 +168,29 @@ func (s *Store) Close() error {
 // exec runs a write statement written with "?" placeholders.
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	defer s.lockWrite()()
-	return s.db.ExecContext(ctx, s.d.rebind(query), args...)
+	st, err := s.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// prepared returns the statement for query, preparing it once: every query
+// here is a constant, so the cache is bounded, and SQLite no longer parses
+// the same SQL on every request.
+func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if v, ok := s.stmts.Load(query); ok {
+		return v.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, s.d.rebind(query))
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	if v, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return v.(*sql.Stmt), nil
+	}
+	return st, nil
 }
 
 // lockWrite takes the SQLite write lock (a no-op for PostgreSQL) and returns
@@ -177,5 +205,10 @@ func (s *Store) lockWrite() func() {
 
 // queryRow runs a read written with "?" placeholders.
 func (s *Store) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return s.db.QueryRowContext(ctx, s.d.rebind(query), args...)
+	st, err := s.prepared(ctx, query)
+	if err != nil {
+		// A *sql.Row cannot carry our error: let database/sql report it.
+		return s.db.QueryRowContext(ctx, s.d.rebind(query), args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }

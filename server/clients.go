@@ -1,0 +1,37 @@
+package server
+
+import (
+	"context"
+	"sync"
+
+	"github.com/mcpauth/mcpauth/server/store"
+)
+
+// clientCache keeps registered clients in memory. Registrations are never
+// changed or deleted, so a cached client can never be stale, on any number
+// of instances; unknown ids are not cached (a registration may add them).
+type clientCache struct {
+	mu sync.RWMutex
+	m  map[string]store.Client
+}
+
+// client returns the registered client, from memory when it has been seen.
+func (s *Server) client(ctx context.Context, id string) (store.Client, error) {
+	s.clients.mu.RLock()
+	c, ok := s.clients.m[id]
+	s.clients.mu.RUnlock()
+	if ok {
+		return c, nil
+	}
+	c, err := s.store.GetClient(ctx, id)
+	if err != nil {
+		return c, err
+	}
+	s.clients.mu.Lock()
+	if len(s.clients.m) >= maxCached {
+		clear(s.clients.m)
+	}
+	s.clients.m[id] = c
+	s.clients.mu.Unlock()
+	return c, nil
+}
