@@ -108,3 +108,25 @@ func benchClient(b *testing.B, h http.Handler) string {
 	s = s[strings.Index(s, `"client_id":"`)+13:]
 	return s[:strings.Index(s, `"`)]
 }
+
+func BenchmarkPingCachedJWT(b *testing.B) {
+	srv, err := server.New(context.Background(), server.Config{
+		BaseURL: "http://127.0.0.1:1", Store: memory.New(), SigningKey: []byte("bench-signing-key-0123456789abcdefghijkl"),
+		CacheCredentials: true,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := srv.IssueTokenForTest("u_bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := srv.Handler()
+	for b.Loop() {
+		req := httptest.NewRequest("GET", "/api/ping", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if serve(h, req) != 200 {
+			b.Fatal("ping failed")
+		}
+	}
+}

@@ -34,7 +34,14 @@ func writeOutputs(opts *Options, rep *Report) error {
 		}
 	}
 	if opts.Markdown != "" {
-		if err := writeFile(opts, opts.Markdown, []byte(markdown(rep, opts))); err != nil {
+		md := markdown(rep, opts)
+		// Hand-written notes below the marker survive regeneration.
+		if old, err := os.ReadFile(opts.Markdown); err == nil {
+			if i := bytes.Index(old, []byte(manualMarker)); i >= 0 {
+				md += "\n" + string(old[i:])
+			}
+		}
+		if err := writeFile(opts, opts.Markdown, []byte(md)); err != nil {
 			return err
 		}
 	}
@@ -49,6 +56,9 @@ func writeOutputs(opts *Options, rep *Report) error {
 	}
 	return nil
 }
+
+// manualMarker starts the part of BENCHMARKS.md that is kept as is.
+const manualMarker = "<!-- kept by mcpauth bench: notes below are written by hand -->"
 
 func writeFile(opts *Options, name string, b []byte) error {
 	if name == "-" {
