@@ -45,6 +45,10 @@ type Options struct {
 	LogFormat                      string
 	LogLevel                       string
 
+	// Server timeouts (documented in README): slow clients cannot hold
+	// connections or goroutines for long.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+
 	// Ready, when set, is called with the base URL once the server accepts
 	// connections (tests use it instead of parsing output).
 	Ready func(baseURL string)
@@ -92,6 +96,10 @@ MCPAUTH_ADDR, MCPAUTH_DB; the JWT key itself can be given as MCPAUTH_JWT_KEY.`,
 	fl.StringVar(&opts.Limits, "limits", "", `rate limits as name=rate:burst, rate per second; names: device, authorize, register, usercode (e.g. "device=0.5:30,register=1:20")`)
 	fl.BoolVar(&opts.NoRateLimits, "no-rate-limits", false, "turn rate limiting off (benchmarks only)")
 	fl.BoolVar(&opts.AllowUnregisteredDeviceClients, "allow-unregistered-device-clients", false, "accept any client_id at the device endpoints")
+	fl.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to send the request headers")
+	fl.DurationVar(&opts.ReadTimeout, "read-timeout", 30*time.Second, "time a client has to send the whole request")
+	fl.DurationVar(&opts.WriteTimeout, "write-timeout", 60*time.Second, "time to write a response (also caps MCP streams)")
+	fl.DurationVar(&opts.IdleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept")
 	fl.StringVar(&opts.LogFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmdutil.DocumentEnv(cmd)
@@ -105,6 +113,11 @@ func Run(ctx context.Context, opts *Options) error {
 	log, err := newLogger(opts)
 	if err != nil {
 		return err
+	}
+	for _, t := range []*time.Duration{&opts.ReadHeaderTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.IdleTimeout} {
+		if *t <= 0 {
+			return cmdutil.FlagErrorf("server timeouts must be positive")
+		}
 	}
 	limits, err := parseLimits(opts.Limits)
 	if err != nil {
@@ -177,10 +190,10 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,  // slowloris: headers must arrive promptly
-		ReadTimeout:       30 * time.Second,  // whole request, body included (bodies are ≤ 1 MiB)
-		WriteTimeout:      60 * time.Second,  // caps MCP SSE streams too; clients reconnect
-		IdleTimeout:       120 * time.Second, // keep-alive connections
+		ReadHeaderTimeout: opts.ReadHeaderTimeout, // slowloris: headers must arrive promptly
+		ReadTimeout:       opts.ReadTimeout,       // whole request, body included (bodies are ≤ 1 MiB)
+		WriteTimeout:      opts.WriteTimeout,      // caps MCP SSE streams too; clients reconnect
+		IdleTimeout:       opts.IdleTimeout,       // keep-alive connections
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
