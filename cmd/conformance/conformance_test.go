@@ -281,6 +281,7 @@ func startServe(t *testing.T) string {
 	case base := <-ready:
 		return base
 	case err := <-done:
+		done <- err // for the cleanup, which waits for serve to end
 		t.Fatalf("serve did not start: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not start within 30 s")

@@ -114,9 +114,16 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range []*time.Duration{&opts.ReadHeaderTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.IdleTimeout} {
-		if *t <= 0 {
+	// Zero means the documented default, so Options stays zero-value friendly.
+	for _, t := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&opts.ReadHeaderTimeout, 10 * time.Second}, {&opts.ReadTimeout, 30 * time.Second}, {&opts.WriteTimeout, 60 * time.Second}, {&opts.IdleTimeout, 120 * time.Second}} {
+		switch {
+		case *t.v < 0:
 			return cmdutil.FlagErrorf("server timeouts must be positive")
+		case *t.v == 0:
+			*t.v = t.def
 		}
 	}
 	limits, err := parseLimits(opts.Limits)
