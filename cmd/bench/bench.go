@@ -147,7 +147,7 @@ func Run(ctx context.Context, opts *Options) error {
 			return err
 		}
 		defer cleanup()
-		lp, err := localPaths(ctx, target, client, progress)
+		lp, err := localPaths(ctx, target, client, storeName(opts.DB), progress)
 		if err != nil {
 			return err
 		}
@@ -259,7 +259,7 @@ func startLocal(ctx context.Context, opts *Options, progress func(string, ...any
 
 // localPaths obtains real credentials through the real flows and returns
 // the measured paths of the reference server.
-func localPaths(ctx context.Context, base string, client *http.Client, progress func(string, ...any)) ([]*path, error) {
+func localPaths(ctx context.Context, base string, client *http.Client, storeLabel string, progress func(string, ...any)) ([]*path, error) {
 	approver, err := conformance.NewFormApprover(base, "bench", nil)
 	if err != nil {
 		return nil, err
@@ -300,7 +300,7 @@ func localPaths(ctx context.Context, base string, client *http.Client, progress 
 	var codeIdx atomic.Int64
 	const codesPerRound = 1500
 	exchangePath := &path{
-		Name: "code exchange (SQLite)", Target: 0.25,
+		Name: "code exchange (" + storeLabel + ")", Target: 0.25,
 		setup: func(ctx context.Context, _ int) error {
 			codes = make([]string, codesPerRound)
 			codeIdx.Store(0)
@@ -348,13 +348,20 @@ func localPaths(ctx context.Context, base string, client *http.Client, progress 
 	}
 	return []*path{
 		{Name: "ping with JWT", Target: 0.90, next: func() *http.Request { return get(base+"/api/ping", jwt) }, ok: status(200)},
-		{Name: "ping with API key (SQLite)", Target: 0.90, next: func() *http.Request { return get(base+"/api/ping", apiKey) }, ok: status(200)},
+		{Name: "ping with API key (" + storeLabel + ")", Target: 0.90, next: func() *http.Request { return get(base+"/api/ping", apiKey) }, ok: status(200)},
 		exchangePath,
 		pollPath,
 		{Name: "device code request", next: func() *http.Request {
 			return postJSON(base+"/api/oauth/device/code", fmt.Sprintf(`{"client_id":%q}`, clientID))
 		}, ok: status(200)},
 	}, nil
+}
+
+func storeName(db string) string {
+	if sqlstore.IsPostgres(db) {
+		return "PostgreSQL"
+	}
+	return "SQLite"
 }
 
 const benchRedirect = "http://127.0.0.1:9/bench"
