@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server/pages"
@@ -58,12 +60,16 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 	if req.RedirectURI == "" || !redirectURIRegistered(c.RedirectURIs, req.RedirectURI) {
 		return req, &pageError{http.StatusBadRequest, "The application's return address is not one it registered, so you were not sent back to it.", errInvalidRequest}, nil
 	}
-	// From here on errors go back to the client.
+	// From here on errors go back to the client, with the state whenever
+	// one unambiguous state was sent (RFC 6749 §4.1.2.1), even if another
+	// parameter is repeated or malformed.
+	if st := params["state"]; len(st) == 1 && utf8.ValidString(st[0]) {
+		req.State = st[0]
+	}
 	p, oerr := singleValues(params)
 	if oerr != nil {
 		return req, nil, oerr
 	}
-	req.State = p["state"]
 	switch {
 	case p["response_type"] != "code":
 		return req, nil, newError(http.StatusBadRequest, errUnsupportedResponseType, "response_type must be code")
@@ -129,8 +135,29 @@ func loopbackPortVariant(registered, got string) bool {
 			return false
 		}
 	}
-	return a.User == nil && b.User == nil && a.EscapedPath() == b.EscapedPath() &&
-		a.RawQuery == b.RawQuery && a.Fragment == "" && b.Fragment == "" && !b.ForceQuery && !a.ForceQuery
+	// Byte for byte the same apart from the port, so no difference in case,
+	// escaping or an empty "?" or "#" slips through (RFC 6749 §3.1.2.3
+	// compares strings).
+	return a.User == nil && b.User == nil && a.Fragment == "" && withoutPort(registered) == withoutPort(got)
+}
+
+// withoutPort removes the port from the authority of raw, leaving every
+// other byte as it was.
+func withoutPort(raw string) string {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw
+	}
+	rest := raw[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	auth := rest[:end]
+	if c := strings.LastIndexByte(auth, ':'); c > strings.LastIndexByte(auth, ']') {
+		auth = auth[:c]
+	}
+	return raw[:i+3] + auth + rest[end:]
 }
 
 func containsString(list []string, v string) bool {

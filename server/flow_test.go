@@ -7,6 +7,7 @@ import (
 )
 
 func TestAuthorizationCodeFlowThenPing(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := register(t, env)
 	b := env.Browser("alice")

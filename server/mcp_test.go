@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +21,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // A real MCP client (go-sdk) reaches the whoami tool with a JWT and with an
 // API key, and is turned away without a credential.
 func TestMCPWhoami(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	c := register(t, env)
 	b := env.Browser("mona")
@@ -67,8 +67,16 @@ func TestMCPWhoami(t *testing.T) {
 		})
 	}
 
-	resp, _ := do(t, http.MethodPost, env.URL+"/mcp", "application/json", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil)
-	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+env.URL+`/.well-known/oauth-protected-resource"`) {
-		t.Fatalf("unauthenticated MCP request: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+	resp, body := do(t, http.MethodPost, env.URL+"/mcp", "application/json", init, nil)
+	wantChallenge(t, env, resp, body, false)
+	resp, body = do(t, http.MethodPost, env.URL+"/mcp", "application/json", init, http.Header{"Authorization": {"Bearer " + jwt + "x"}})
+	wantChallenge(t, env, resp, body, true)
+
+	// The SDK's client, too, is turned away without a credential.
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	if sess, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: env.URL + "/mcp"}, nil); err == nil {
+		sess.Close()
+		t.Fatal("MCP client connected without a credential")
 	}
 }

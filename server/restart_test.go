@@ -14,6 +14,7 @@ import (
 // A server restarted on the same SQLite file mid-flow finds the pending
 // device code, the issued authorization code and the API key intact.
 func TestRestartOnSameSQLiteFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "mcpauth.db")
 	key := []byte("restart-test-signing-key-0123456789abcdef")
 	ctx := context.Background()
@@ -29,6 +30,7 @@ func TestRestartOnSameSQLiteFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rita := userID(t, env1, apiKey)
 	code, verifier := c.code(b1)
 	resp, body := postJSON(t, env1.URL+"/api/oauth/device/code", map[string]string{"client_id": c.ID})
 	if resp.StatusCode != 200 {
@@ -53,8 +55,8 @@ func TestRestartOnSameSQLiteFile(t *testing.T) {
 	env2 := servertest.New(t, servertest.Options{Store: st2, SigningKey: key, Clock: env1.Clock})
 	c.env = env2 // same client id, new base URL
 
-	if resp, body := ping(t, env2, apiKey); resp.StatusCode != 200 {
-		t.Fatalf("API key after restart: %d %s", resp.StatusCode, body)
+	if got := userID(t, env2, apiKey); got != rita {
+		t.Fatalf("API key after restart is for %s, want %s", got, rita)
 	}
 	poll := func() (*http.Response, []byte) {
 		return postJSON(t, env2.URL+"/api/oauth/device/token", map[string]string{
@@ -69,12 +71,16 @@ func TestRestartOnSameSQLiteFile(t *testing.T) {
 	if again, err := b2.APIKey(ctx); err != nil || again != apiKey {
 		t.Fatalf("after restart rita's key is %q (%v), want the one from before", again, err)
 	}
+	if got := userID(t, env2, sessionToken(t, env2, b2)); got != rita {
+		t.Fatalf("signing in again after the restart gives user %s, want %s", got, rita)
+	}
 	if page, err := b2.Device(ctx, dc.UserCode, "approve"); err != nil || page.Status != 200 {
 		t.Fatalf("approving after restart: %v %v", page, err)
 	}
 	env2.Clock.Advance(5e9)
-	if resp, body = poll(); resp.StatusCode != 200 {
-		t.Fatalf("device token after restart: %d %s", resp.StatusCode, body)
+	resp, body = poll()
+	if got := userID(t, env2, mustToken(t, resp, body).AccessToken); got != rita {
+		t.Fatalf("device token after restart is for %s, want %s", got, rita)
 	}
 
 	// The code was bound to the first base URL's client registration, which
@@ -83,7 +89,7 @@ func TestRestartOnSameSQLiteFile(t *testing.T) {
 		"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {c.RedirectURI},
 		"client_id": {c.ID}, "code_verifier": {verifier},
 	})
-	if resp.StatusCode != 200 {
-		t.Fatalf("exchanging a code issued before the restart: %d %s", resp.StatusCode, body)
+	if got := userID(t, env2, mustToken(t, resp, body).AccessToken); got != rita {
+		t.Fatalf("code issued before the restart exchanged for user %s, want %s", got, rita)
 	}
 }

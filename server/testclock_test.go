@@ -13,6 +13,7 @@ import (
 )
 
 func TestTestClockEndpoint(t *testing.T) {
+	t.Parallel()
 	tc := clock.NewOffset(nil)
 	srv, err := server.New(context.Background(), server.Config{BaseURL: "http://127.0.0.1", Store: memory.New(), TestClock: tc})
 	if err != nil {

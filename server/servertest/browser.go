@@ -22,10 +22,12 @@ type Browser struct {
 	env      *Env
 }
 
-// LastPage holds the body of the last HTML page a Browser read.
+// Page is the last response a Browser read: status, where it ended up,
+// headers and body.
 type Page struct {
 	Status int
 	URL    *url.URL
+	Header http.Header
 	Body   []byte
 }
 
@@ -120,7 +122,7 @@ func (b *Browser) do(ctx context.Context, method, rawURL string, form url.Values
 	if err != nil {
 		return nil, err
 	}
-	return &Page{Status: resp.StatusCode, URL: b.finalURL(resp), Body: data}, nil
+	return &Page{Status: resp.StatusCode, URL: b.finalURL(resp), Header: resp.Header, Body: data}, nil
 }
 
 // finalURL is where the browser ended up: for a redirect it did not follow
