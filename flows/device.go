@@ -205,7 +205,7 @@ func parseDeviceAuthorization(body []byte, now time.Time) (*DeviceAuthorization,
 			return nil, fmt.Errorf("interval: %w", err)
 		}
 	}
-	life := time.Duration(da.ExpiresIn) * time.Second
+	life := secondsDuration(da.ExpiresIn)
 	if life <= 0 {
 		life = defaultDeviceExpiry
 	}
@@ -225,7 +225,7 @@ func (cfg DeviceConfig) Poll(ctx context.Context, da *DeviceAuthorization) (*Tok
 		return nil, err
 	}
 	clk := clockOr(cfg.Clock)
-	interval := time.Duration(da.Interval) * time.Second
+	interval := secondsDuration(da.Interval)
 	if interval <= 0 {
 		interval = defaultPollInterval
 	}

@@ -143,7 +143,7 @@ func parseToken(resp *http.Response, body []byte, now time.Time) (*Token, error)
 		return nil, errors.New("token response has no token_type")
 	}
 	if t.ExpiresIn > 0 {
-		t.Expiry = now.Add(time.Duration(t.ExpiresIn) * time.Second)
+		t.Expiry = now.Add(secondsDuration(t.ExpiresIn))
 	}
 	if len(t.Extra) == 0 {
 		t.Extra = nil
@@ -169,4 +169,15 @@ func parseSeconds(raw json.RawMessage) (int64, error) {
 		return 0, err
 	}
 	return int64(f), nil
+}
+
+// maxSeconds caps durations a server sends (100 years): past it
+// time.Duration overflows, and a wrapped expiry would lie in the past or a
+// wrapped interval be tiny.
+const maxSeconds = int64(100 * 365 * 24 * time.Hour / time.Second)
+
+// secondsDuration converts a server-sent number of seconds to a Duration
+// without overflow.
+func secondsDuration(n int64) time.Duration {
+	return time.Duration(min(n, maxSeconds)) * time.Second
 }

@@ -52,7 +52,7 @@ func (c *credentialCache) jwt(k [32]byte, now time.Time) (cachedJWT, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	e, ok := c.jwts[k]
-	if !ok || now.After(e.exp.Add(jwtLeeway)) {
+	if !ok || !now.Before(e.exp.Add(jwtLeeway)) { // as golang-jwt: valid while now < exp + leeway
 		return cachedJWT{}, false
 	}
 	if _, revoked := c.revoked[e.jti]; revoked {

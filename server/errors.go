@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -44,7 +45,25 @@ func (e *oauthError) Error() string { return e.Code + ": " + e.Description }
 
 // Constructors return fresh values so no shared error is ever mutated.
 func newError(status int, code, format string, args ...any) *oauthError {
-	return &oauthError{Code: code, Description: fmt.Sprintf(format, args...), Status: status}
+	return &oauthError{Code: code, Description: errorText(fmt.Sprintf(format, args...)), Status: status}
+}
+
+// errorText keeps a description within the characters RFC 6749 §5.2 allows
+// (%x20-21 / %x23-5B / %x5D-7E), since descriptions may quote client input:
+// a double quote becomes an apostrophe, a backslash a slash, anything else
+// outside the set a question mark.
+func errorText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '"':
+			return '\''
+		case r == '\\':
+			return '/'
+		case r < 0x20 || r > 0x7e:
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 func invalidRequest(format string, args ...any) *oauthError {
