@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"mime"
@@ -9,60 +8,13 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/servertest"
-	"github.com/mcpauth/mcpauth/server/store"
 	"github.com/mcpauth/mcpauth/server/store/memory"
 )
-
-// fuzzStore counts every successful write, so a test can assert that a
-// refused request stored nothing.
-type fuzzStore struct {
-	store.Store
-	writes atomic.Int64
-}
-
-func (c *fuzzStore) count(err error) error {
-	if err == nil {
-		c.writes.Add(1)
-	}
-	return err
-}
-
-func (c *fuzzStore) CreateClient(ctx context.Context, cl store.Client) error {
-	return c.count(c.Store.CreateClient(ctx, cl))
-}
-func (c *fuzzStore) CreateAuthCode(ctx context.Context, a store.AuthCode) error {
-	return c.count(c.Store.CreateAuthCode(ctx, a))
-}
-func (c *fuzzStore) ConsumeAuthCode(ctx context.Context, h, id string, exp, now time.Time) (store.AuthCode, error) {
-	a, err := c.Store.ConsumeAuthCode(ctx, h, id, exp, now)
-	return a, c.count(err)
-}
-func (c *fuzzStore) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error {
-	return c.count(c.Store.CreateDeviceCode(ctx, d))
-}
-func (c *fuzzStore) UpdateDeviceCode(ctx context.Context, h string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {
-	d, err := c.Store.UpdateDeviceCode(ctx, h, fn)
-	return d, c.count(err)
-}
-func (c *fuzzStore) UpsertUser(ctx context.Context, u store.User) error {
-	return c.count(c.Store.UpsertUser(ctx, u))
-}
-func (c *fuzzStore) SetAPIKey(ctx context.Context, k store.APIKey) error {
-	return c.count(c.Store.SetAPIKey(ctx, k))
-}
-func (c *fuzzStore) RevokeToken(ctx context.Context, jti string, exp time.Time) error {
-	return c.count(c.Store.RevokeToken(ctx, jti, exp))
-}
-func (c *fuzzStore) AddCounter(ctx context.Context, name string, delta int64) (int64, error) {
-	n, err := c.Store.AddCounter(ctx, name, delta)
-	return n, c.count(err)
-}
 
 // RFC 6749 §5.2: error and error_description are %x20-21 / %x23-5B / %x5D-7E.
 var oauthErrorChars = regexp.MustCompile(`^[\x20-\x21\x23-\x5B\x5D-\x7E]*$`)
@@ -75,7 +27,7 @@ var oauthErrorChars = regexp.MustCompile(`^[\x20-\x21\x23-\x5B\x5D-\x7E]*$`)
 // registered redirect URI. "CLIENT" in the body or query stands for a
 // registered client, so the fuzzer gets past the client lookup.
 func FuzzEndpoints(f *testing.F) {
-	cs := &fuzzStore{Store: memory.New()}
+	cs := &countingStore{Store: memory.New()} // helpers_test.go
 	env := servertest.New(f, servertest.Options{Store: cs, Limits: server.Limits{Disabled: true}, CacheCredentials: true})
 	resp, err := http.Post(env.URL+"/oauth/register", "application/json", strings.NewReader(
 		`{"redirect_uris":["http://127.0.0.1:9/cb"],"grant_types":["authorization_code","urn:ietf:params:oauth:grant-type:device_code"]}`))
