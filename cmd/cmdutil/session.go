@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -120,6 +122,12 @@ func firstNonEmpty(vs ...string) string {
 type DiscoverFlags struct {
 	AllowMissingS256 bool
 	AllowInsecure    bool
+}
+
+// Bind adds the unsafe discovery overrides to a command's flags.
+func (d *DiscoverFlags) Bind(fl *pflag.FlagSet) {
+	fl.BoolVar(&d.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: continue when the server does not advertise PKCE S256")
+	fl.BoolVar(&d.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
 }
 
 // Discover runs discovery with the factory's client.

@@ -56,8 +56,7 @@ server's interval (5 s longer after each slow_down) and stores the token.`,
 	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that opens the verification URL when you press Enter (env MCPAUTH_BROWSER)")
 	fl.StringVar(&opts.Dialect, "dialect", "", "device endpoint dialect: json (mcpauth contract) or form (RFC 8628); default from the metadata")
 	fl.BoolVar(&opts.NoResource, "no-resource", false, "do not send the RFC 8707 resource parameter (form dialect)")
-	fl.BoolVar(&opts.Discover.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: continue when the server does not advertise PKCE S256")
-	fl.BoolVar(&opts.Discover.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
+	opts.Discover.Bind(fl)
 	return cmd
 }
 

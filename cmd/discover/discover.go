@@ -41,8 +41,7 @@ found, with every URL tried, its status and verdict.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Discover.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: accept a server without PKCE S256")
-	cmd.Flags().BoolVar(&opts.Discover.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
+	opts.Discover.Bind(cmd.Flags())
 	return cmd
 }
 

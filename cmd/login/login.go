@@ -63,8 +63,7 @@ an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
 	fl.BoolVar(&opts.NoBrowser, "no-browser", false, "print the URL instead of opening a browser")
 	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that opens the URL (env MCPAUTH_BROWSER)")
 	fl.StringVar(&opts.Scope, "scope", "", "scope to request (default: from the server's challenge or metadata)")
-	fl.BoolVar(&opts.Discover.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: continue when the server does not advertise PKCE S256")
-	fl.BoolVar(&opts.Discover.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
+	opts.Discover.Bind(fl)
 	return cmd
 }
 

@@ -49,7 +49,7 @@ registration is cached for login and device unless --no-cache.`,
 	fl.StringArrayVar(&opts.GrantTypes, "grant-type", nil, "grant type (repeatable; default authorization_code, plus the device grant when offered)")
 	fl.BoolVar(&opts.Device, "device", false, "register for the device grant only (no redirect URIs)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "do not cache the registration for login and device")
-	fl.BoolVar(&opts.Discover.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: accept a server without PKCE S256")
+	opts.Discover.Bind(fl)
 	return cmd
 }
 
