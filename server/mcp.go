@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -24,9 +25,10 @@ func (s *Server) newMCPHandler() http.Handler {
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ whoamiInput) (*mcp.CallToolResult, whoamiOutput, error) {
 		ti := req.Extra.TokenInfo
 		if ti == nil {
-			return nil, whoamiOutput{}, errNoPrincipal
+			return nil, whoamiOutput{}, errors.New("no authenticated user")
 		}
-		return nil, whoamiOutput{UserID: ti.UserID, Via: ti.Extra["via"].(string)}, nil
+		via, _ := ti.Extra["via"].(string)
+		return nil, whoamiOutput{UserID: ti.UserID, Via: via}, nil
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Logger: s.log,
@@ -43,9 +45,3 @@ func (s *Server) newMCPHandler() http.Handler {
 	}
 	return auth.RequireBearerToken(fromContext, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
-
-type noPrincipalError struct{}
-
-func (noPrincipalError) Error() string { return "no authenticated user" }
-
-var errNoPrincipal = noPrincipalError{}
