@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
@@ -43,15 +44,31 @@ store it for the server. It is never echoed; ping and token then use it.`,
 	return cmd
 }
 
-// RunSet stores the key.
-func RunSet(_ context.Context, opts *Options) error {
-	f := opts.F
-	if f.IO.StdinTTY {
-		fmt.Fprint(f.IO.ErrOut, "Paste the API key and press Enter: ")
+// readKey reads one line from stdin; on a terminal with echo turned off, so
+// the key never shows on screen.
+func readKey(f *cmdutil.Factory) (string, error) {
+	if fd, ok := f.IO.In.(interface{ Fd() uintptr }); ok && f.IO.StdinTTY {
+		fmt.Fprint(f.IO.ErrOut, "Paste the API key and press Enter (it is not shown): ")
+		b, err := term.ReadPassword(fd.Fd())
+		fmt.Fprintln(f.IO.ErrOut)
+		if err != nil {
+			return "", fmt.Errorf("reading the key: %w", err)
+		}
+		return string(b), nil
 	}
 	line, err := bufio.NewReader(io.LimitReader(f.IO.In, 8<<10)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("reading the key: %w", err)
+		return "", fmt.Errorf("reading the key: %w", err)
+	}
+	return line, nil
+}
+
+// RunSet stores the key.
+func RunSet(_ context.Context, opts *Options) error {
+	f := opts.F
+	line, err := readKey(f)
+	if err != nil {
+		return err
 	}
 	key := strings.TrimSpace(line)
 	if key == "" {

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -17,14 +18,17 @@ type Credential struct {
 }
 
 // LoadCredential finds the credential for arg without ever starting a
-// login: MCPAUTH_TOKEN first (for CI), then the stored entry. An expired
-// token is "auth required" (exit 3) with a hint.
+// login: MCPAUTH_TOKEN first (for CI: storage is not even opened, so a
+// machine without a keyring works), then the stored entry. An expired token
+// is "auth required" (exit 3) with a hint. With MCPAUTH_TOKEN and no arg,
+// BaseURL is empty: the caller decides whether it needs one.
 func (f *Factory) LoadCredential(arg string) (Credential, error) {
-	if tok := f.Getenv("MCPAUTH_TOKEN"); tok != "" {
-		if arg == "" {
-			return Credential{}, FlagErrorf("MCPAUTH_TOKEN is set: name the server, e.g. mcpauth ping http://127.0.0.1:8080/mcp")
+	if tok := strings.TrimSpace(f.Getenv("MCPAUTH_TOKEN")); tok != "" {
+		c := Credential{Token: tok, Kind: keyring.KindOAuth, FromEnv: true}
+		if arg != "" {
+			c.BaseURL = PingBase(keyring.TokenBundle{}, ServerKey(arg))
 		}
-		return Credential{BaseURL: PingBase(keyring.TokenBundle{}, ServerKey(arg)), Token: tok, FromEnv: true}, nil
+		return c, nil
 	}
 	st, err := f.OpenStore()
 	if err != nil {

@@ -41,7 +41,8 @@ func (d *debugTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		fmt.Fprintf(d.out, "> %s\n", RedactBody(string(reqBody)))
 	}
 	if err != nil {
-		fmt.Fprintf(d.out, "< error: %v\n", err)
+		// A *url.Error repeats the URL, query and all.
+		fmt.Fprintf(d.out, "< error: %s\n", RedactBody(err.Error()))
 		return nil, err
 	}
 	fmt.Fprintf(d.out, "< %s\n", resp.Status)
@@ -70,11 +71,12 @@ func redactHeader(name, value string) string {
 		}
 		return "[REDACTED]"
 	}
-	return value
+	// Location and friends can carry ?code=... on a redirect.
+	return RedactBody(value)
 }
 
 // secretParams are the parameter names whose values never reach a trace.
-var secretParams = []string{"access_token", "refresh_token", "id_token", "code", "device_code", "user_code", "code_verifier", "client_secret", "api_key", "registration_access_token", "state", "nonce", "token"}
+var secretParams = []string{"access_token", "refresh_token", "id_token", "code", "device_code", "user_code", "code_verifier", "client_secret", "api_key", "registration_access_token", "state", "nonce", "token", "password", "client_assertion"}
 
 var (
 	jsonSecret = regexp.MustCompile(`"(` + strings.Join(secretParams, "|") + `)"\s*:\s*"(?:[^"\\]|\\.)*"`)

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -12,10 +13,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/pkg/browser"
+	"golang.org/x/net/http/httpproxy"
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
@@ -48,7 +51,7 @@ type Factory struct {
 	// Clock drives timeouts, polling and expiry checks.
 	Clock flows.Clock
 	// OpenBrowser opens a URL for the user (nil: decided from the
-	// environment, see BrowserOpener).
+	// environment, see Opener).
 	OpenBrowser func(url string) error
 	// KeyringBackend overrides the OS keyring (tests).
 	KeyringBackend keyring.Backend
@@ -59,21 +62,16 @@ type Factory struct {
 // New returns the production factory.
 func New(io *IOStreams, getenv func(string) string) *Factory {
 	f := &Factory{IO: io, Getenv: getenv, Globals: &Globals{Output: "text"}, Clock: flows.RealClock{}}
-	f.HTTPClient = func() (*http.Client, error) { return NewHTTPClient(f.Globals, f.IO.ErrOut) }
+	f.HTTPClient = func() (*http.Client, error) { return NewHTTPClient(f.Globals, f.IO.ErrOut, f.Getenv) }
 	return f
 }
 
 // NewHTTPClient builds the client for servers: proxy from the environment
-// except for loopback, extra CAs from --ca-file, and a redacting trace with
-// --debug.
-func NewHTTPClient(g *Globals, debugOut io.Writer) (*http.Client, error) {
+// (read through getenv) except for loopback, extra CAs from --ca-file, and a
+// redacting trace with --debug.
+func NewHTTPClient(g *Globals, debugOut io.Writer, getenv func(string) string) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = func(r *http.Request) (*url.URL, error) {
-		if isLoopback(r.URL.Hostname()) {
-			return nil, nil
-		}
-		return http.ProxyFromEnvironment(r)
-	}
+	tr.Proxy = ProxyFunc(getenv)
 	if g.CAFile != "" {
 		pem, err := os.ReadFile(g.CAFile)
 		if err != nil {
@@ -93,6 +91,31 @@ func NewHTTPClient(g *Globals, debugOut io.Writer) (*http.Client, error) {
 		rt = &debugTransport{next: tr, out: debugOut}
 	}
 	return &http.Client{Transport: rt, Timeout: 60 * time.Second}, nil
+}
+
+// ProxyFunc is http.ProxyFromEnvironment with the variables read through
+// getenv (so tests need no process environment), and never a proxy for a
+// loopback host: the login callback and local servers stay direct even
+// when NO_PROXY forgets them.
+func ProxyFunc(getenv func(string) string) func(*http.Request) (*url.URL, error) {
+	either := func(upper string) string {
+		if v := getenv(upper); v != "" {
+			return v
+		}
+		return getenv(strings.ToLower(upper))
+	}
+	proxy := (&httpproxy.Config{
+		HTTPProxy:  either("HTTP_PROXY"),
+		HTTPSProxy: either("HTTPS_PROXY"),
+		NoProxy:    either("NO_PROXY"),
+		CGI:        getenv("REQUEST_METHOD") != "",
+	}).ProxyFunc()
+	return func(r *http.Request) (*url.URL, error) {
+		if isLoopback(r.URL.Hostname()) {
+			return nil, nil
+		}
+		return proxy(r.URL)
+	}
 }
 
 func isLoopback(host string) bool {
@@ -121,19 +144,27 @@ func (f *Factory) OpenStore() (*keyring.Store, error) {
 	if !errors.Is(err, keyring.ErrKeyringUnavailable) || storage != keyring.StorageAuto {
 		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
 	}
-	if !f.IO.CanPrompt() {
-		return nil, WithExit(ExitStorage, fmt.Errorf("%w\nno OS keyring is available, and tokens are never written to a plain file without consent: use --storage=file or MCPAUTH_STORAGE=file to opt in", err))
+	cause := err
+	var ue *keyring.UnavailableError
+	if errors.As(err, &ue) && ue.Cause != nil {
+		cause = ue.Cause
 	}
-	fmt.Fprintf(f.IO.ErrOut, "No OS keyring is available (%v).\nStore tokens in a file readable only by you, without keyring protection? [y/N] ", err)
-	var answer string
-	_, _ = fmt.Fscanln(f.IO.In, &answer)
+	if !f.IO.CanPrompt() {
+		return nil, WithExit(ExitStorage, fmt.Errorf("no OS keyring is available (%v), and tokens are never written to a plain file without consent: use --storage=file or MCPAUTH_STORAGE=file to opt in", cause))
+	}
+	fmt.Fprintf(f.IO.ErrOut, "No OS keyring is available (%v).\nStore tokens in a file readable only by you, without keyring protection? [y/N] ", cause)
+	answer, _ := bufio.NewReader(io.LimitReader(f.IO.In, 256)).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		return nil, WithExit(ExitStorage, errors.New("no token storage: declined the file fallback"))
+		return nil, WithExit(ExitStorage, errors.New("no token storage: declined the file fallback (use --storage=file to choose it up front)"))
 	}
 	cfg.AllowFileFallback = true
 	st, err = keyring.Open(cfg)
 	if err != nil {
 		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
+	}
+	// Said before anything is written, not after (cli/cli#13920).
+	if reason := st.FallbackReason(); reason != nil {
+		NewUI(f).Warn("tokens will be stored without keyring protection in %s (keyring: %v)", st.Dir(), reason)
 	}
 	return st, nil
 }
@@ -149,19 +180,21 @@ func Headless(getenv func(string) string, goos string) string {
 	return ""
 }
 
-// BrowserOpener returns how to open URLs: the factory's override, else
-// --browser-command / MCPAUTH_BROWSER (run without a shell, the URL as last
-// argument), else the system's default browser.
-func (f *Factory) BrowserOpener(command string) func(string) error {
-	if f.OpenBrowser != nil {
-		return f.OpenBrowser
+// Opener decides how a URL reaches the user's browser. It returns nil when
+// the URL should only be printed, with the reason if there is one:
+// --no-browser; else --browser-command / MCPAUTH_BROWSER (run without a
+// shell, the URL as the last argument); else the factory's OpenBrowser
+// (tests); else, unless this is an SSH session or a display-less Linux, the
+// system's default browser.
+func (f *Factory) Opener(command string, noBrowser bool) (open func(string) error, why string) {
+	if noBrowser {
+		return nil, ""
 	}
 	if command == "" {
 		command = f.Getenv("MCPAUTH_BROWSER")
 	}
-	if command != "" {
+	if fields := strings.Fields(command); len(fields) > 0 {
 		return func(u string) error {
-			fields := strings.Fields(command)
 			cmd := exec.Command(fields[0], append(fields[1:], u)...)
 			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 			if err := cmd.Start(); err != nil {
@@ -169,12 +202,18 @@ func (f *Factory) BrowserOpener(command string) func(string) error {
 			}
 			go func() { _ = cmd.Wait() }()
 			return nil
-		}
+		}, ""
+	}
+	if f.OpenBrowser != nil {
+		return f.OpenBrowser, ""
+	}
+	if why := Headless(f.Getenv, runtime.GOOS); why != "" {
+		return nil, why
 	}
 	return func(u string) error {
 		browser.Stdout, browser.Stderr = io.Discard, io.Discard
 		return browser.OpenURL(u)
-	}
+	}, ""
 }
 
 // Context is a command's context: cancelled on Ctrl-C by the caller.

@@ -132,12 +132,28 @@ func (d *DiscoverFlags) Bind(fl *pflag.FlagSet) {
 
 // Discover runs discovery with the factory's client.
 func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags) (*flows.Discovery, error) {
+	if df.AllowMissingS256 {
+		NewUI(f).Unsafe("--allow-missing-s256: continuing without PKCE S256 leaves the login open to code interception")
+	}
+	if df.AllowInsecure {
+		NewUI(f).Unsafe("--allow-insecure-http: tokens may travel in clear text to a non-loopback host")
+	}
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return nil, err
 	}
 	disc, err := flows.Discover(ctx, flows.DiscoverConfig{HTTPClient: hc, AllowMissingS256: df.AllowMissingS256, AllowInsecureHTTP: df.AllowInsecure}, target)
 	if err != nil {
+		// Discovery moves past failing probes; the last network failure
+		// (a refused connection, an unknown CA) is usually the real cause.
+		if disc != nil {
+			for i := len(disc.Probes) - 1; i >= 0; i-- {
+				if p := disc.Probes[i]; p.Status == 0 && p.Err != "" {
+					err = fmt.Errorf("%w (%s: %s)", err, p.URL, p.Err)
+					break
+				}
+			}
+		}
 		return disc, WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w", target, err))
 	}
 	return disc, nil

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,7 @@ import (
 type UI struct {
 	f                         *Factory
 	info, ok, warn, bad, code lipgloss.Style
-	box                       lipgloss.Style
+	box, faint                lipgloss.Style
 }
 
 // NewUI returns the UI for f's streams and flags.
@@ -30,13 +31,14 @@ func NewUI(f *Factory) *UI {
 		r.SetColorProfile(termenv.Ascii)
 	}
 	return &UI{
-		f:    f,
-		info: r.NewStyle(),
-		ok:   r.NewStyle().Foreground(lipgloss.Color("2")).Bold(true),
-		warn: r.NewStyle().Foreground(lipgloss.Color("3")).Bold(true),
-		bad:  r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
-		code: r.NewStyle().Bold(true),
-		box:  r.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 2),
+		f:     f,
+		info:  r.NewStyle(),
+		ok:    r.NewStyle().Foreground(lipgloss.Color("2")).Bold(true),
+		warn:  r.NewStyle().Foreground(lipgloss.Color("3")).Bold(true),
+		bad:   r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true),
+		code:  r.NewStyle().Bold(true),
+		box:   r.NewStyle().Border(lipgloss.RoundedBorder()).Padding(0, 2),
+		faint: r.NewStyle().Foreground(lipgloss.Color("6")),
 	}
 }
 
@@ -56,6 +58,15 @@ func (u *UI) Warn(format string, args ...any) {
 	fmt.Fprintln(u.f.IO.ErrOut, u.warn.Render("! ")+fmt.Sprintf(format, args...))
 }
 
+// Unsafe prints a red warning that is never silenced: the user turned off
+// a protection.
+func (u *UI) Unsafe(format string, args ...any) {
+	fmt.Fprintln(u.f.IO.ErrOut, u.bad.Render("UNSAFE: "+fmt.Sprintf(format, args...)))
+}
+
+// Faint styles transient status text (the device countdown).
+func (u *UI) Faint(s string) string { return u.faint.Render(s) }
+
 // Box renders lines in a rounded box (the device code).
 func (u *UI) Box(title string, lines ...string) string {
 	body := u.code.Render(title)
@@ -70,26 +81,38 @@ func FlowError(doing string, err error) error {
 	if err == nil {
 		return nil
 	}
-	wrapped := fmt.Errorf("%s: %w", doing, err)
-	var netErr net.Error
-	var oe *flows.OAuthError
+	code := CodeFor(err)
 	switch {
 	case errors.Is(err, flows.ErrAccessDenied):
-		return WithExit(ExitDenied, fmt.Errorf("%s: access was denied", doing))
+		return WithExit(code, fmt.Errorf("%s: access was denied", doing))
 	case errors.Is(err, flows.ErrExpiredToken), errors.Is(err, flows.ErrDeviceCodeExpired):
-		return WithExit(ExitExpired, fmt.Errorf("%s: the code expired before it was approved; start again", doing))
-	case errors.Is(err, flows.ErrTimeout):
-		return WithExit(ExitExpired, wrapped)
-	case errors.Is(err, flows.ErrUnauthorized):
-		return WithExit(ExitAuthRequired, wrapped)
-	case errors.Is(err, keyring.ErrKeyringUnavailable), errors.Is(err, keyring.ErrLocked):
-		return WithExit(ExitStorage, wrapped)
-	case errors.As(err, &netErr):
-		return WithExit(ExitNetwork, wrapped)
-	case errors.As(err, &oe):
-		return WithExit(ExitFailure, wrapped)
+		return WithExit(code, fmt.Errorf("%s: the code expired before it was approved; start again", doing))
 	}
-	return wrapped
+	return WithExit(code, fmt.Errorf("%s: %w", doing, err))
+}
+
+// CodeFor is the documented exit code for an error that carries none: the
+// flows sentinels, network failures and keyring failures; else ExitFailure.
+func CodeFor(err error) int {
+	var ee *ExitError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, context.Canceled):
+		return ExitCancelled
+	case errors.Is(err, flows.ErrAccessDenied):
+		return ExitDenied
+	case errors.Is(err, flows.ErrExpiredToken), errors.Is(err, flows.ErrDeviceCodeExpired), errors.Is(err, flows.ErrTimeout):
+		return ExitExpired
+	case errors.Is(err, flows.ErrUnauthorized):
+		return ExitAuthRequired
+	case errors.Is(err, keyring.ErrKeyringUnavailable), errors.Is(err, keyring.ErrLocked):
+		return ExitStorage
+	case errors.As(err, &netErr):
+		return ExitNetwork
+	}
+	return ExitFailure
 }
 
 // WriteJSON writes v as indented JSON (data goes to stdout).

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"runtime"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/flows"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Options are device's flags.
@@ -104,7 +102,11 @@ func Run(ctx context.Context, opts *Options) error {
 			spin.start(da.Expiry)
 		},
 		OnPoll: func(ev flows.PollEvent) {
-			if f.Globals.Debug {
+			switch {
+			case !f.Globals.Debug:
+			case ev.Err == nil:
+				fmt.Fprintf(f.IO.ErrOut, "poll %d: status %d, token received\n", ev.Attempt, ev.Status)
+			default:
 				fmt.Fprintf(f.IO.ErrOut, "poll %d: status %d, %v; next poll in %s\n", ev.Attempt, ev.Status, ev.Err, ev.Interval)
 			}
 		},
@@ -117,14 +119,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok); err != nil {
 		return err
 	}
-	if f.Globals.JSON() {
-		return cmdutil.WriteJSON(f.IO.Out, map[string]any{"resource": disc.Resource, "issuer": disc.Issuer, "expires_at": tok.Expiry, "storage": st.Storage()})
-	}
-	ui.Success("Logged in to %s", disc.Resource)
-	if st.Storage() == keyring.StorageFile {
-		ui.Warn("the token is stored in a file without OS keyring protection (%s)", st.Dir())
-	}
-	return nil
+	return f.ReportLogin(disc, tok, st)
 }
 
 // showCode prints the code box and, on a terminal, offers to open the browser.
@@ -145,12 +140,12 @@ func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.Devic
 	if !f.IO.CanPrompt() {
 		return
 	}
-	if why := cmdutil.Headless(f.Getenv, runtime.GOOS); why != "" && f.OpenBrowser == nil && opts.BrowserCommand == "" && f.Getenv("MCPAUTH_BROWSER") == "" {
-		return
+	open, _ := f.Opener(opts.BrowserCommand, false)
+	if open == nil {
+		return // headless: the box says where to go
 	}
 	ui.Info("Press Enter to open the browser (or open the URL on any device).")
 	target := firstNonEmpty(da.VerificationURIComplete, da.VerificationURI)
-	open := f.BrowserOpener(opts.BrowserCommand)
 	go func() {
 		line := make(chan struct{}, 1)
 		go func() {
@@ -221,7 +216,7 @@ func (c *countdown) start(expiry time.Time) {
 				if left < 0 {
 					left = 0
 				}
-				fmt.Fprintf(c.f.IO.ErrOut, "\r%s Waiting for approval… %s left ", frames[i%len(frames)], left)
+				fmt.Fprint(c.f.IO.ErrOut, "\r"+c.ui.Faint(fmt.Sprintf("%s Waiting for approval… %s left ", frames[i%len(frames)], left)))
 			}
 		}
 	}()

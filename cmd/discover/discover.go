@@ -72,8 +72,10 @@ func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
 			{"token_endpoint", as.TokenEndpoint},
 			{"registration_endpoint", orNone(as.RegistrationEndpoint)},
 			{"device_authorization_endpoint", orNone(as.DeviceAuthorizationEndpoint)},
-			{"pkce", strings.Join(as.CodeChallengeMethodsSupported, ", ")},
-			{"scope", orNone(d.Scope)},
+			{"device flow", yesNo(d.SupportsDeviceFlow())},
+			{"pkce", orNone(strings.Join(as.CodeChallengeMethodsSupported, ", "))},
+			{"scopes_supported", orNone(strings.Join(as.ScopesSupported, " "))},
+			{"scope to request", orNone(d.Scope)},
 		}
 		if d.Legacy {
 			rows = append(rows, [2]string{"note", "no protected resource metadata: base URL taken as the authorization server"})
@@ -97,6 +99,13 @@ func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
 		t.Row(p.URL, status, verdict)
 	}
 	fmt.Fprintln(w, t.Render())
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "supported"
+	}
+	return "not offered"
 }
 
 func orNone(s string) string {

@@ -4,10 +4,8 @@ package login
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -71,9 +69,6 @@ an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
 	ui := cmdutil.NewUI(f)
-	if opts.Discover.AllowMissingS256 || opts.Discover.AllowInsecure {
-		ui.Warn("unsafe discovery overrides are on: this login may not be protected against code interception")
-	}
 	st, err := f.OpenStore()
 	if err != nil {
 		return err
@@ -94,23 +89,18 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return cmdutil.FlowError("choosing a client identity", err)
 	}
-	open := f.BrowserOpener(opts.BrowserCommand)
-	headless := cmdutil.Headless(f.Getenv, runtime.GOOS)
-	if f.OpenBrowser == nil && opts.BrowserCommand == "" && f.Getenv("MCPAUTH_BROWSER") == "" && (opts.NoBrowser || headless != "") {
-		open = func(authURL string) error {
+	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser)
+	open := func(authURL string) error {
+		if base == nil {
 			printURL(f, ui, opts.Target, authURL, headless, disc.SupportsDeviceFlow())
 			return nil
 		}
-	} else {
-		base := open
-		open = func(authURL string) error {
-			ui.Info("Opening the browser to log in to %s …", disc.Resource)
-			if err := base(authURL); err != nil {
-				ui.Warn("could not open a browser (%v)", err)
-				printURL(f, ui, opts.Target, authURL, "", disc.SupportsDeviceFlow())
-			}
-			return nil
+		ui.Info("Opening the browser to log in to %s …", disc.Resource)
+		if err := base(authURL); err != nil {
+			ui.Warn("could not open a browser (%v)", err)
+			printURL(f, ui, opts.Target, authURL, "", disc.SupportsDeviceFlow())
 		}
+		return nil
 	}
 	tok, err := flows.AuthCode(ctx, flows.AuthCodeConfig{
 		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, OpenBrowser: open,
@@ -123,7 +113,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok); err != nil {
 		return err
 	}
-	return report(f, ui, disc, tok, st.Storage())
+	return f.ReportLogin(disc, tok, st)
 }
 
 func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless string, device bool) {
@@ -140,19 +130,4 @@ func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless stri
 	if device {
 		ui.Info("Or use the device flow, which needs no callback: mcpauth device %s", target)
 	}
-}
-
-func report(f *cmdutil.Factory, ui *cmdutil.UI, disc *flows.Discovery, tok *flows.Token, storage any) error {
-	if f.Globals.JSON() {
-		return json.NewEncoder(f.IO.Out).Encode(map[string]any{
-			"resource": disc.Resource, "issuer": disc.Issuer, "expires_at": tok.Expiry, "scope": tok.Scope, "storage": storage,
-		})
-	}
-	exp := ""
-	if !tok.Expiry.IsZero() {
-		exp = fmt.Sprintf(" (token expires %s)", tok.Expiry.Local().Format(time.RFC1123))
-	}
-	ui.Success("Logged in to %s%s", disc.Resource, exp)
-	ui.Info("Stored in: %v", storage)
-	return nil
 }

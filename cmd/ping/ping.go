@@ -48,6 +48,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if cred.BaseURL == "" {
+		return cmdutil.FlagErrorf("MCPAUTH_TOKEN is set: name the server, e.g. mcpauth ping http://127.0.0.1:8080/mcp")
+	}
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return err
@@ -62,7 +65,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if f.Globals.JSON() {
 		return cmdutil.WriteJSON(f.IO.Out, map[string]string{"status": res.Status, "user_id": res.UserID, "server": cred.BaseURL})
 	}
-	cmdutil.NewUI(f).Success("%s accepts the credential", cred.BaseURL)
+	cmdutil.NewUI(f).Success("ok: user %s at %s", res.UserID, cred.BaseURL)
 	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
 	return err
 }

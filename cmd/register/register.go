@@ -89,7 +89,10 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return cmdutil.FlowError("registering", err)
 	}
-	if !opts.NoCache && !opts.Device && len(opts.RedirectURIs) == 0 {
+	// Only a client login can use is cached: one with the loopback redirect
+	// URIs login listens on. Anything else would break the next login.
+	cached := !opts.NoCache && !opts.Device && len(opts.RedirectURIs) == 0
+	if cached {
 		st, err := f.OpenStore()
 		if err != nil {
 			return err
@@ -103,6 +106,12 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	ui := cmdutil.NewUI(f)
 	ui.Success("Registered client %q at %s", ci.ClientName, disc.Issuer)
+	switch {
+	case cached:
+		ui.Info("Cached: login and device will use this client for %s.", disc.Resource)
+	case !opts.NoCache:
+		ui.Info("Not cached (custom redirect URIs or device only): pass --client-id %s to login or device.", ci.ClientID)
+	}
 	fmt.Fprintln(f.IO.Out, ci.ClientID)
 	return nil
 }

@@ -2,7 +2,10 @@ package root_test
 
 import (
 	"encoding/json"
+	"encoding/pem"
 	"flag"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,17 +13,25 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// golden compares got with testdata/name after replacing ports, so the files
-// are stable across runs; -update rewrites them.
+// golden compares got with testdata/name after replacing each digit of a
+// loopback port with X (keeping table columns aligned), so the files are
+// stable across runs; -update rewrites them. Ephemeral ports have 5 digits
+// on Linux, macOS and Windows. Times are already fixed: the server's and
+// the CLI's clocks start at servertest.Start.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	got = regexp.MustCompile(`127\.0\.0\.1:\d+`).ReplaceAllString(got, "127.0.0.1:PORT")
+	got = regexp.MustCompile(`127\.0\.0\.1:\d+`).ReplaceAllStringFunc(got, func(hostPort string) string {
+		return "127.0.0.1:" + strings.Repeat("X", len(hostPort)-len("127.0.0.1:"))
+	})
 	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -64,8 +75,9 @@ func TestDiscoverReferenceServerGolden(t *testing.T) {
 	golden(t, "discover.json", stdout)
 }
 
-// otherServer simulates OTHER servers than ours: an MCP endpoint that gives
-// no challenge hint, and metadata only where paths says.
+// otherServer simulates servers other than the reference server (which
+// serves every document): an MCP endpoint that gives no challenge hint, and
+// metadata only where paths says.
 func otherServer(t *testing.T, paths map[string]func(base string) any) *httptest.Server {
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -108,11 +120,15 @@ func TestDiscoverFallbacks(t *testing.T) {
 			"/.well-known/oauth-protected-resource/mcp": prm,
 			"/.well-known/openid-configuration":         asMetadata,
 		}, "/.well-known/openid-configuration"},
+		// MCP 2025-03-26 servers: no protected resource metadata at all.
+		{"authorization server metadata only", map[string]func(string) any{
+			"/.well-known/oauth-authorization-server": asMetadata,
+		}, "/.well-known/oauth-authorization-server"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := otherServer(t, tt.paths)
-			c := newCLI(t, servertest.New(t, servertest.Options{}))
+			c := newCLI(t, nil)
 			code, stdout, stderr := c.run("discover", srv.URL+"/mcp", "-o", "json")
 			if code != 0 {
 				t.Fatalf("exit %d: %s %s", code, stdout, stderr)
@@ -150,7 +166,7 @@ func TestDiscoverRefusesServerWithoutS256(t *testing.T) {
 			return m
 		},
 	})
-	c := newCLI(t, servertest.New(t, servertest.Options{}))
+	c := newCLI(t, nil)
 	code, _, stderr := c.run("discover", srv.URL+"/mcp")
 	if code == 0 || !strings.Contains(stderr, "S256") {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -169,8 +185,60 @@ func TestStatusGolden(t *testing.T) {
 		t.Fatalf("login: %s", stderr)
 	}
 	code, stdout, stderr := c.run("status")
+	if code != 0 || !strings.Contains(stderr, "protected only by file permissions") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden(t, "status.txt", stdout)
+	code, stdout, stderr = c.run("status", "-o", "json")
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	golden(t, "status.txt", stdout)
+	golden(t, "status.json", stdout)
+	if code, stdout, _ := c.run("status", "--account", "nobody"); code != 0 || !strings.Contains(stdout, "default") {
+		t.Fatalf("status lists every account: %s", stdout)
+	}
+}
+
+// fixedClock reads the server's fake clock and waits for real.
+type fixedClock struct{ c *clock.Fake }
+
+func (f *fixedClock) Now() time.Time                         { return f.c.Now() }
+func (f *fixedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// --ca-file adds roots: a server with a certificate from an unknown CA is
+// refused (exit 6) until its CA is given.
+func TestCAFile(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/oauth-protected-resource":
+			_ = json.NewEncoder(w).Encode(map[string]any{"resource": srv.URL + "/mcp", "authorization_servers": []string{srv.URL}})
+		case "/.well-known/oauth-authorization-server":
+			_ = json.NewEncoder(w).Encode(asMetadata(srv.URL))
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are expected
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t, nil)
+	if code, _, stderr := c.run("discover", srv.URL+"/mcp"); code != cmdutil.ExitNetwork || !strings.Contains(stderr, "certificate") {
+		t.Fatalf("unknown CA: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := c.run("discover", srv.URL+"/mcp", "--ca-file", caFile); code != 0 {
+		t.Fatalf("--ca-file: exit %d: %s", code, stderr)
+	}
+	c.vars["MCPAUTH_CA_FILE"] = caFile
+	if code, _, stderr := c.run("discover", srv.URL+"/mcp"); code != 0 {
+		t.Fatalf("MCPAUTH_CA_FILE: exit %d: %s", code, stderr)
+	}
+	if code, _, _ := c.run("discover", srv.URL+"/mcp", "--ca-file", filepath.Join(t.TempDir(), "none.pem")); code != cmdutil.ExitUsage {
+		t.Fatalf("missing --ca-file: exit %d, want 2", code)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/apikey"
 	"github.com/mcpauth/mcpauth/cmd/bench"
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/completion"
 	"github.com/mcpauth/mcpauth/cmd/conformance"
 	"github.com/mcpauth/mcpauth/cmd/device"
 	"github.com/mcpauth/mcpauth/cmd/discover"
@@ -66,7 +67,7 @@ func ExitCode(err error) int {
 	if isUsageError(err) {
 		return cmdutil.ExitUsage
 	}
-	return cmdutil.ExitFailure
+	return cmdutil.CodeFor(err)
 }
 
 // NewCmd builds the command tree.
@@ -78,6 +79,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 implements the mcpauth service contract, and runs a reference server.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Ours writes the script to stdout (see package completion).
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	if f.Globals == nil {
 		f.Globals = &cmdutil.Globals{}
@@ -120,6 +123,7 @@ implements the mcpauth service contract, and runs a reference server.`,
 		bench.NewCmd(f),
 		serve.NewCmd(f, nil),
 		version.NewCmd(f),
+		completion.NewCmd(f),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cmdutil.FlagErrorf("%v\nRun '%s --help' for usage.", err, c.CommandPath())

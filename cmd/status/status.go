@@ -91,7 +91,7 @@ func Run(_ context.Context, opts *Options) error {
 func expiry(e entry, now time.Time) string {
 	switch {
 	case e.Expiry.IsZero():
-		return "never"
+		return "no expiry"
 	case e.Expired:
 		return "expired " + e.Expiry.UTC().Format(time.RFC3339)
 	}

@@ -1,0 +1,70 @@
+package cmdutil
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
+)
+
+// LoginResult is what login and device print with --output json.
+type LoginResult struct {
+	Resource  string          `json:"resource"`
+	Issuer    string          `json:"issuer"`
+	User      string          `json:"user,omitempty"`
+	Scope     string          `json:"scope,omitempty"`
+	ExpiresAt time.Time       `json:"expires_at,omitzero"`
+	Storage   keyring.Storage `json:"storage"`
+	Account   string          `json:"account"`
+}
+
+// ReportLogin tells the user a flow succeeded: JSON on stdout, or a success
+// line on stderr.
+func (f *Factory) ReportLogin(disc *flows.Discovery, tok *flows.Token, st *keyring.Store) error {
+	res := LoginResult{
+		Resource: disc.Resource, Issuer: disc.Issuer, User: Subject(tok.AccessToken), Scope: tok.Scope,
+		ExpiresAt: tok.Expiry, Storage: st.Storage(), Account: f.Globals.Account,
+	}
+	if f.Globals.JSON() {
+		return WriteJSON(f.IO.Out, res)
+	}
+	ui := NewUI(f)
+	line := "Logged in to " + res.Resource
+	if res.User != "" {
+		line += " as " + res.User
+	}
+	if !res.ExpiresAt.IsZero() {
+		line += " (token expires " + res.ExpiresAt.UTC().Format(time.RFC3339) + ")"
+	}
+	ui.Success("%s", line)
+	where := "the OS keyring"
+	if st.Storage() == keyring.StorageFile {
+		where = "a plain file without keyring protection (" + st.Dir() + ")"
+	}
+	ui.Info("Stored in %s, account %q.", where, res.Account)
+	return nil
+}
+
+// Subject is the sub claim of a JWT access token, for display only: the
+// signature is not checked (the client cannot, and need not: the server
+// does on every request). "" for opaque tokens.
+func Subject(token string) string {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 || len(parts[1]) > 8<<10 {
+		return ""
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	if json.Unmarshal(raw, &claims) != nil {
+		return ""
+	}
+	return claims.Sub
+}

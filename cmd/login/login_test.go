@@ -1,0 +1,38 @@
+package login
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+)
+
+// Flag parsing only (behaviour is tested through the reference server in
+// cmd/root): runF captures the Options instead of logging in.
+func TestFlags(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	f := cmdutil.New(ios, func(string) string { return "" })
+	tests := []struct {
+		args  []string
+		check func(*Options) bool
+	}{
+		{[]string{"http://127.0.0.1:8080/mcp"}, func(o *Options) bool {
+			return o.Target == "http://127.0.0.1:8080/mcp" && o.Timeout == 5*time.Minute && !o.NoBrowser && !o.NoResource && o.Port == 0
+		}},
+		{[]string{"https://x.test/mcp", "--port", "8765", "--timeout", "30s", "--no-resource", "--scope", "mcp", "--client-id", "c1", "--client-secret", "s1"}, func(o *Options) bool {
+			return o.Port == 8765 && o.Timeout == 30*time.Second && o.NoResource && o.Scope == "mcp" && o.ClientID == "c1" && o.ClientSecret == "s1"
+		}},
+		{[]string{"https://x.test/mcp", "--no-browser", "--browser-command", "firefox --new-window", "--allow-missing-s256"}, func(o *Options) bool {
+			return o.NoBrowser && o.BrowserCommand == "firefox --new-window" && o.Discover.AllowMissingS256
+		}},
+	}
+	for _, tt := range tests {
+		var got *Options
+		cmd := NewCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })
+		cmd.SetArgs(tt.args)
+		if err := cmd.Execute(); err != nil || got == nil || !tt.check(got) {
+			t.Errorf("%v: err %v, options %+v", tt.args, err, got)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package root_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/keyring"
+	"github.com/mcpauth/mcpauth/server/servertest"
+)
+
+// The OS keyring cannot run in these tests (keyring/ has the real Secret
+// Service tests, cmd/mcpauth/e2e_test.go the real one end to end), so the
+// backends below are hand-written fakes of its three behaviours: it works,
+// it hangs, it is absent.
+
+// memBackend is a working keyring held in memory.
+type memBackend struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (b *memBackend) Get(service, user string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.m[service+"\x00"+user]
+	if !ok {
+		return "", keyring.ErrNotFound
+	}
+	return v, nil
+}
+
+func (b *memBackend) Set(service, user, secret string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[string]string{}
+	}
+	b.m[service+"\x00"+user] = secret
+	return nil
+}
+
+func (b *memBackend) Delete(service, user string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.m, service+"\x00"+user)
+	return nil
+}
+
+// hangingBackend never answers until the test ends, like a Secret Service
+// waiting on an unlock prompt nobody sees.
+type hangingBackend struct{ release chan struct{} }
+
+func newHangingBackend(t *testing.T) hangingBackend {
+	b := hangingBackend{release: make(chan struct{})}
+	t.Cleanup(func() { close(b.release) })
+	return b
+}
+
+func (b hangingBackend) Get(string, string) (string, error) {
+	<-b.release
+	return "", errors.New("released")
+}
+func (b hangingBackend) Set(string, string, string) error { <-b.release; return errors.New("released") }
+func (b hangingBackend) Delete(string, string) error      { <-b.release; return errors.New("released") }
+
+// absentBackend fails at once, as go-keyring does without a D-Bus session.
+type absentBackend struct{}
+
+var errNoBus = errors.New("dbus: no session bus (DBUS_SESSION_BUS_ADDRESS unset)")
+
+func (absentBackend) Get(string, string) (string, error) { return "", errNoBus }
+func (absentBackend) Set(string, string, string) error   { return errNoBus }
+func (absentBackend) Delete(string, string) error        { return errNoBus }
+
+func TestKeyringBackendStoresOnlyCiphertext(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	c := newCLI(t, env)
+	c.vars["MCPAUTH_STORAGE"] = "auto"
+	c.backend = &memBackend{}
+	c.open = approvingBrowser(t, env, "kim", "approve")
+	if code, _, stderr := c.run("login", env.URL+"/mcp"); code != 0 || !strings.Contains(stderr, "Stored in the OS keyring") {
+		t.Fatalf("login: exit %d %s", code, stderr)
+	}
+	code, tok, _ := c.run("token")
+	tok = strings.TrimSpace(tok)
+	if code != 0 || tok == "" {
+		t.Fatalf("token: exit %d", code)
+	}
+	code, stdout, _ := c.run("status", "-o", "json")
+	var entries []struct {
+		Backend   string `json:"backend"`
+		Protected bool   `json:"protected_by_keyring"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &entries) != nil || len(entries) != 1 || entries[0].Backend != "keyring" || !entries[0].Protected {
+		t.Fatalf("status: %d %s", code, stdout)
+	}
+	// The token is on disk only encrypted, under a key in the keyring.
+	files, _ := filepath.Glob(filepath.Join(c.vars["MCPAUTH_CONFIG_DIR"], "*"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		if strings.Contains(string(data), tok) {
+			t.Fatalf("%s holds the access token in clear", f)
+		}
+	}
+	if code, _, stderr := c.run("logout"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, _ := c.run("token"); code != cmdutil.ExitAuthRequired {
+		t.Fatalf("token after logout: %d", code)
+	}
+}
+
+func TestKeyringHangsOrIsAbsent(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	tests := []struct {
+		name    string
+		storage string
+		backend func(t *testing.T) keyring.Backend
+		want    string
+	}{
+		{"hangs, auto", "auto", func(t *testing.T) keyring.Backend { return newHangingBackend(t) }, "--storage=file"},
+		{"hangs, keyring required", "keyring", func(t *testing.T) keyring.Backend { return newHangingBackend(t) }, "timed out"},
+		{"absent, auto", "auto", func(*testing.T) keyring.Backend { return absentBackend{} }, "no session bus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(t, env)
+			c.vars["MCPAUTH_STORAGE"] = tt.storage
+			c.backend, c.keyringTimeout = tt.backend(t), 200*time.Millisecond
+			start := time.Now()
+			code, _, stderr := c.run("status")
+			if code != cmdutil.ExitStorage || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("exit %d, want %d and %q: %s", code, cmdutil.ExitStorage, tt.want, stderr)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("took %s: the keyring timeout did not bound the call", d)
+			}
+			// The explicit opt-in never touches the keyring.
+			if code, _, stderr := c.run("status", "--storage=file"); code != 0 {
+				t.Fatalf("--storage=file: exit %d %s", code, stderr)
+			}
+		})
+	}
+}
+
+func TestNoKeyringPromptsOnATerminal(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+
+	c := newCLI(t, env)
+	c.vars["MCPAUTH_STORAGE"] = "auto"
+	c.backend, c.tty = absentBackend{}, true
+	c.open = approvingBrowser(t, env, "lee", "approve")
+	c.stdin = "n\n"
+	code, _, stderr := c.run("login", env.URL+"/mcp")
+	if code != cmdutil.ExitStorage || !strings.Contains(stderr, "Store tokens in a file readable only by you, without keyring protection? [y/N]") {
+		t.Fatalf("declined: exit %d %s", code, stderr)
+	}
+
+	c.stdin = "y\n"
+	code, _, stderr = c.run("login", env.URL+"/mcp")
+	if code != 0 {
+		t.Fatalf("accepted: exit %d %s", code, stderr)
+	}
+	// The warning comes before the write, not after it (cli/cli#13920).
+	warn, done := strings.Index(stderr, "without keyring protection in "), strings.Index(stderr, "Logged in to")
+	if warn < 0 || done < 0 || warn > done {
+		t.Fatalf("no warning before the write:\n%s", stderr)
+	}
+	c.tty, c.stdin = false, ""
+	code, stdout, _ := c.run("status", "--storage=file")
+	if code != 0 || !strings.Contains(stdout, "file (no keyring!)") {
+		t.Fatalf("status does not flag the plaintext entry: %s", stdout)
+	}
+}
