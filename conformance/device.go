@@ -407,36 +407,8 @@ func deviceChecks() []Check {
 			func(_ *Env, _ string, d *deviceAuthorization) map[string]string {
 				return pollBody("unknown-"+randomString(8), d.DeviceCode)
 			}),
-		{
-			ID: "DEV-22", Title: "the device token endpoint also accepts a form-encoded poll", Area: "device",
-			Source: "decisions.md §Token endpoint; RFC 8628 §3.4",
-			Run: func(ctx context.Context, e *Env) error {
-				cid, d, err := e.deviceSetup(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.PostForm(ctx, "/api/oauth/device/token", url.Values{"device_code": {d.DeviceCode}, "client_id": {cid}, "grant_type": {grantDeviceCode}})
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "authorization_pending", "slow_down")
-			},
-		},
-		{
-			ID: "DEV-23", Title: "the device grant is accepted form-encoded at /oauth/token", Area: "device",
-			Source: "decisions.md §Token endpoint; RFC 8628 §3.4",
-			Run: func(ctx context.Context, e *Env) error {
-				cid, d, err := e.deviceSetup(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.PostForm(ctx, "/oauth/token", url.Values{"device_code": {d.DeviceCode}, "client_id": {cid}, "grant_type": {grantDeviceCode}})
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "authorization_pending", "slow_down")
-			},
-		},
+		formPoll("DEV-22", "the device token endpoint also accepts a form-encoded poll", "/api/oauth/device/token"),
+		formPoll("DEV-23", "the device grant is accepted form-encoded at /oauth/token", "/oauth/token"),
 		{
 			ID: "DEV-24", Title: "after approval the next poll returns a Bearer token with no-store", Area: "device",
 			Source: "contract §States and transitions (approved)", Needs: []Need{NeedApproval},
@@ -526,6 +498,26 @@ func deviceChecks() []Check {
 				}
 				return nil
 			},
+		},
+	}
+}
+
+// formPoll is a check that a form-encoded poll of a pending device code at
+// path is understood (RFC 8628 §3.4 clients send forms).
+func formPoll(id, title, path string) Check {
+	return Check{
+		ID: id, Title: title, Area: "device",
+		Source: "decisions.md §Token endpoint; RFC 8628 §3.4",
+		Run: func(ctx context.Context, e *Env) error {
+			cid, d, err := e.deviceSetup(ctx)
+			if err != nil {
+				return err
+			}
+			r, err := e.PostForm(ctx, path, url.Values{"device_code": {d.DeviceCode}, "client_id": {cid}, "grant_type": {grantDeviceCode}})
+			if err != nil {
+				return err
+			}
+			return wantOAuthError(r, 400, "authorization_pending", "slow_down")
 		},
 	}
 }
