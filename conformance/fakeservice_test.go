@@ -675,7 +675,10 @@ func (s *fakeService) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: "auth_token", Value: tok, Path: "/", MaxAge: 86400,
 		HttpOnly: !s.faults["cookie-not-httponly"], Secure: true, SameSite: http.SameSiteLaxMode})
-	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") {
+	// A plain path only; the "naive-return-to" fault is the prefix check
+	// browsers get around with a tab or a backslash.
+	naive := strings.HasPrefix(ret, "/") && !strings.HasPrefix(ret, "//")
+	if !naive || (!s.faults["naive-return-to"] && strings.ContainsFunc(ret, func(r rune) bool { return r <= ' ' || r == '\\' || r > '~' })) {
 		ret = "/"
 	}
 	http.Redirect(w, r, ret, http.StatusFound)

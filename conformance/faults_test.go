@@ -27,6 +27,7 @@ func TestFaultsAreCaught(t *testing.T) {
 		{"challenge-no-scope", []string{"HDR-01", "HDR-02", "HDR-03", "HDR-04", "HDR-05"}},
 		{"consent-no-csrf-check", []string{"AUTHZ-24"}},
 		{"cookie-not-httponly", []string{"LOGIN-04"}},
+		{"naive-return-to", []string{"LOGIN-06"}},
 		{"old-key-valid", []string{"KEY-06"}},
 		{"no-frame-headers", []string{"HDR-07"}},
 	}

@@ -416,6 +416,61 @@ func (a *FormApprover) Session(ctx context.Context) ([]*http.Cookie, error) {
 	return cs, nil
 }
 
+// SignInFrom implements SignInFollower: a fresh browser (its own cookie
+// jar, so the approver's session is untouched) opens path and signs in at
+// the identity provider; the response that sets the session cookie is
+// intercepted before Go's client parses its Location (a hostile one may not
+// parse at all), and that Location is returned raw with the base URL a
+// browser would resolve it against.
+func (a *FormApprover) SignInFrom(ctx context.Context, path string) (string, *url.URL, error) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return "", nil, err
+	}
+	rec := &signInStop{next: a.hc.Transport}
+	if rec.next == nil {
+		rec.next = http.DefaultTransport
+	}
+	hc := *a.hc
+	hc.Jar, hc.Transport = jar, rec
+	fresh := &FormApprover{base: a.base, username: a.username, Password: a.Password, hc: &hc}
+	p, _, err := fresh.visit(ctx, fresh.get(path), nil)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !rec.signedIn {
+		if err != nil {
+			return "", nil, fmt.Errorf("sign-in from %s: %w", path, err)
+		}
+		return "", nil, fmt.Errorf("sign-in from %s set no auth_token cookie; ended at %s", path, p)
+	}
+	return rec.location, a.base, nil
+}
+
+// signInStop ends a navigation at the response that sets auth_token,
+// keeping its Location as sent.
+type signInStop struct {
+	next     http.RoundTripper
+	mu       sync.Mutex
+	signedIn bool
+	location string
+}
+
+func (s *signInStop) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := s.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == "auth_token" && c.Value != "" && c.MaxAge >= 0 {
+			s.mu.Lock()
+			s.signedIn, s.location = true, resp.Header.Get("Location")
+			s.mu.Unlock()
+			resp.Header.Del("Location") // judged, never followed
+		}
+	}
+	return resp, nil
+}
+
 func (a *FormApprover) hasSessionCookie() bool {
 	for _, c := range a.hc.Jar.Cookies(a.base) {
 		if c.Name == "auth_token" {

@@ -2,8 +2,12 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/browserurl"
 )
 
 // authCookie returns the auth_token cookie among cs.
@@ -135,10 +139,56 @@ func loginChecks() []Check {
 				return err
 			},
 		},
+		returnToCheck(),
 	}
 }
 
 // redactCookie shows a Set-Cookie line without its secret value.
 func redactCookie(c *http.Cookie) string {
 	return strings.Replace(c.Raw, c.Value, "…", 1)
+}
+
+// hostileReturnTo are return_to values that browsers turn into another
+// origin while naive checks see a path (tabs and newlines are dropped, "\"
+// reads as "/"), as they arrive after the query's own decoding.
+var hostileReturnTo = []string{
+	"/\t/evil.example/x",
+	"///evil.example",
+	"/\\evil.example",
+	"/%5Cevil.example",
+	"/\r\n//evil.example",
+	"/.//evil.example",
+	"/\t\t/evil.example",
+	"http:evil.example",
+	"/\t\\\\evil.example",
+	"/\u2215evil.example",
+	"//evil.example",
+	"https://evil.example/",
+}
+
+func returnToCheck() Check {
+	return Check{
+		ID: "LOGIN-06", Title: "sign-in never redirects off the service, whatever return_to says", Area: "login",
+		Source: "RFC 9700 §4.11 (open redirection); WHATWG URL parsing", Needs: []Need{NeedApproval},
+		Run: func(ctx context.Context, e *Env) error {
+			f, ok := e.target.Approver.(SignInFollower)
+			if !ok {
+				return Skip("the approver cannot sign in afresh (use --approve=form)")
+			}
+			var bad []string
+			for _, v := range hostileReturnTo {
+				loc, base, err := f.SignInFrom(ctx, "/auth/login?return_to="+url.QueryEscape(v))
+				if err != nil {
+					return err
+				}
+				if to := browserurl.Resolve(base, loc); !browserurl.SameOrigin(base, to) {
+					bad = append(bad, fmt.Sprintf("return_to %q → Location %q → %v", v, loc, to))
+				}
+			}
+			if len(bad) > 0 {
+				return Fail("after sign-in a browser leaves the service: %s", strings.Join(bad, "; "))
+			}
+			return nil
+		},
+	}
 }

@@ -52,6 +52,14 @@ type SessionSource interface {
 	Session(ctx context.Context) ([]*http.Cookie, error)
 }
 
+// SignInFollower is implemented by approvers that can sign in afresh from a
+// given page of the service (FormApprover does): it returns the raw Location
+// the service redirects to once the session is set, and the base URL a
+// browser would resolve it against.
+type SignInFollower interface {
+	SignInFrom(ctx context.Context, path string) (location string, base *url.URL, err error)
+}
+
 // ClockDriver moves the server's clock forward.
 type ClockDriver interface {
 	Advance(ctx context.Context, d time.Duration) error

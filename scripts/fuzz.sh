@@ -18,6 +18,7 @@ targets=(
   "./server FuzzRedirectURI"
   "./server FuzzUserCode"
   "./server FuzzEndpoints"
+  "./server FuzzReturnTo"
   "./pkce FuzzPKCE"
   "./flows FuzzWWWAuthenticate"
   "./flows FuzzTokenResponse"

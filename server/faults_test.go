@@ -200,6 +200,8 @@ func faults() []fault {
 			wantFail: []string{"LOGIN-04"}},
 		{name: "session cookie not Secure", wrap: noClock(rewriteResponse(route("GET", "/auth/callback"), dropCookieAttr("Secure"))),
 			wantFail: []string{"LOGIN-04"}},
+		{name: "return_to checked by prefix only", wrap: noClock(prefixReturnTo()),
+			wantFail: []string{"LOGIN-06"}},
 
 		// Discovery and registration.
 		{name: "issuer with a trailing slash", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
@@ -272,6 +274,34 @@ func (res *faultResponse) oauthError() string {
 }
 
 // noClock adapts a middleware that does not need the server's clock.
+// prefixReturnTo brings back the check that let "/\t/evil" through: a
+// return_to starting with "/" but not "//" and free of "\", CR and LF is
+// followed after sign-in. It remembers each login's return_to by the state
+// sent to the identity provider and rewrites the callback's Location.
+func prefixReturnTo() func(http.Handler) http.Handler {
+	var mu sync.Mutex
+	byState := map[string]string{}
+	naive := func(v string) bool {
+		return strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//") && !strings.ContainsAny(v, "\\\r\n")
+	}
+	remember := rewriteResponse(route("GET", "/auth/login"), func(r *http.Request, res *faultResponse) {
+		if loc, err := url.Parse(res.header.Get("Location")); err == nil && naive(r.URL.Query().Get("return_to")) {
+			mu.Lock()
+			byState[loc.Query().Get("state")] = r.URL.Query().Get("return_to")
+			mu.Unlock()
+		}
+	})
+	follow := rewriteResponse(route("GET", "/auth/callback"), func(r *http.Request, res *faultResponse) {
+		mu.Lock()
+		v, ok := byState[r.URL.Query().Get("state")]
+		mu.Unlock()
+		if ok && res.status == http.StatusFound {
+			res.header.Set("Location", v)
+		}
+	})
+	return func(next http.Handler) http.Handler { return remember(follow(next)) }
+}
+
 func noClock(mw func(http.Handler) http.Handler) func(clock.Clock) func(http.Handler) http.Handler {
 	return func(clock.Clock) func(http.Handler) http.Handler { return mw }
 }

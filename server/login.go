@@ -109,7 +109,13 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusBadGateway, "Sign-in unavailable", "The identity provider could not be reached. Try again in a moment.", "")
 		return
 	}
-	st := loginState{ReturnTo: safeReturnTo(r.URL.Query().Get("return_to")), Expires: s.clock.Now().Add(loginStateTTL).Unix()}
+	base, err := url.Parse(s.baseURL)
+	if err != nil {
+		s.logError(r, "parsing base URL", err)
+		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Please try again.", "")
+		return
+	}
+	st := loginState{ReturnTo: safeReturnTo(base, r.URL.Query().Get("return_to")), Expires: s.clock.Now().Add(loginStateTTL).Unix()}
 	if st.State, err = randomToken(24); err == nil {
 		if st.Nonce, err = randomToken(24); err == nil {
 			st.Verifier, err = pkce.NewVerifier()
@@ -292,15 +298,6 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
 	s.render(w, r, http.StatusOK, "logout", logoutPage{Done: true})
-}
-
-// safeReturnTo keeps post-login redirects on this site: a path, never a
-// scheme-relative //host or a backslash trick.
-func safeReturnTo(v string) string {
-	if v == "" || !strings.HasPrefix(v, "/") || strings.HasPrefix(v, "//") || strings.ContainsAny(v, "\\\r\n") {
-		return "/"
-	}
-	return v
 }
 
 func (s *Server) signCookie(st loginState) string {

@@ -33,21 +33,21 @@ func (d *debugTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := d.next.RoundTrip(req)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	fmt.Fprintf(d.out, "> %s %s\n", req.Method, RedactURL(req.URL))
+	fmt.Fprintf(d.out, "> %s %s\n", req.Method, Printable(RedactURL(req.URL)))
 	for k, vs := range req.Header {
-		fmt.Fprintf(d.out, "> %s: %s\n", k, redactHeader(k, strings.Join(vs, ", ")))
+		fmt.Fprintf(d.out, "> %s: %s\n", Printable(k), Printable(redactHeader(k, strings.Join(vs, ", "))))
 	}
 	if len(reqBody) > 0 {
-		fmt.Fprintf(d.out, "> %s\n", RedactBody(string(reqBody)))
+		fmt.Fprintf(d.out, "> %s\n", Printable(RedactBody(string(reqBody))))
 	}
 	if err != nil {
 		// A *url.Error repeats the URL, query and all.
-		fmt.Fprintf(d.out, "< error: %s\n", RedactBody(err.Error()))
+		fmt.Fprintf(d.out, "< error: %s\n", Printable(RedactBody(err.Error())))
 		return nil, err
 	}
-	fmt.Fprintf(d.out, "< %s\n", resp.Status)
+	fmt.Fprintf(d.out, "< %s\n", Printable(resp.Status))
 	for k, vs := range resp.Header {
-		fmt.Fprintf(d.out, "< %s: %s\n", k, redactHeader(k, strings.Join(vs, ", ")))
+		fmt.Fprintf(d.out, "< %s: %s\n", Printable(k), Printable(redactHeader(k, strings.Join(vs, ", "))))
 	}
 	body, rerr := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -57,7 +57,7 @@ func (d *debugTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if len(shown) > debugBodyLimit {
 			shown = shown[:debugBodyLimit]
 		}
-		fmt.Fprintf(d.out, "< %s\n", RedactBody(string(shown)))
+		fmt.Fprintf(d.out, "< %s\n", Printable(RedactBody(string(shown))))
 	}
 	return resp, rerr
 }

@@ -355,3 +355,52 @@ func TestE2ENoDBusSession(t *testing.T) {
 	}
 
 }
+
+// Open redirect after sign-in (RFC 9700 §4.11): each value is typed into the
+// address bar as the raw query, so Chromium does its own encoding and, after
+// sign-in, its own URL parsing of the Location (tabs and newlines dropped,
+// "\" read as "/"). The page must end on our origin. The browser cannot
+// resolve any name but loopback (browsertest), so a failure never leaves
+// this machine: it shows as an error page off our origin.
+func TestE2EReturnToStaysOnOrigin(t *testing.T) {
+	e := newE2E(t)
+	bypasses := []string{
+		`/%09/evil.example/x`,
+		`/%2F%2Fevil.example`,
+		`/\evil.example`,
+		`/%5Cevil.example`,
+		`/%0D%0A//evil.example`,
+		`/.%2F/evil.example`,
+		`///evil.example`,
+		`/%09%09/evil.example`,
+		`http:evil.example`,
+		`/%09%5C%5Cevil.example`,
+		`/%E2%88%95evil.example`, // U+2215 DIVISION SLASH
+		`/%EF%BC%8Fevil.example`, // U+FF0F FULLWIDTH SOLIDUS
+	}
+	ctx := browsertest.Start(t, browsertest.Options{Timeout: 90 * time.Second})
+	for _, v := range bypasses {
+		if err := chromedp.Do(ctx, chromedp.Navigate(e.base+"/auth/login?return_to="+v)); err != nil {
+			t.Fatalf("return_to=%s: open: %v", v, err)
+		}
+		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "redirect-victim", chromedp.NodeVisible)); err != nil {
+			t.Fatalf("return_to=%s: sign-in form: %v", v, err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[value=signin]`), chromedp.NodeVisible)); err != nil {
+			t.Fatalf("return_to=%s: sign in: %v", v, err)
+		}
+		// Wait until the browser has left the identity provider and the callback.
+		var loc string
+		for range 100 {
+			l, err := chromedp.Run(ctx, chromedp.Location())
+			if err == nil && !strings.Contains(l, "/authorize") && !strings.Contains(l, "/auth/callback") && !strings.Contains(l, "/auth/login") {
+				loc = l
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !strings.HasPrefix(loc, e.base+"/") {
+			t.Errorf("return_to=%s: after sign-in the browser is at %q, off %s", v, loc, e.base)
+		}
+	}
+}

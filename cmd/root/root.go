@@ -48,7 +48,9 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	}
 	code := ExitCode(err)
 	if !errors.Is(err, cmdutil.ErrSilent) {
-		fmt.Fprintf(f.IO.ErrOut, "mcpauth: %v\n", err)
+		// Errors quote servers (error_description, bodies): never let them
+		// drive the terminal.
+		fmt.Fprintf(f.IO.ErrOut, "mcpauth: %s\n", cmdutil.Printable(err.Error()))
 	}
 	return code
 }
