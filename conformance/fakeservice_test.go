@@ -43,6 +43,7 @@ type fakeService struct {
 	userCodes   map[string]string // normalised user code → device code
 	revoked     map[string]bool   // jti
 	loginStates map[string]string // state → return_to
+	sessions    map[string]bool   // tokens issued by browser login
 	idpCodes    map[string]string // provider code → user name
 	apiKey      string
 	oldKeys     []string // still accepted: only with the old-key-valid fault
@@ -78,7 +79,7 @@ func newFakeService(t *testing.T, faults ...string) *fakeService {
 		faults: map[string]bool{}, key: []byte("0123456789abcdef0123456789abcdef"),
 		now:     time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		clients: map[string]*fakeClient{}, codes: map[string]*fakeCode{}, devices: map[string]*fakeDevice{},
-		userCodes: map[string]string{}, revoked: map[string]bool{}, loginStates: map[string]string{}, idpCodes: map[string]string{},
+		userCodes: map[string]string{}, revoked: map[string]bool{}, loginStates: map[string]string{}, sessions: map[string]bool{}, idpCodes: map[string]string{},
 		apiKey: "mcpa_" + strings.Repeat("Ab3", 14) + "x",
 	}
 	for _, f := range faults {
@@ -295,6 +296,12 @@ func (s *fakeService) sessionUser(r *http.Request) string {
 	}
 	sub, err := s.verifyJWT(c.Value)
 	if err != nil {
+		return ""
+	}
+	s.mu.Lock()
+	session := s.sessions[c.Value]
+	s.mu.Unlock()
+	if !session && !s.faults["access-token-session"] {
 		return ""
 	}
 	return sub
@@ -667,6 +674,7 @@ func (s *fakeService) callback(w http.ResponseWriter, r *http.Request) {
 	var tok string
 	if okState && okCode {
 		tok, _ = s.issueJWT(user)
+		s.sessions[tok] = true
 	}
 	s.mu.Unlock()
 	if tok == "" {

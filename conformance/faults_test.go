@@ -28,6 +28,7 @@ func TestFaultsAreCaught(t *testing.T) {
 		{"consent-no-csrf-check", []string{"AUTHZ-24"}},
 		{"cookie-not-httponly", []string{"LOGIN-04"}},
 		{"naive-return-to", []string{"LOGIN-06"}},
+		{"access-token-session", []string{"LOGIN-07"}},
 		{"old-key-valid", []string{"KEY-06"}},
 		{"no-frame-headers", []string{"HDR-07"}},
 	}

@@ -140,6 +140,26 @@ func loginChecks() []Check {
 			},
 		},
 		returnToCheck(),
+		{
+			ID: "LOGIN-07", Title: "an OAuth access token in the auth_token cookie opens no page", Area: "login",
+			Source: "contract §Authentication 2 (the cookie JWT is for browser sessions only)", Needs: []Need{NeedApproval},
+			Run: func(ctx context.Context, e *Env) error {
+				tok, err := e.token(ctx)
+				if err != nil {
+					return err
+				}
+				for _, path := range []string{"/settings", "/auth/device"} {
+					r, err := e.Get(ctx, path, "Accept", "text/html", "Cookie", "auth_token="+tok)
+					if err != nil {
+						return err
+					}
+					if r.Status == http.StatusOK {
+						return Fail("GET %s with an access token as the session cookie answered 200: any client the user approved (or a thief of its token) reads the API key and gets the page's CSRF token", path)
+					}
+				}
+				return nil
+			},
+		},
 	}
 }
 

@@ -226,7 +226,7 @@ func (s *Server) userForLogin(ctx context.Context, subject, name string) (store.
 }
 
 func (s *Server) startSession(w http.ResponseWriter, userID string) error {
-	tok, err := s.tokens.Issue(userID)
+	tok, err := s.tokens.IssueSession(userID)
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,8 @@ func (s *Server) startSession(w http.ResponseWriter, userID string) error {
 	return nil
 }
 
-// session returns the signed-in user's claims, or nil.
+// session returns the signed-in user's claims, or nil. Only a session
+// token counts: an OAuth access token in the cookie is no session.
 func (s *Server) session(r *http.Request) *accessClaims {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
@@ -248,6 +249,9 @@ func (s *Server) session(r *http.Request) *accessClaims {
 		if !errors.Is(err, errInvalidCredential) {
 			s.logError(r, "verifying session", err)
 		}
+		return nil
+	}
+	if !claims.isSession() {
 		return nil
 	}
 	return claims

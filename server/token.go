@@ -122,7 +122,7 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 		s.serverError(w, r, "consuming authorization code", err)
 		return
 	}
-	tok, err := s.tokens.issueWithID(code.UserID, jti)
+	tok, err := s.tokens.issueWithID(code.UserID, jti, "")
 	if err != nil {
 		s.serverError(w, r, "issuing access token", err)
 		return

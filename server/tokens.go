@@ -30,10 +30,23 @@ const (
 // check never tells a caller why a token was refused.
 var errInvalidCredential = errors.New("invalid credential")
 
+// tokenUseSession marks the JWT of a browser session (the auth_token
+// cookie, service.md: "for browser sessions only"). Only such a token opens
+// pages: an access token held by an OAuth client, or stolen from one, must
+// not read the user's API key from Settings or approve a device code.
+const tokenUseSession = "session"
+
 // accessClaims are the claims of every JWT the server issues.
 type accessClaims struct {
 	jwt.RegisteredClaims
+	// Use is tokenUseSession for browser sessions and empty for access
+	// tokens, so tokens issued before the claim existed count as access
+	// tokens and never as sessions (their users sign in once more).
+	Use string `json:"token_use,omitempty"`
 }
+
+// isSession reports whether the token is a browser session's.
+func (c *accessClaims) isSession() bool { return c.Use == tokenUseSession }
 
 // tokenService issues and verifies the server's HS256 JWTs.
 type tokenService struct {
@@ -71,16 +84,26 @@ type issuedToken struct {
 	ExpiresAt time.Time
 }
 
-// Issue signs a token for userID valid for 24 hours from now.
+// Issue signs an access token for userID valid for 24 hours from now.
 func (ts *tokenService) Issue(userID string) (issuedToken, error) {
+	return ts.issueNew(userID, "")
+}
+
+// IssueSession signs a browser session token for userID (24 hours). It
+// also works as a bearer token; access tokens never work as sessions.
+func (ts *tokenService) IssueSession(userID string) (issuedToken, error) {
+	return ts.issueNew(userID, tokenUseSession)
+}
+
+func (ts *tokenService) issueNew(userID, use string) (issuedToken, error) {
 	jti, err := randomToken(16)
 	if err != nil {
 		return issuedToken{}, err
 	}
-	return ts.issueWithID(userID, jti)
+	return ts.issueWithID(userID, jti, use)
 }
 
-func (ts *tokenService) issueWithID(userID, jti string) (issuedToken, error) {
+func (ts *tokenService) issueWithID(userID, jti, use string) (issuedToken, error) {
 	now := ts.clock.Now().Truncate(time.Second)
 	exp := now.Add(AccessTokenLifetime)
 	claims := accessClaims{jwt.RegisteredClaims{
@@ -90,7 +113,7 @@ func (ts *tokenService) issueWithID(userID, jti string) (issuedToken, error) {
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(exp),
 		ID:        jti,
-	}}
+	}, use}
 	raw, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(ts.key)
 	if err != nil {
 		return issuedToken{}, fmt.Errorf("signing access token: %w", err)
