@@ -26,6 +26,11 @@ var (
 	// ErrTooLarge means a bundle or registration exceeds the package limits
 	// (MaxBundleSize, MaxRegistrationSize).
 	ErrTooLarge = errors.New("keyring: value too large")
+
+	// ErrNoSessionBus (Linux/BSD) is the cause of an *UnavailableError when
+	// there is no D-Bus session bus to reach the Secret Service over.
+	ErrNoSessionBus = errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is no $XDG_RUNTIME_DIR/bus), " +
+		"and mcpauth does not start one: start a session bus, or use --storage=file")
 )
 
 // TimeoutError reports a keyring call that did not return within the

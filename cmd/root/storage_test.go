@@ -134,13 +134,33 @@ func TestKeyringHangsOrIsAbsent(t *testing.T) {
 			c := newCLI(t, env)
 			c.vars["MCPAUTH_STORAGE"] = tt.storage
 			c.backend, c.keyringTimeout = tt.backend(t), 200*time.Millisecond
-			start := time.Now()
-			code, _, stderr := c.run("status")
-			if code != cmdutil.ExitStorage || !strings.Contains(stderr, tt.want) {
-				t.Fatalf("exit %d, want %d and %q: %s", code, cmdutil.ExitStorage, tt.want, stderr)
+			within := func(args ...string) (int, string, string) {
+				t.Helper()
+				start := time.Now()
+				code, stdout, stderr := c.run(args...)
+				if d := time.Since(start); d > 5*time.Second {
+					t.Fatalf("%v took %s: the keyring timeout did not bound the call", args, d)
+				}
+				return code, stdout, stderr
 			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("took %s: the keyring timeout did not bound the call", d)
+			// A command that stores refuses: no silent plain file.
+			c.stdin = "mcpa_key\n"
+			code, _, stderr := within("apikey", "set", env.URL)
+			if code != cmdutil.ExitStorage || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("apikey set: exit %d, want %d and %q: %s", code, cmdutil.ExitStorage, tt.want, stderr)
+			}
+			// Commands that only read answer as usual in auto mode (status 0,
+			// token 3 with nothing stored) and say the keyring is missing;
+			// --storage=keyring still requires it.
+			wantStatus, wantToken := 0, cmdutil.ExitAuthRequired
+			if tt.storage == "keyring" {
+				wantStatus, wantToken = cmdutil.ExitStorage, cmdutil.ExitStorage
+			}
+			if code, stdout, stderr := within("status", "-o", "json"); code != wantStatus || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("status: exit %d, want %d and %q: %s %s", code, wantStatus, tt.want, stdout, stderr)
+			}
+			if code, _, stderr := within("token"); code != wantToken {
+				t.Fatalf("token: exit %d, want %d: %s", code, wantToken, stderr)
 			}
 			// The explicit opt-in never touches the keyring.
 			if code, _, stderr := c.run("status", "--storage=file"); code != 0 {
