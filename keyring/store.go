@@ -381,7 +381,9 @@ func (s *Store) entryKey(server, account string) ([]byte, error) {
 
 // Load returns the bundle for (server, account). A missing entry (or a
 // missing keyring key) matches ErrNotFound; a corrupt, tampered or swapped
-// file matches ErrInvalidEntry; keyring failures match ErrKeyringUnavailable.
+// file matches ErrInvalidEntry; keyring failures match ErrKeyringUnavailable;
+// a plain-file entry matches ErrPlaintextEntry unless the store is in file
+// mode (StorageFile, or StorageAuto after the consented fallback).
 func (s *Store) Load(server, account string) (TokenBundle, error) {
 	account, err := checkNames(server, account)
 	if err != nil {
@@ -419,6 +421,14 @@ func (s *Store) Load(server, account string) (TokenBundle, error) {
 			return TokenBundle{}, fmt.Errorf("keyring: load %q (%s): %w", server, account, err)
 		}
 	case StorageFile:
+		// Anyone who can write the tokens folder can plant a plain entry,
+		// while a keyring entry only opens with its key. So plain entries
+		// are read only by a store the user put in file mode.
+		if s.mode != StorageFile {
+			return TokenBundle{}, fmt.Errorf("keyring: %q (%s): %s is a plain-file entry, not protected by the OS keyring; "+
+				"not reading it while using the keyring: use --storage=file to read it, or log in again to replace it: %w",
+				server, account, filepath.Join(s.dir, s.entryFile(server, account)), ErrPlaintextEntry)
+		}
 		plain = env.Bundle
 	default:
 		return TokenBundle{}, fmt.Errorf("keyring: %q (%s): unknown backend: %w", server, account, ErrInvalidEntry)

@@ -199,3 +199,33 @@ func TestNoKeyringPromptsOnATerminal(t *testing.T) {
 		t.Fatalf("status does not flag the plaintext entry: %s", stdout)
 	}
 }
+
+// Issue 20 (1): a plain-file entry is used only when file storage is
+// chosen: anyone who can write the tokens folder could have planted it.
+func TestPlainEntryRefusedWhileUsingTheKeyring(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	c := newCLI(t, env)
+	c.stdin = "mcpa_planted\n"
+	if code, _, stderr := c.run("apikey", "set", env.URL, "--storage=file"); code != 0 {
+		t.Fatalf("apikey set --storage=file: exit %d %s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(c.vars["MCPAUTH_CONFIG_DIR"], "tok-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("entry files: %v", files)
+	}
+	c.backend = &memBackend{}
+	for _, storage := range []string{"keyring", "auto"} {
+		c.vars["MCPAUTH_STORAGE"] = storage
+		code, stdout, stderr := c.run("token")
+		if code != cmdutil.ExitStorage || stdout != "" || !strings.Contains(stderr, files[0]) || !strings.Contains(stderr, "--storage=file") {
+			t.Fatalf("%s: token: exit %d, stdout %q; want %d naming %s and --storage=file: %s", storage, code, stdout, cmdutil.ExitStorage, files[0], stderr)
+		}
+		// status still lists it, marked.
+		if code, stdout, _ := c.run("status"); code != 0 || !strings.Contains(stdout, "file (no keyring!)") {
+			t.Fatalf("%s: status: exit %d %s", storage, code, stdout)
+		}
+	}
+	if code, stdout, stderr := c.run("token", "--storage=file"); code != 0 || strings.TrimSpace(stdout) != "mcpa_planted" {
+		t.Fatalf("token --storage=file: exit %d %q %s", code, stdout, stderr)
+	}
+}
