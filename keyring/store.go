@@ -178,6 +178,11 @@ func Open(cfg Config) (*Store, error) {
 	if err := ensureDir(s.dir); err != nil {
 		return nil, err
 	}
+	if s.mode == StorageKeyring {
+		// Best effort: it is retried by every later Open and every
+		// registration write, and a failure must not lock the user out.
+		_ = s.migrateRegistrations()
+	}
 	return s, nil
 }
 
@@ -358,7 +363,12 @@ func (s *Store) Save(server, account string, bundle TokenBundle) error {
 // across saves means a crash between keyring and file writes never strands
 // a file whose key was replaced. Caller holds the store lock.
 func (s *Store) entryKey(server, account string) ([]byte, error) {
-	svc, user := s.keyItem(server, account)
+	return s.storedKey(s.keyItem(server, account))
+}
+
+// storedKey returns the key in keyring item (svc, user), creating it when
+// missing or unparseable. Caller holds the store lock.
+func (s *Store) storedKey(svc, user string) ([]byte, error) {
 	v, err := s.keyGet(svc, user)
 	switch {
 	case err == nil:
