@@ -19,21 +19,31 @@ type Backend interface {
 
 // OSBackend is the OS keyring via github.com/zalando/go-keyring: Secret
 // Service over D-Bus on Linux/BSD, Keychain on macOS, Credential Manager on
-// Windows.
+// Windows. On Linux/BSD it never starts a session bus (see useSessionBus):
+// with none to connect to, every call fails with ErrNoSessionBus.
 type OSBackend struct{}
 
 var _ Backend = OSBackend{}
 
 func (OSBackend) Get(service, user string) (string, error) {
+	if err := useSessionBus(processEnv()); err != nil {
+		return "", err
+	}
 	v, err := zkeyring.Get(service, user)
 	return v, mapOSError(err, "")
 }
 
 func (OSBackend) Set(service, user, secret string) error {
+	if err := useSessionBus(processEnv()); err != nil {
+		return err
+	}
 	return mapOSError(zkeyring.Set(service, user, secret), secret)
 }
 
 func (OSBackend) Delete(service, user string) error {
+	if err := useSessionBus(processEnv()); err != nil {
+		return err
+	}
 	return mapOSError(zkeyring.Delete(service, user), "")
 }
 

@@ -26,6 +26,16 @@ var (
 	// ErrTooLarge means a bundle or registration exceeds the package limits
 	// (MaxBundleSize, MaxRegistrationSize).
 	ErrTooLarge = errors.New("keyring: value too large")
+
+	// ErrPlaintextEntry means Load found an entry stored as a plain file
+	// while the store uses the keyring: it may have been planted, so it is
+	// read only with file storage chosen.
+	ErrPlaintextEntry = errors.New("keyring: plain-file entry refused")
+
+	// ErrNoSessionBus (Linux/BSD) is the cause of an *UnavailableError when
+	// there is no D-Bus session bus to reach the Secret Service over.
+	ErrNoSessionBus = errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is no $XDG_RUNTIME_DIR/bus), " +
+		"and mcpauth does not start one: start a session bus, or use --storage=file")
 )
 
 // TimeoutError reports a keyring call that did not return within the

@@ -270,3 +270,95 @@ func childNoBus() error {
 	}
 	return nil
 }
+
+// Issue 20 (2) against the real keyring: a registration's client secret is
+// sealed under a key in the Secret Service and comes back in the next run.
+func TestSecretServiceRegistrationSecret(t *testing.T) {
+	dir := t.TempDir()
+	s, svc := secretServiceStore(t, dir)
+	t.Cleanup(func() { _ = OSBackend{}.Delete(s.registrationKeyItem()) })
+	if err := s.PutRegistration(regIssuer, regResource, []byte(regDoc)); err != nil {
+		t.Fatalf("PutRegistration: %v", err)
+	}
+	assertNoSecretOnDisk(t, dir)
+	s2, err := Open(Config{Dir: dir, Storage: StorageKeyring, Backend: OSBackend{}, ServiceName: svc, Timeout: ssTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := s2.GetRegistration(regIssuer, regResource)
+	if !ok {
+		t.Fatal("registration missing in the next run")
+	}
+	assertJSONEqual(t, got, regDoc)
+}
+
+// Issue 21: with DBUS_SESSION_BUS_ADDRESS unset but a bus socket at
+// $XDG_RUNTIME_DIR/bus (as systemd user sessions provide), that bus is
+// used. A child process, so the parent's environment and godbus's cached
+// connection stay untouched.
+func TestSecretServiceRuntimeDirBus(t *testing.T) {
+	addr := os.Getenv("DBUS_SESSION_BUS_ADDRESS")
+	if addr == "" {
+		secretServiceUnavailable(t, "DBUS_SESSION_BUS_ADDRESS is unset")
+	}
+	sock, ok := strings.CutPrefix(addr, "unix:path=")
+	if !ok {
+		t.Skipf("session bus %q is not a unix:path socket", addr)
+	}
+	sock, _, _ = strings.Cut(sock, ",")
+	runtimeDir, err := os.MkdirTemp("", "rt") // short: a socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runtimeDir) })
+	if err := os.Symlink(sock, runtimeDir+"/bus"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DBUS_SESSION_BUS_ADDRESS=") && !strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "XDG_RUNTIME_DIR="+runtimeDir, childModeEnv+"=runtimebus")
+	out, err := cmd.CombinedOutput()
+	t.Logf("child output:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "runtimebus-child: ok") {
+		t.Fatalf("child failed: %v", err)
+	}
+}
+
+// childRuntimeBus is the body of TestSecretServiceRuntimeDirBus.
+func childRuntimeBus() error {
+	want := "unix:path=" + os.Getenv("XDG_RUNTIME_DIR") + "/bus" // a temp path: nothing to escape
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
+		return errors.New("child started with a bus address")
+	}
+	dir, err := os.MkdirTemp("", "mcpauth-rtbus-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	rnd := make([]byte, 6)
+	rand.Read(rnd)
+	svc := "mcpauth-test-" + hex.EncodeToString(rnd)
+	s, err := Open(Config{Dir: dir, Storage: StorageKeyring, Backend: OSBackend{}, ServiceName: svc, Timeout: ssTimeout})
+	if err != nil {
+		return fmt.Errorf("Open: %w", err)
+	}
+	if got := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); got != want {
+		return fmt.Errorf("DBUS_SESSION_BUS_ADDRESS = %q, want %q", got, want)
+	}
+	const srv = "https://rt.example/mcp"
+	b := oauthBundle(srv, "rt", 0)
+	if err := s.Save(srv, "", b); err != nil {
+		return fmt.Errorf("Save: %w", err)
+	}
+	got, err := s.Load(srv, "")
+	if err != nil || got.AccessToken != b.AccessToken {
+		return fmt.Errorf("Load: %v", err)
+	}
+	return s.Delete(srv, "")
+}

@@ -30,6 +30,8 @@ func runChild(mode string) int {
 		err = childWriter()
 	case "nobus":
 		err = childNoBus()
+	case "runtimebus":
+		err = childRuntimeBus()
 	default:
 		err = fmt.Errorf("unknown child mode %q", mode)
 	}

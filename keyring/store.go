@@ -35,6 +35,9 @@ const (
 	StorageKeyring Storage = "keyring"
 	// StorageFile writes bundles to 0600 files without encryption.
 	StorageFile Storage = "file"
+	// StorageNone is what Storage reports for a KeyringOptional store
+	// opened without a keyring: it saves nothing.
+	StorageNone Storage = "none"
 )
 
 // ParseStorage parses a --storage flag or env value; "" means auto.
@@ -79,6 +82,13 @@ type Config struct {
 	// keyring is unavailable. Set it only after the user agreed (prompt, an
 	// env var or --storage=file); FallbackReason then reports why.
 	AllowFileFallback bool
+	// KeyringOptional lets StorageAuto open without a reachable keyring
+	// and without the file fallback, for commands that only read or delete
+	// (status, token, logout): they have nothing to store, so no reason to
+	// ask for plain files. Such a store (Storage() == StorageNone) lists
+	// and deletes entries; Save, and Load of a keyring-backed entry, return
+	// the keyring error, which FallbackReason reports.
+	KeyringOptional bool
 
 	Backend     Backend       // default OSBackend{}
 	Timeout     time.Duration // per keyring call; default DefaultTimeout
@@ -155,14 +165,23 @@ func Open(cfg Config) (*Store, error) {
 	case StorageAuto:
 		s.mode = StorageKeyring
 		if err := s.CheckKeyring(); err != nil {
-			if !cfg.AllowFileFallback {
+			switch {
+			case cfg.AllowFileFallback:
+				s.mode, s.fallback = StorageFile, err
+			case cfg.KeyringOptional:
+				s.mode, s.fallback = StorageNone, err
+			default:
 				return nil, err
 			}
-			s.mode, s.fallback = StorageFile, err
 		}
 	}
 	if err := ensureDir(s.dir); err != nil {
 		return nil, err
+	}
+	if s.mode == StorageKeyring {
+		// Best effort: it is retried by every later Open and every
+		// registration write, and a failure must not lock the user out.
+		_ = s.migrateRegistrations()
 	}
 	return s, nil
 }
@@ -174,11 +193,13 @@ func orDefault(v, def time.Duration) time.Duration {
 	return v
 }
 
-// Storage reports where Save writes: StorageKeyring or StorageFile.
+// Storage reports where Save writes: StorageKeyring or StorageFile, or
+// StorageNone for a KeyringOptional store that found no keyring.
 func (s *Store) Storage() Storage { return s.mode }
 
 // FallbackReason is the keyring error that made an auto store fall back to
-// file storage, or nil. The CLI shows it with its warning.
+// file storage (or to StorageNone), or nil. The CLI shows it with its
+// warning.
 func (s *Store) FallbackReason() error { return s.fallback }
 
 // Dir is the directory holding entry files, the index and the caches.
@@ -290,6 +311,9 @@ func (s *Store) Save(server, account string, bundle TokenBundle) error {
 	if len(plain) > MaxBundleSize {
 		return fmt.Errorf("keyring: bundle is %d bytes, limit %d: %w", len(plain), MaxBundleSize, ErrTooLarge)
 	}
+	if s.mode == StorageNone {
+		return fmt.Errorf("keyring: save %q (%s): %w", server, account, s.fallback)
+	}
 
 	unlock, err := s.lock()
 	if err != nil {
@@ -339,7 +363,12 @@ func (s *Store) Save(server, account string, bundle TokenBundle) error {
 // across saves means a crash between keyring and file writes never strands
 // a file whose key was replaced. Caller holds the store lock.
 func (s *Store) entryKey(server, account string) ([]byte, error) {
-	svc, user := s.keyItem(server, account)
+	return s.storedKey(s.keyItem(server, account))
+}
+
+// storedKey returns the key in keyring item (svc, user), creating it when
+// missing or unparseable. Caller holds the store lock.
+func (s *Store) storedKey(svc, user string) ([]byte, error) {
 	v, err := s.keyGet(svc, user)
 	switch {
 	case err == nil:
@@ -362,7 +391,9 @@ func (s *Store) entryKey(server, account string) ([]byte, error) {
 
 // Load returns the bundle for (server, account). A missing entry (or a
 // missing keyring key) matches ErrNotFound; a corrupt, tampered or swapped
-// file matches ErrInvalidEntry; keyring failures match ErrKeyringUnavailable.
+// file matches ErrInvalidEntry; keyring failures match ErrKeyringUnavailable;
+// a plain-file entry matches ErrPlaintextEntry unless the store is in file
+// mode (StorageFile, or StorageAuto after the consented fallback).
 func (s *Store) Load(server, account string) (TokenBundle, error) {
 	account, err := checkNames(server, account)
 	if err != nil {
@@ -381,6 +412,10 @@ func (s *Store) Load(server, account string) (TokenBundle, error) {
 	var plain []byte
 	switch env.Backend {
 	case StorageKeyring:
+		if s.mode == StorageNone {
+			// Asking again would only repeat the failure, or its timeout.
+			return TokenBundle{}, fmt.Errorf("keyring: load %q (%s): %w", server, account, s.fallback)
+		}
 		v, err := s.keyGet(s.keyItem(server, account))
 		if errors.Is(err, ErrNotFound) {
 			return TokenBundle{}, fmt.Errorf("keyring: %q (%s): encryption key missing from the OS keyring: %w", server, account, ErrNotFound)
@@ -396,6 +431,14 @@ func (s *Store) Load(server, account string) (TokenBundle, error) {
 			return TokenBundle{}, fmt.Errorf("keyring: load %q (%s): %w", server, account, err)
 		}
 	case StorageFile:
+		// Anyone who can write the tokens folder can plant a plain entry,
+		// while a keyring entry only opens with its key. So plain entries
+		// are read only by a store the user put in file mode.
+		if s.mode != StorageFile {
+			return TokenBundle{}, fmt.Errorf("keyring: %q (%s): %s is a plain-file entry, not protected by the OS keyring; "+
+				"not reading it while using the keyring: use --storage=file to read it, or log in again to replace it: %w",
+				server, account, filepath.Join(s.dir, s.entryFile(server, account)), ErrPlaintextEntry)
+		}
 		plain = env.Bundle
 	default:
 		return TokenBundle{}, fmt.Errorf("keyring: %q (%s): unknown backend: %w", server, account, ErrInvalidEntry)
@@ -465,7 +508,7 @@ func (s *Store) Delete(server, account string) error {
 
 	keyBacked := env.Backend == StorageKeyring ||
 		(envErr != nil && (row == nil || row.Backend == StorageKeyring))
-	if keyBacked {
+	if keyBacked && s.mode != StorageNone {
 		// The ciphertext is already gone, so a key left behind (keyring
 		// unreachable right now) protects nothing and reveals nothing;
 		// failing the logout over it would only confuse the user.

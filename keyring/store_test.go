@@ -251,8 +251,9 @@ func TestFileStorage(t *testing.T) {
 	}
 }
 
-// Entries written by one backend stay readable when the store is reopened
-// with the other, and List reports each entry's own backend.
+// Keyring entries stay readable when the store is reopened in file mode,
+// but a keyring store refuses plain entries (issue 20: anyone who can
+// write the folder could plant one); List reports each entry's backend.
 func TestMixedBackends(t *testing.T) {
 	dir := t.TempDir()
 	mb := newMemBackend()
@@ -272,7 +273,10 @@ func TestMixedBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertBundle(t, fs, "https://k.example", "", kb)
-	assertBundle(t, ks, "https://f.example", "", fb)
+	assertBundle(t, fs, "https://f.example", "", fb)
+	if _, err := ks.Load("https://f.example", ""); !errors.Is(err, ErrPlaintextEntry) {
+		t.Fatalf("keyring store loaded a plain entry: %v", err)
+	}
 	list, err := ks.List()
 	if err != nil {
 		t.Fatal(err)

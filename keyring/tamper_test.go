@@ -41,14 +41,16 @@ func TestTamperedEntryRejected(t *testing.T) {
 	tests := []struct {
 		name   string
 		tamper func(*envelope)
+		want   error // default ErrInvalidEntry
 	}{
-		{"flipped ciphertext bit", func(e *envelope) { e.Ciphertext[0] ^= 0x80 }},
-		{"flipped tag bit", func(e *envelope) { e.Ciphertext[len(e.Ciphertext)-1] ^= 1 }},
-		{"truncated ciphertext", func(e *envelope) { e.Ciphertext = e.Ciphertext[:len(e.Ciphertext)-5] }},
-		{"changed nonce", func(e *envelope) { e.Nonce[0] ^= 1 }},
-		{"short nonce", func(e *envelope) { e.Nonce = e.Nonce[:4] }},
-		{"backend set to file", func(e *envelope) { e.Backend = StorageFile }},
-		{"unknown backend", func(e *envelope) { e.Backend = "tpm" }},
+		{"flipped ciphertext bit", func(e *envelope) { e.Ciphertext[0] ^= 0x80 }, nil},
+		{"flipped tag bit", func(e *envelope) { e.Ciphertext[len(e.Ciphertext)-1] ^= 1 }, nil},
+		{"truncated ciphertext", func(e *envelope) { e.Ciphertext = e.Ciphertext[:len(e.Ciphertext)-5] }, nil},
+		{"changed nonce", func(e *envelope) { e.Nonce[0] ^= 1 }, nil},
+		{"short nonce", func(e *envelope) { e.Nonce = e.Nonce[:4] }, nil},
+		// A keyring store reads no plain entry, so this never decodes.
+		{"backend set to file", func(e *envelope) { e.Backend = StorageFile }, ErrPlaintextEntry},
+		{"unknown backend", func(e *envelope) { e.Backend = "tpm" }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,8 +62,12 @@ func TestTamperedEntryRejected(t *testing.T) {
 			env := readEnv(t, p)
 			tt.tamper(&env)
 			writeEnv(t, p, env)
-			if _, err := s.Load(srv, ""); !errors.Is(err, ErrInvalidEntry) {
-				t.Fatalf("Load: got %v, want ErrInvalidEntry", err)
+			want := tt.want
+			if want == nil {
+				want = ErrInvalidEntry
+			}
+			if _, err := s.Load(srv, ""); !errors.Is(err, want) {
+				t.Fatalf("Load: got %v, want %v", err, want)
 			}
 			// Delete still works on a damaged entry: the way out for the user.
 			if err := s.Delete(srv, ""); err != nil {

@@ -30,7 +30,7 @@ func (f *Factory) LoadCredential(arg string) (Credential, error) {
 		}
 		return c, nil
 	}
-	st, err := f.OpenStore()
+	st, err := f.OpenStoreToRead()
 	if err != nil {
 		return Credential{}, err
 	}

@@ -126,17 +126,45 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// OpenStore opens token storage. With no OS keyring in auto mode it never
-// falls back silently: it asks on a terminal and refuses otherwise.
-func (f *Factory) OpenStore() (*keyring.Store, error) {
+func (f *Factory) storeConfig() (keyring.Config, error) {
 	storage, err := keyring.ParseStorage(f.Globals.Storage)
 	if err != nil {
-		return nil, FlagErrorf("--storage: %v", err)
+		return keyring.Config{}, FlagErrorf("--storage: %v", err)
 	}
 	cfg := keyring.Config{Storage: storage, Backend: f.KeyringBackend, Timeout: f.KeyringTimeout}
 	if dir := f.Getenv("MCPAUTH_CONFIG_DIR"); dir != "" {
 		cfg.Dir = dir
 	}
+	return cfg, nil
+}
+
+// OpenStoreToRead opens token storage for a command that never stores
+// (status, token, ping, logout). With no OS keyring in auto mode it neither
+// asks nor fails, as there is nothing to write: entries are listed and can
+// be deleted, and loading one the keyring protects fails with the keyring's
+// error (exit 7). An explicit --storage=keyring still requires the keyring.
+func (f *Factory) OpenStoreToRead() (*keyring.Store, error) {
+	cfg, err := f.storeConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.KeyringOptional = true
+	st, err := keyring.Open(cfg)
+	if err != nil {
+		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
+	}
+	return st, nil
+}
+
+// OpenStore opens token storage to write to. With no OS keyring in auto
+// mode it never falls back silently: it asks on a terminal and refuses
+// otherwise.
+func (f *Factory) OpenStore() (*keyring.Store, error) {
+	cfg, err := f.storeConfig()
+	if err != nil {
+		return nil, err
+	}
+	storage := cfg.Storage
 	st, err := keyring.Open(cfg)
 	if err == nil {
 		return st, nil
@@ -144,11 +172,7 @@ func (f *Factory) OpenStore() (*keyring.Store, error) {
 	if !errors.Is(err, keyring.ErrKeyringUnavailable) || storage != keyring.StorageAuto {
 		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
 	}
-	cause := err
-	var ue *keyring.UnavailableError
-	if errors.As(err, &ue) && ue.Cause != nil {
-		cause = ue.Cause
-	}
+	cause := KeyringCause(err)
 	if !f.IO.CanPrompt() {
 		return nil, WithExit(ExitStorage, fmt.Errorf("no OS keyring is available (%v), and tokens are never written to a plain file without consent: use --storage=file or MCPAUTH_STORAGE=file to opt in", cause))
 	}
@@ -167,6 +191,16 @@ func (f *Factory) OpenStore() (*keyring.Store, error) {
 		NewUI(f).Warn("tokens will be stored without keyring protection in %s (keyring: %v)", st.Dir(), reason)
 	}
 	return st, nil
+}
+
+// KeyringCause is why the keyring is unavailable, without the wrapping
+// that would repeat "keyring unavailable" in a message that says so.
+func KeyringCause(err error) error {
+	var ue *keyring.UnavailableError
+	if errors.As(err, &ue) && ue.Cause != nil {
+		return ue.Cause
+	}
+	return err
 }
 
 // Headless explains why no browser should be launched here, or returns "".

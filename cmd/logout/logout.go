@@ -46,7 +46,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 func Run(_ context.Context, opts *Options) error {
 	f := opts.F
 	ui := cmdutil.NewUI(f)
-	st, err := f.OpenStore()
+	st, err := f.OpenStoreToRead()
 	if err != nil {
 		return err
 	}

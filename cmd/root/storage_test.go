@@ -134,13 +134,33 @@ func TestKeyringHangsOrIsAbsent(t *testing.T) {
 			c := newCLI(t, env)
 			c.vars["MCPAUTH_STORAGE"] = tt.storage
 			c.backend, c.keyringTimeout = tt.backend(t), 200*time.Millisecond
-			start := time.Now()
-			code, _, stderr := c.run("status")
-			if code != cmdutil.ExitStorage || !strings.Contains(stderr, tt.want) {
-				t.Fatalf("exit %d, want %d and %q: %s", code, cmdutil.ExitStorage, tt.want, stderr)
+			within := func(args ...string) (int, string, string) {
+				t.Helper()
+				start := time.Now()
+				code, stdout, stderr := c.run(args...)
+				if d := time.Since(start); d > 5*time.Second {
+					t.Fatalf("%v took %s: the keyring timeout did not bound the call", args, d)
+				}
+				return code, stdout, stderr
 			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("took %s: the keyring timeout did not bound the call", d)
+			// A command that stores refuses: no silent plain file.
+			c.stdin = "mcpa_key\n"
+			code, _, stderr := within("apikey", "set", env.URL)
+			if code != cmdutil.ExitStorage || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("apikey set: exit %d, want %d and %q: %s", code, cmdutil.ExitStorage, tt.want, stderr)
+			}
+			// Commands that only read answer as usual in auto mode (status 0,
+			// token 3 with nothing stored) and say the keyring is missing;
+			// --storage=keyring still requires it.
+			wantStatus, wantToken := 0, cmdutil.ExitAuthRequired
+			if tt.storage == "keyring" {
+				wantStatus, wantToken = cmdutil.ExitStorage, cmdutil.ExitStorage
+			}
+			if code, stdout, stderr := within("status", "-o", "json"); code != wantStatus || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("status: exit %d, want %d and %q: %s %s", code, wantStatus, tt.want, stdout, stderr)
+			}
+			if code, _, stderr := within("token"); code != wantToken {
+				t.Fatalf("token: exit %d, want %d: %s", code, wantToken, stderr)
 			}
 			// The explicit opt-in never touches the keyring.
 			if code, _, stderr := c.run("status", "--storage=file"); code != 0 {
@@ -177,5 +197,35 @@ func TestNoKeyringPromptsOnATerminal(t *testing.T) {
 	code, stdout, _ := c.run("status", "--storage=file")
 	if code != 0 || !strings.Contains(stdout, "file (no keyring!)") {
 		t.Fatalf("status does not flag the plaintext entry: %s", stdout)
+	}
+}
+
+// Issue 20 (1): a plain-file entry is used only when file storage is
+// chosen: anyone who can write the tokens folder could have planted it.
+func TestPlainEntryRefusedWhileUsingTheKeyring(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	c := newCLI(t, env)
+	c.stdin = "mcpa_planted\n"
+	if code, _, stderr := c.run("apikey", "set", env.URL, "--storage=file"); code != 0 {
+		t.Fatalf("apikey set --storage=file: exit %d %s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(c.vars["MCPAUTH_CONFIG_DIR"], "tok-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("entry files: %v", files)
+	}
+	c.backend = &memBackend{}
+	for _, storage := range []string{"keyring", "auto"} {
+		c.vars["MCPAUTH_STORAGE"] = storage
+		code, stdout, stderr := c.run("token")
+		if code != cmdutil.ExitStorage || stdout != "" || !strings.Contains(stderr, files[0]) || !strings.Contains(stderr, "--storage=file") {
+			t.Fatalf("%s: token: exit %d, stdout %q; want %d naming %s and --storage=file: %s", storage, code, stdout, cmdutil.ExitStorage, files[0], stderr)
+		}
+		// status still lists it, marked.
+		if code, stdout, _ := c.run("status"); code != 0 || !strings.Contains(stdout, "file (no keyring!)") {
+			t.Fatalf("%s: status: exit %d %s", storage, code, stdout)
+		}
+	}
+	if code, stdout, stderr := c.run("token", "--storage=file"); code != 0 || strings.TrimSpace(stdout) != "mcpa_planted" {
+		t.Fatalf("token --storage=file: exit %d %q %s", code, stdout, stderr)
 	}
 }

@@ -46,13 +46,17 @@ type entry struct {
 // Run lists entries.
 func Run(_ context.Context, opts *Options) error {
 	f := opts.F
-	st, err := f.OpenStore()
+	st, err := f.OpenStoreToRead()
 	if err != nil {
 		return err
 	}
 	infos, err := st.List()
 	if err != nil {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("listing stored credentials: %w", err))
+	}
+	ui := cmdutil.NewUI(f)
+	if st.Storage() == keyring.StorageNone {
+		ui.Warn("no OS keyring is available (%v): entries it protects cannot be read now; plain-file entries are read with --storage=file", cmdutil.KeyringCause(st.FallbackReason()))
 	}
 	now := f.Clock.Now()
 	entries := make([]entry, 0, len(infos))
@@ -66,7 +70,6 @@ func Run(_ context.Context, opts *Options) error {
 	if f.Globals.JSON() {
 		return cmdutil.WriteJSON(f.IO.Out, entries)
 	}
-	ui := cmdutil.NewUI(f)
 	if len(entries) == 0 {
 		ui.Info("No stored credentials. Log in with: mcpauth login <mcp-url>")
 		return nil
