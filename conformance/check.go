@@ -43,6 +43,9 @@ const (
 	// NeedSession: the check needs a logged-in browser session (Target.Session,
 	// or an Approver that implements SessionSource).
 	NeedSession
+	// NeedClockURL: the check sends requests of its own to the test clock's
+	// endpoint (Target.Clock must be an *HTTPClock), without moving time.
+	NeedClockURL
 )
 
 func (n Need) String() string {
@@ -57,6 +60,8 @@ func (n Need) String() string {
 		return "destructive"
 	case NeedSession:
 		return "session"
+	case NeedClockURL:
+		return "clock-url"
 	}
 	return fmt.Sprintf("need(%d)", int(n))
 }

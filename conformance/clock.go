@@ -79,3 +79,25 @@ func (c *HTTPClock) do(ctx context.Context, method string, body []byte) (ClockSt
 	}
 	return st, nil
 }
+
+// post sends body to the clock as a browser on origin would and returns
+// the status, for the check that such requests are refused.
+func (c *HTTPClock) post(ctx context.Context, contentType string, body []byte, origin string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("test clock: %w", err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Origin", origin)
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("test clock: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	return resp.StatusCode, nil
+}

@@ -766,6 +766,10 @@ func (s *fakeService) regenerate(w http.ResponseWriter, r *http.Request) {
 
 func (s *fakeService) clock(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
+		if !s.faults["clock-cross-origin"] && (r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Origin") != "" && r.Header.Get("Origin") != s.base) {
+			http.Error(w, "JSON from this origin only", 403)
+			return
+		}
 		var req struct {
 			Advance string `json:"advance"`
 		}

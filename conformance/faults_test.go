@@ -29,6 +29,7 @@ func TestFaultsAreCaught(t *testing.T) {
 		{"cookie-not-httponly", []string{"LOGIN-04"}},
 		{"naive-return-to", []string{"LOGIN-06"}},
 		{"access-token-session", []string{"LOGIN-07"}},
+		{"clock-cross-origin", []string{"HDR-08"}},
 		{"old-key-valid", []string{"KEY-06"}},
 		{"no-frame-headers", []string{"HDR-07"}},
 	}

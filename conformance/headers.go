@@ -167,5 +167,26 @@ func headerChecks() []Check {
 				return nil
 			},
 		},
+		{
+			ID: "HDR-08", Title: "the test clock refuses cross-origin and form posts", Area: "headers",
+			Source: "decisions.md §Test clock (a page on any site can post a form to a loopback server)", Needs: []Need{NeedClockURL},
+			Run: func(ctx context.Context, e *Env) error {
+				hc := e.target.Clock.(*HTTPClock) // NeedClockURL
+				// advance=0s: a server that wrongly accepts still keeps its time.
+				for _, try := range []struct{ what, ctype, body string }{
+					{"a form post from another origin", "application/x-www-form-urlencoded", "advance=0s"},
+					{"a JSON post from another origin", "application/json", `{"advance":"0s"}`},
+				} {
+					status, err := hc.post(ctx, try.ctype, []byte(try.body), "http://evil.example")
+					if err != nil {
+						return err
+					}
+					if status < 400 || status > 499 {
+						return Fail("%s to the test clock answered %d, want a 4xx: any web page the developer opens can move the server's time", try.what, status)
+					}
+				}
+				return nil
+			},
+		},
 	}
 }

@@ -160,6 +160,10 @@ func unmet(c Check, t Target, o *Options) string {
 			if !t.hasSession() {
 				return "needs a browser session, or an approver that can log in"
 			}
+		case NeedClockURL:
+			if _, ok := t.Clock.(*HTTPClock); !ok {
+				return "needs the test clock's URL (--clock-url)"
+			}
 		}
 	}
 	return ""

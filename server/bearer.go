@@ -116,10 +116,13 @@ func (s *Server) authenticate(ctx context.Context, token string) (principal, err
 // request can slip through between the two, then in the store for every
 // instance.
 func (s *Server) revoke(ctx context.Context, jti string, exp time.Time) error {
+	// Unrevoked tokens are honoured until exp + leeway, so the record must
+	// live as long, or garbage collection would bring the token back.
+	until := exp.Add(jwtLeeway)
 	if s.cache != nil {
-		s.cache.revoke(jti, exp, s.clock.Now())
+		s.cache.revoke(jti, until, s.clock.Now())
 	}
-	return s.store.RevokeToken(ctx, jti, exp)
+	return s.store.RevokeToken(ctx, jti, until)
 }
 
 func (s *Server) challenge(w http.ResponseWriter, credentialPresented bool) {

@@ -18,13 +18,14 @@ import (
 // startSuiteTarget starts the reference server and its development identity
 // provider on loopback with opts (opts.Clock is replaced by clk, a fresh
 // Offset clock when nil) and returns the conformance target for it: approval
-// through the server's own pages, time moved through clk.
+// through the server's own pages, time moved through clk over HTTP, at the
+// server's /api/test/clock, as against `mcpauth serve --test-clock`.
 func startSuiteTarget(t *testing.T, opts local.Options, clk *clock.Offset) conformance.Target {
 	t.Helper()
 	if clk == nil {
 		clk = clock.NewOffset(nil)
 	}
-	opts.Clock = clk
+	opts.TestClock = clk
 	inst, err := local.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +35,7 @@ func startSuiteTarget(t *testing.T, opts local.Options, clk *clock.Offset) confo
 	if err != nil {
 		t.Fatal(err)
 	}
-	return conformance.Target{BaseURL: inst.URL, Approver: a, Clock: clk}
+	return conformance.Target{BaseURL: inst.URL, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock"}}
 }
 
 // runSuite runs the whole catalogue, destructive checks included (the server

@@ -39,22 +39,25 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusForbidden, "Request refused", "The form was stale or did not come from this site. Reload and try again.", "invalid_csrf")
 		return
 	}
-	// Guessing is limited per session and per IP (decisions.md): checked
-	// before the lookup, charged only for wrong codes.
-	keys := []string{"ip:" + clientIP(r), "session:" + c.ID}
-	for _, k := range keys {
-		if limited, wait := s.limits.wrongUserCode.Exhausted(k); limited {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
-			s.renderError(w, r, http.StatusTooManyRequests, "Too many attempts", "Too many wrong codes. Wait a few minutes and try again.", errRateLimited)
-			return
-		}
+	// Guessing is limited per session and per IP (decisions.md): every
+	// attempt is paid for before the lookup, atomically, and refunded
+	// unless the code was wrong.
+	ok, wait, refund := s.limits.wrongUserCode.Charge("ip:"+clientIP(r), "session:"+c.ID)
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+		s.renderError(w, r, http.StatusTooManyRequests, "Too many attempts", "Too many wrong codes. Wait a few minutes and try again.", errRateLimited)
+		return
 	}
+	isWrong := false
+	defer func() {
+		if !isWrong {
+			refund()
+		}
+	}()
 	entered := form.Get("user_code")
 	canonical := normalizeUserCode(entered)
 	wrong := func() {
-		for _, k := range keys {
-			s.limits.wrongUserCode.Allow(k)
-		}
+		isWrong = true
 		s.render(w, r, http.StatusBadRequest, pages.DeviceEnter, deviceEnterPage{
 			pageBase: s.base(c), CSRF: s.csrfToken(c), UserCode: truncate(entered, 20),
 			Error: "That code is not valid or has expired. Check the code on your device.",

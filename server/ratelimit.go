@@ -121,18 +121,44 @@ func (k *keyedLimiter) Allow(key string) (bool, time.Duration) {
 	return false, k.wait(l, now)
 }
 
-// Exhausted reports, without taking a token, whether key has none left.
-func (k *keyedLimiter) Exhausted(key string) (bool, time.Duration) {
+// Charge takes one token from every key, all or none, before the attempt
+// is judged, and returns refund to give them back when it turns out free
+// (a correct user code). Checking first and charging later let concurrent
+// attempts all pass the check before any was charged.
+func (k *keyedLimiter) Charge(keys ...string) (ok bool, wait time.Duration, refund func()) {
 	if k.disabled {
-		return false, 0
+		return true, 0, func() {}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	l, now := k.get(key)
-	if l.TokensAt(now) >= 1 {
-		return false, 0
+	now := k.clock.Now()
+	taken := make([]*rate.Reservation, 0, len(keys))
+	// CancelAt restores a reservation only when given a time not after the
+	// one it was made at, so refunds use now, whenever they happen.
+	undo := func() {
+		for _, r := range taken {
+			r.CancelAt(now)
+		}
 	}
-	return true, k.wait(l, now)
+	for _, key := range keys {
+		l, _ := k.get(key)
+		r := l.ReserveN(now, 1)
+		if !r.OK() {
+			undo()
+			return false, k.wait(l, now), nil
+		}
+		if d := r.DelayFrom(now); d > 0 {
+			r.CancelAt(now)
+			undo()
+			return false, d, nil
+		}
+		taken = append(taken, r)
+	}
+	return true, 0, func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		undo()
+	}
 }
 
 func (k *keyedLimiter) wait(l *rate.Limiter, now time.Time) time.Duration {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"mime"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -16,6 +18,17 @@ type testClockState struct {
 func (s *Server) handleTestClock(w http.ResponseWriter, r *http.Request) {
 	tc := s.cfg.TestClock
 	if r.Method == http.MethodPost {
+		// A web page can post a form cross-origin without a preflight, but
+		// not JSON: require JSON and refuse a foreign Origin, so no site a
+		// developer visits can move their test server's time.
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+			writeOAuthError(w, invalidRequest("the test clock takes a JSON body"))
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && o != s.origin() {
+			writeOAuthError(w, newError(http.StatusForbidden, errInvalidRequest, "cross-origin requests may not move the test clock"))
+			return
+		}
 		p, oerr := readParams(r, true)
 		if oerr != nil {
 			writeOAuthError(w, oerr)
@@ -33,4 +46,14 @@ func (s *Server) handleTestClock(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("test clock advanced", "by", d.String(), "offset", tc.Offset().String())
 	}
 	writeJSON(w, http.StatusOK, testClockState{Now: tc.Now().UTC().Format(time.RFC3339Nano), OffsetMS: tc.Offset().Milliseconds()})
+}
+
+// origin is the scheme://host[:port] of the base URL, as browsers send it
+// in Origin.
+func (s *Server) origin() string {
+	u, err := url.Parse(s.baseURL)
+	if err != nil {
+		return s.baseURL
+	}
+	return u.Scheme + "://" + u.Host
 }

@@ -94,7 +94,7 @@ func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conforma
 		st = s
 	}
 	clk := clock.NewOffset(nil)
-	inst, err := local.Start(ctx, local.Options{Store: st, Clock: clk})
+	inst, err := local.Start(ctx, local.Options{Store: st, TestClock: clk})
 	if err != nil {
 		st.Close()
 		return conformance.Target{}, so, func() {}, fmt.Errorf("starting the reference server: %w", err)
@@ -109,5 +109,5 @@ func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conforma
 		return conformance.Target{}, so, func() {}, err
 	}
 	so.Destructive = true // the server lives for this run only
-	return conformance.Target{BaseURL: inst.URL, HTTP: hc, Approver: a, Clock: clk}, so, cleanup, nil
+	return conformance.Target{BaseURL: inst.URL, HTTP: hc, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock", HTTP: hc}}, so, cleanup, nil
 }

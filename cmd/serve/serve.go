@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -134,6 +135,10 @@ func Run(ctx context.Context, opts *Options) error {
 	loopback := isLoopbackAddr(opts.Addr)
 	if opts.TestClock && !loopback {
 		return cmdutil.FlagErrorf("--test-clock is only allowed on a loopback address, not %s", opts.Addr)
+	}
+	if opts.TestClock && opts.BaseURL != "" && !isLoopbackURL(opts.BaseURL) {
+		// Behind a proxy the listener is loopback but the clock is public.
+		return cmdutil.FlagErrorf("--test-clock is only allowed with a loopback --base-url, not %s", opts.BaseURL)
 	}
 	if opts.OIDCIssuer == "" && !loopback {
 		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it only runs on a loopback --addr; configure --oidc-issuer for %s", opts.Addr)
@@ -286,6 +291,15 @@ func redactDSN(dsn string) string {
 		return dsn[:strings.Index(dsn, "://")+3] + "…" + dsn[i:]
 	}
 	return dsn
+}
+
+// isLoopbackURL reports whether raw is an http(s) URL on a loopback host.
+func isLoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return isLoopbackAddr(net.JoinHostPort(u.Hostname(), "0"))
 }
 
 func isLoopbackAddr(addr string) bool {

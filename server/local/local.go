@@ -33,6 +33,10 @@ type Options struct {
 	Wrap func(http.Handler) http.Handler
 	// CacheCredentials: see server.Config.
 	CacheCredentials bool
+	// TestClock, when set, is the server's clock and is exposed at
+	// /api/test/clock, as `mcpauth serve --test-clock` does, so a suite can
+	// move time over HTTP. It overrides Clock.
+	TestClock *clock.Offset
 }
 
 // Instance is a running server.
@@ -54,6 +58,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	if opts.Store == nil {
 		opts.Store = memory.New()
 	}
+	if opts.TestClock != nil {
+		opts.Clock = opts.TestClock
+	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
@@ -74,7 +81,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	}
 	srv, err := server.New(ctx, server.Config{
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
-		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials,
+		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
 		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
 	if err != nil {
