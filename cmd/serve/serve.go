@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -131,12 +132,8 @@ func Run(ctx context.Context, opts *Options) error {
 		return cmdutil.FlagErrorf("--limits: %v", err)
 	}
 	limits.Disabled = opts.NoRateLimits
-	loopback := isLoopbackAddr(opts.Addr)
-	if opts.TestClock && !loopback {
-		return cmdutil.FlagErrorf("--test-clock is only allowed on a loopback address, not %s", opts.Addr)
-	}
-	if opts.OIDCIssuer == "" && !loopback {
-		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it only runs on a loopback --addr; configure --oidc-issuer for %s", opts.Addr)
+	if err := checkExposure(opts); err != nil {
+		return err
 	}
 	key, err := readKey(opts)
 	if err != nil {
@@ -226,6 +223,31 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
+// checkExposure refuses, before anything listens, the flags that would put
+// a test-only facility within reach of other hosts.
+func checkExposure(opts *Options) error {
+	loopback := isLoopbackAddr(opts.Addr)
+	if opts.TestClock && !loopback {
+		return cmdutil.FlagErrorf("--test-clock is only allowed on a loopback address, not %s", opts.Addr)
+	}
+	if opts.OIDCIssuer != "" {
+		return nil
+	}
+	// The development identity provider lets anyone sign in as anyone: the
+	// server, the provider itself and the URL browsers are sent to must all
+	// stay on this machine.
+	if !loopback {
+		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it only runs on a loopback --addr; configure --oidc-issuer for %s", opts.Addr)
+	}
+	if !isLoopbackAddr(opts.DevIdPAddr) {
+		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: --dev-idp-addr must be a loopback address, not %s", opts.DevIdPAddr)
+	}
+	if opts.BaseURL != "" && !isLoopbackURL(opts.BaseURL) {
+		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it cannot serve the public --base-url %s; configure --oidc-issuer", opts.BaseURL)
+	}
+	return nil
+}
+
 func newLogger(opts *Options) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(opts.LogLevel)); err != nil {
@@ -293,6 +315,19 @@ func isLoopbackAddr(addr string) bool {
 	if err != nil {
 		return false
 	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isLoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := u.Hostname()
 	if host == "localhost" {
 		return true
 	}
