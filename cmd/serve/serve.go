@@ -139,6 +139,17 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	dsn, err := dbPath(opts.DB, opts.Getenv)
+	if err != nil {
+		return err
+	}
+	if !sqlstore.IsPostgres(dsn) && dsn != ":memory:" {
+		lock, err := lockDatabase(dsn)
+		if err != nil {
+			return err
+		}
+		defer lock.Close()
+	}
 
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
@@ -151,10 +162,6 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	base = strings.TrimSuffix(base, "/")
 
-	dsn, err := dbPath(opts.DB)
-	if err != nil {
-		return err
-	}
 	st, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("opening database %s: %w", redactDSN(dsn), err)
@@ -284,11 +291,13 @@ func readKey(opts *Options) ([]byte, error) {
 	return key, nil
 }
 
-func dbPath(db string) (string, error) {
+// dbPath returns --db, or the default file in the user's data directory,
+// which it creates owner-only: the database holds keys.
+func dbPath(db string, getenv func(string) string) (string, error) {
 	if db != "" {
 		return db, nil
 	}
-	dir := os.Getenv("XDG_DATA_HOME")
+	dir := getenv("XDG_DATA_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
