@@ -23,6 +23,9 @@ import (
 // Options adjusts the environment; the zero value is a memory store, a fake
 // clock at a fixed date and default limits.
 type Options struct {
+	// Addr is the server's listen address (default 127.0.0.1:0); a restart
+	// on the same address keeps the issuer, so earlier tokens stay valid.
+	Addr   string
 	Store  store.Store
 	Clock  *clock.Fake
 	Limits server.Limits
@@ -30,6 +33,10 @@ type Options struct {
 	Wrap func(http.Handler) http.Handler
 	// SigningKey, when set, is the JWT key (else one is kept in the store).
 	SigningKey []byte
+	// PreviousSigningKeys, SealingKey, PreviousSealingKeys: see server.Config.
+	PreviousSigningKeys [][]byte
+	SealingKey          []byte
+	PreviousSealingKeys [][]byte
 	// CacheCredentials turns on the in-process credential cache.
 	CacheCredentials bool
 	// Verbose sends the server's logs to stderr.
@@ -63,8 +70,9 @@ func New(t testing.TB, opts Options) *Env {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	inst, err := local.Start(context.Background(), local.Options{
-		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
-		SigningKey: opts.SigningKey, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
+		Addr: opts.Addr, Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
+		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
+		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
 	})
 	if err != nil {
 		t.Fatalf("servertest: %v", err)
