@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,6 +59,67 @@ func TestDevIdPStaysOnLoopback(t *testing.T) {
 	for _, args := range accepted {
 		if err := checkExposure(parse(t, nil, args...)); err != nil {
 			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
+func keyFile(t *testing.T, key string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(p, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The keys come from files (repeatable for previous ones) or the
+// environment; a configured JWT key needs a sealing key of its own.
+func TestKeyFlags(t *testing.T) {
+	const (
+		jwt1  = "jwt-key-1-0123456789abcdefghijklmnopqrstu"
+		jwt2  = "jwt-key-2-0123456789abcdefghijklmnopqrstu"
+		jwt3  = "jwt-key-3-0123456789abcdefghijklmnopqrstu"
+		seal1 = "seal-key-1-0123456789abcdefghijklmnopqrst"
+		seal2 = "seal-key-2-0123456789abcdefghijklmnopqrst"
+	)
+	k, err := readKeys(parse(t, nil,
+		"--jwt-key-file", keyFile(t, jwt1), "--jwt-previous-key-file", keyFile(t, jwt2), "--jwt-previous-key-file", keyFile(t, jwt3),
+		"--sealing-key-file", keyFile(t, seal1), "--sealing-previous-key-file", keyFile(t, seal2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(k.jwt) != jwt1 || len(k.jwtPrevious) != 2 || string(k.jwtPrevious[0]) != jwt2 || string(k.jwtPrevious[1]) != jwt3 ||
+		string(k.sealing) != seal1 || len(k.sealingPrevious) != 1 || string(k.sealingPrevious[0]) != seal2 {
+		t.Fatalf("keys from files: %q", k)
+	}
+
+	env := map[string]string{"MCPAUTH_JWT_KEY": jwt1, "MCPAUTH_JWT_PREVIOUS_KEYS": jwt2 + ", " + jwt3 + ",",
+		"MCPAUTH_SEALING_KEY": seal1, "MCPAUTH_SEALING_PREVIOUS_KEYS": seal2}
+	k, err = readKeys(parse(t, env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(k.jwt) != jwt1 || len(k.jwtPrevious) != 2 || string(k.jwtPrevious[1]) != jwt3 || string(k.sealing) != seal1 || len(k.sealingPrevious) != 1 {
+		t.Fatalf("keys from the environment: %q", k)
+	}
+
+	if k, err := readKeys(parse(t, nil)); err != nil || k.jwt != nil || k.sealing != nil {
+		t.Fatalf("no keys configured: %q, %v; want all generated", k, err)
+	}
+	for _, tt := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{map[string]string{"MCPAUTH_JWT_KEY": jwt1}, nil, "sealing key too"},
+		{nil, []string{"--jwt-key-file", keyFile(t, jwt1)}, "sealing key too"},
+		{map[string]string{"MCPAUTH_JWT_KEY": jwt1, "MCPAUTH_SEALING_KEY": jwt1}, nil, "must differ"},
+		{map[string]string{"MCPAUTH_SEALING_KEY": "short"}, nil, "at least 32"},
+		{map[string]string{"MCPAUTH_JWT_PREVIOUS_KEYS": jwt2 + ",short"}, nil, "at least 32"},
+		{nil, []string{"--sealing-previous-key-file", keyFile(t, "short")}, "at least 32"},
+	} {
+		if _, err := readKeys(parse(t, tt.env, tt.args...)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v %v: err = %v, want %q", tt.env, tt.args, err, tt.want)
 		}
 	}
 }
