@@ -161,6 +161,10 @@ func newSealersFor(ctx context.Context, cfg Config, signingKey []byte) (*sealers
 		if sk, err = cfg.Store.GetOrCreateSecret(ctx, "api-key-sealing-key", random32); err != nil {
 			return nil, fmt.Errorf("server: loading sealing key from store: %w", err)
 		}
+		if len(cfg.SigningKey) > 0 {
+			// The signing key is kept out of the store, this one is not.
+			cfg.Logger.Warn("no API key sealing key configured: using one kept in the database, so whoever reads the database can read every API key; configure a sealing key too")
+		}
 	}
 	if err := checkKeyLens("previous sealing key", cfg.PreviousSealingKeys); err != nil {
 		return nil, err
