@@ -16,3 +16,10 @@ func LegacySealForTest(signingKey []byte, key, userID string) ([]byte, error) {
 	}
 	return s.seal(key, userID)
 }
+
+// IssueWithKeyForTest signs a token for userID as this server would with
+// key: a token from before a key rotation.
+func (s *Server) IssueWithKeyForTest(key []byte, userID string) (string, error) {
+	t, err := newTokenService(key, s.baseURL, s.resource, s.clock, s.store).Issue(userID)
+	return t.Raw, err
+}

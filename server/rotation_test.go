@@ -17,6 +17,7 @@ import (
 var (
 	jwtKey1  = []byte("rotation-jwt-key-1-0123456789abcdefghijkl")
 	jwtKey2  = []byte("rotation-jwt-key-2-0123456789abcdefghijkl")
+	jwtKey3  = []byte("rotation-jwt-key-3-0123456789abcdefghijkl")
 	sealKey1 = []byte("rotation-seal-key-1-0123456789abcdefghijk")
 	sealKey2 = []byte("rotation-seal-key-2-0123456789abcdefghijk")
 )
@@ -26,24 +27,18 @@ var (
 func restart(t *testing.T, env *servertest.Env, opts servertest.Options) *servertest.Env {
 	t.Helper()
 	env.Instance.Close()
-	// Same address, so the same issuer: tokens from before are still ours.
-	opts.Addr = strings.TrimPrefix(env.URL, "http://")
 	opts.Store, opts.Clock = env.Store, env.Clock
 	return servertest.New(t, opts)
 }
 
-// firstKey signs rita in and returns her API key, user id and an access token.
-func firstKey(t *testing.T, env *servertest.Env) (apiKey, user, token string) {
+// firstKey signs rita in and returns her API key and user id.
+func firstKey(t *testing.T, env *servertest.Env) (apiKey, user string) {
 	t.Helper()
 	apiKey, err := env.Browser("rita").APIKey(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	user = userID(t, env, apiKey)
-	if token, err = env.Server.IssueTokenForTest(user); err != nil {
-		t.Fatal(err)
-	}
-	return apiKey, user, token
+	return apiKey, userID(t, env, apiKey)
 }
 
 func settingsShows(t *testing.T, env *servertest.Env, want string) {
@@ -58,7 +53,7 @@ func settingsShows(t *testing.T, env *servertest.Env, want string) {
 // sealed under anything derived from the signing key (it was: a 500).
 func TestSigningKeyRotationKeepsSettings(t *testing.T) {
 	env := servertest.New(t, servertest.Options{SigningKey: jwtKey1})
-	apiKey, _, _ := firstKey(t, env)
+	apiKey, _ := firstKey(t, env)
 	env = restart(t, env, servertest.Options{SigningKey: jwtKey2})
 	settingsShows(t, env, apiKey)
 }
@@ -69,28 +64,44 @@ func TestSigningKeyRotationKeepsSettings(t *testing.T) {
 // still shows them, and only then do old tokens stop verifying.
 func TestKeyRotation(t *testing.T) {
 	env := servertest.New(t, servertest.Options{SigningKey: jwtKey1, SealingKey: sealKey1})
-	apiKey, user, oldToken := firstKey(t, env)
+	apiKey, user := firstKey(t, env)
 
 	env = restart(t, env, servertest.Options{
 		SigningKey: jwtKey2, PreviousSigningKeys: [][]byte{jwtKey1},
 		SealingKey: sealKey2, PreviousSealingKeys: [][]byte{sealKey1},
 	})
+	// A restart moves the test server to a new port, hence a new issuer: sign
+	// the "old" token for this one, with the previous key.
+	oldToken, err := env.Server.IssueWithKeyForTest(jwtKey1, user)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got := userID(t, env, oldToken); got != user {
 		t.Fatalf("a token signed before the rotation names %s, want %s", got, user)
 	}
 	if got := userID(t, env, apiKey); got != user {
 		t.Fatalf("the API key names %s after the rotation, want %s", got, user)
 	}
-	newToken, err := env.Server.IssueTokenForTest(user)
+	strangerToken, err := env.Server.IssueWithKeyForTest(jwtKey3, user)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if resp, _ := ping(t, env, strangerToken); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a token signed by a key never configured: status %d, want 401", resp.StatusCode)
 	}
 
 	// No browser visited Settings above: only the start re-sealed.
 	env = restart(t, env, servertest.Options{SigningKey: jwtKey2, SealingKey: sealKey2})
 	settingsShows(t, env, apiKey)
+	if oldToken, err = env.Server.IssueWithKeyForTest(jwtKey1, user); err != nil { // for this instance's issuer
+		t.Fatal(err)
+	}
 	if resp, body := ping(t, env, oldToken); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("a token signed by a dropped key: status %d %s, want 401", resp.StatusCode, body)
+	}
+	newToken, err := env.Server.IssueWithKeyForTest(jwtKey2, user)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if got := userID(t, env, newToken); got != user {
 		t.Fatalf("a token signed by the current key names %s, want %s", got, user)
@@ -102,7 +113,7 @@ func TestKeyRotation(t *testing.T) {
 func TestLegacySealedKeyResealed(t *testing.T) {
 	st := memory.New()
 	env := servertest.New(t, servertest.Options{Store: st, SigningKey: jwtKey1})
-	apiKey, user, _ := firstKey(t, env)
+	apiKey, user := firstKey(t, env)
 	legacy, err := server.LegacySealForTest(jwtKey1, apiKey, user)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +147,7 @@ func hashOf(t *testing.T, st store.Store, user string) string {
 // page (not a 500) and offers a new key; the old one works until replaced.
 func TestUnreadableKeyOffersRegeneration(t *testing.T) {
 	env := servertest.New(t, servertest.Options{SigningKey: jwtKey1, SealingKey: sealKey1})
-	apiKey, user, _ := firstKey(t, env)
+	apiKey, user := firstKey(t, env)
 	env = restart(t, env, servertest.Options{SigningKey: jwtKey1, SealingKey: sealKey2})
 
 	b := env.Browser("rita")

@@ -23,9 +23,6 @@ import (
 // Options adjusts the environment; the zero value is a memory store, a fake
 // clock at a fixed date and default limits.
 type Options struct {
-	// Addr is the server's listen address (default 127.0.0.1:0); a restart
-	// on the same address keeps the issuer, so earlier tokens stay valid.
-	Addr   string
 	Store  store.Store
 	Clock  *clock.Fake
 	Limits server.Limits
@@ -70,7 +67,7 @@ func New(t testing.TB, opts Options) *Env {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	inst, err := local.Start(context.Background(), local.Options{
-		Addr: opts.Addr, Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
+		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
 		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
 		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
 	})
