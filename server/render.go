@@ -39,6 +39,8 @@ type settingsPage struct {
 	pageBase
 	UserID, APIKey, CSRF string
 	Regenerated          bool
+	// KeyUnreadable: the stored key cannot be opened after a key rotation.
+	KeyUnreadable bool
 }
 
 type logoutPage struct {

@@ -116,3 +116,50 @@ func (s *sealer) open(sealed []byte, userID string) (string, error) {
 	}
 	return string(pt), nil
 }
+
+// errKeyUnreadable: no configured sealing key opens a stored API key (the
+// keys were rotated without keeping the previous one). The key itself still
+// authenticates, by hash; only Settings cannot show it.
+var errKeyUnreadable = errors.New("the stored api key cannot be opened with the configured sealing keys")
+
+// sealers seal API keys with the current sealing key and open them with it
+// or with a previous one, so a rotation does not lock anyone out.
+type sealers struct {
+	current  *sealer
+	previous []*sealer
+}
+
+// newSealers takes raw 32-byte AES keys, current first.
+func newSealers(current []byte, previous [][]byte) (*sealers, error) {
+	cur, err := newSealer(current)
+	if err != nil {
+		return nil, err
+	}
+	ss := &sealers{current: cur}
+	for _, k := range previous {
+		p, err := newSealer(k)
+		if err != nil {
+			return nil, err
+		}
+		ss.previous = append(ss.previous, p)
+	}
+	return ss, nil
+}
+
+func (ss *sealers) seal(plaintext, userID string) ([]byte, error) {
+	return ss.current.seal(plaintext, userID)
+}
+
+// open returns the key and whether a previous sealing key opened it, in
+// which case the caller re-seals it under the current one.
+func (ss *sealers) open(sealed []byte, userID string) (key string, stale bool, err error) {
+	if key, err := ss.current.open(sealed, userID); err == nil {
+		return key, false, nil
+	}
+	for _, p := range ss.previous {
+		if key, err := p.open(sealed, userID); err == nil {
+			return key, true, nil
+		}
+	}
+	return "", false, errKeyUnreadable
+}

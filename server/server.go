@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -32,7 +33,19 @@ type Config struct {
 	// SigningKey signs the HS256 JWTs: at least 32 bytes. When empty a random
 	// key is generated once and kept in the store, with a warning.
 	SigningKey []byte
-	Logger     *slog.Logger
+	// PreviousSigningKeys still verify JWTs signed before a rotation but
+	// never sign; keep one until its tokens have expired (24 hours).
+	PreviousSigningKeys [][]byte
+	// SealingKey encrypts API keys at rest: at least 32 bytes, unrelated to
+	// SigningKey, so rotating the signing key does not touch stored keys.
+	// When empty a random key is generated once and kept in the store.
+	SealingKey []byte
+	// PreviousSealingKeys still open API keys sealed before a rotation; New
+	// re-seals those under SealingKey. API keys sealed by older versions
+	// (under a key derived from the signing key or a previous one) are
+	// opened and re-sealed the same way.
+	PreviousSealingKeys [][]byte
+	Logger              *slog.Logger
 	// Login configures browser login through an OpenID Connect provider.
 	Login LoginConfig
 	// Limits are the rate limits; zero fields take the defaults.
@@ -59,7 +72,7 @@ type Server struct {
 	clock     clock.Clock
 	log       *slog.Logger
 	tokens    *tokenService
-	sealer    *sealer
+	sealers   *sealers
 	csrfKey   []byte
 	userCodeK []byte
 	cookieKey []byte
@@ -111,8 +124,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.CacheCredentials {
 		s.cache = newCredentialCache()
 	}
-	if s.sealer, err = newSealer(deriveKey(key, "api key seal")); err != nil {
+	if s.sealers, err = newSealersFor(ctx, cfg, key); err != nil {
 		return nil, err
+	}
+	if len(cfg.PreviousSigningKeys) > 0 {
+		if err := checkKeyLens("previous signing key", cfg.PreviousSigningKeys); err != nil {
+			return nil, err
+		}
+		s.tokens.verifyAlso(cfg.PreviousSigningKeys)
 	}
 	if s.pages, err = pages.New(); err != nil {
 		return nil, fmt.Errorf("server: loading pages: %w", err)
@@ -120,7 +139,104 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.login = newOIDCLogin(cfg.Login, base+"/auth/callback", cfg.Clock)
 	s.mcp = s.newMCPHandler()
 	s.handler = s.routes()
+	s.resealAPIKeys(ctx)
 	return s, nil
+}
+
+// newSealersFor builds the API key sealers: the sealing key (configured, or
+// generated and kept in the store under its own name) seals; the previous
+// sealing keys, and the keys older versions derived from the signing key,
+// only open.
+func newSealersFor(ctx context.Context, cfg Config, signingKey []byte) (*sealers, error) {
+	sk := cfg.SealingKey
+	if len(sk) > 0 {
+		if len(sk) < minSigningKeyLen {
+			return nil, fmt.Errorf("server: sealing key is %d bytes; at least %d are required", len(sk), minSigningKeyLen)
+		}
+		if subtle.ConstantTimeCompare(sk, signingKey) == 1 {
+			return nil, errors.New("server: the sealing key must differ from the signing key")
+		}
+	} else {
+		var err error
+		if sk, err = cfg.Store.GetOrCreateSecret(ctx, "api-key-sealing-key", random32); err != nil {
+			return nil, fmt.Errorf("server: loading sealing key from store: %w", err)
+		}
+		if len(cfg.SigningKey) > 0 {
+			// The signing key is kept out of the store, this one is not.
+			cfg.Logger.Warn("no API key sealing key configured: using one kept in the database, so whoever reads the database can read every API key; configure a sealing key too")
+		}
+	}
+	if err := checkKeyLens("previous sealing key", cfg.PreviousSealingKeys); err != nil {
+		return nil, err
+	}
+	var previous [][]byte
+	for _, k := range cfg.PreviousSealingKeys {
+		previous = append(previous, deriveKey(k, "api key sealing"))
+	}
+	// How versions before separate sealing keys sealed: from the signing key.
+	for _, k := range append([][]byte{signingKey}, cfg.PreviousSigningKeys...) {
+		previous = append(previous, deriveKey(k, "api key seal"))
+	}
+	return newSealers(deriveKey(sk, "api key sealing"), previous)
+}
+
+func checkKeyLens(what string, keys [][]byte) error {
+	for _, k := range keys {
+		if len(k) < minSigningKeyLen {
+			return fmt.Errorf("server: a %s is %d bytes; at least %d are required", what, len(k), minSigningKeyLen)
+		}
+	}
+	return nil
+}
+
+func random32() ([]byte, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("reading random bytes: %w", err)
+	}
+	return b, nil
+}
+
+// resealAPIKeys moves every stored API key under the current sealing key,
+// so previous keys can be dropped after one start. Failures are logged, not
+// fatal: the keys still authenticate, and Settings re-seals on view.
+func (s *Server) resealAPIKeys(ctx context.Context) {
+	keys, err := s.store.ListAPIKeys(ctx)
+	if err != nil {
+		s.log.Error("listing api keys to re-seal", "err", err)
+		return
+	}
+	resealed, unreadable := 0, 0
+	for _, k := range keys {
+		plain, stale, err := s.sealers.open(k.Sealed, k.UserID)
+		switch {
+		case err != nil:
+			unreadable++
+		case stale:
+			if s.reseal(ctx, k, plain) {
+				resealed++
+			}
+		}
+	}
+	if resealed > 0 {
+		s.log.Info("api keys re-sealed under the current sealing key", "count", resealed)
+	}
+	if unreadable > 0 {
+		s.log.Warn("api keys no configured sealing key opens: they still authenticate, and Settings offers their users a new key", "count", unreadable)
+	}
+}
+
+// reseal stores plain sealed under the current key, unless the user has
+// regenerated their key meanwhile.
+func (s *Server) reseal(ctx context.Context, k store.APIKey, plain string) bool {
+	sealed, err := s.sealers.seal(plain, k.UserID)
+	if err == nil {
+		err = s.store.ResealAPIKey(ctx, k.UserID, k.Hash, sealed)
+	}
+	if err != nil && !isNotFound(err) {
+		s.log.Error("re-sealing an api key", "user_id", k.UserID, "err", err)
+	}
+	return err == nil
 }
 
 // signingKey returns the configured key, or the one kept in the store.
@@ -134,9 +250,7 @@ func signingKey(ctx context.Context, cfg Config) ([]byte, error) {
 	generated := false
 	key, err := cfg.Store.GetOrCreateSecret(ctx, "jwt-signing-key", func() ([]byte, error) {
 		generated = true
-		b := make([]byte, 32)
-		_, err := rand.Read(b)
-		return b, err
+		return random32()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: loading signing key from store: %w", err)

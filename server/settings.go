@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -13,7 +14,14 @@ import (
 func (s *Server) ensureAPIKey(ctx context.Context, userID string) (string, error) {
 	k, err := s.store.GetAPIKeyByUser(ctx, userID)
 	if err == nil {
-		return s.sealer.open(k.Sealed, userID)
+		key, stale, err := s.sealers.open(k.Sealed, userID)
+		if err != nil {
+			return "", err
+		}
+		if stale { // sealed by another instance still on the previous key
+			s.reseal(ctx, k, key)
+		}
+		return key, nil
 	}
 	if !isNotFound(err) {
 		return "", fmt.Errorf("looking up api key: %w", err)
@@ -28,7 +36,7 @@ func (s *Server) regenerateAPIKey(ctx context.Context, userID string) (string, e
 	if err != nil {
 		return "", err
 	}
-	sealed, err := s.sealer.seal(key, userID)
+	sealed, err := s.sealers.seal(key, userID)
 	if err != nil {
 		return "", err
 	}
@@ -48,6 +56,14 @@ func (s *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key, err := s.ensureAPIKey(r.Context(), c.Subject)
+	if errors.Is(err, errKeyUnreadable) {
+		// Not a failure of this request: offer a new key instead of a 500.
+		s.log.Warn("api key cannot be shown: no configured sealing key opens it", "request_id", requestID(r.Context()), "user_id", c.Subject)
+		s.render(w, r, http.StatusOK, pages.Settings, settingsPage{
+			pageBase: s.base(c), UserID: c.Subject, KeyUnreadable: true, CSRF: s.csrfToken(c),
+		})
+		return
+	}
 	if err != nil {
 		s.logError(r, "loading api key", err)
 		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Your settings could not be loaded. Try again.", "")

@@ -56,6 +56,8 @@ type tokenService struct {
 	clock    clock.Clock
 	store    store.Store
 	parser   *jwt.Parser
+	// verifyKeys, when set, is key then the previous keys (verifyAlso).
+	verifyKeys *jwt.VerificationKeySet
 }
 
 func newTokenService(key []byte, issuer, audience string, clk clock.Clock, st store.Store) *tokenService {
@@ -143,7 +145,22 @@ func (ts *tokenService) Verify(ctx context.Context, raw string) (*accessClaims, 
 	return &claims, nil
 }
 
-func (ts *tokenService) keyFunc(*jwt.Token) (any, error) { return ts.key, nil }
+func (ts *tokenService) keyFunc(*jwt.Token) (any, error) {
+	if ts.verifyKeys != nil {
+		return *ts.verifyKeys, nil
+	}
+	return ts.key, nil
+}
+
+// verifyAlso accepts tokens signed by previous keys (a rotation); new
+// tokens are still signed with key only.
+func (ts *tokenService) verifyAlso(previous [][]byte) {
+	set := jwt.VerificationKeySet{Keys: []jwt.VerificationKey{ts.key}}
+	for _, k := range previous {
+		set.Keys = append(set.Keys, k)
+	}
+	ts.verifyKeys = &set
+}
 
 // randomToken returns n random bytes, base64url-encoded without padding.
 func randomToken(n int) (string, error) {

@@ -33,7 +33,10 @@ import (
 // provider serves both (the development provider, started here with a fixed
 // client so both instances can use it).
 
-const jwtKey = "multi-instance-test-key-0123456789abcdefghijklmnop"
+const (
+	jwtKey     = "multi-instance-test-key-0123456789abcdefghijklmnop"
+	sealingKey = "multi-instance-sealing-key-0123456789abcdefghijk"
+)
 
 type instance struct {
 	url string
@@ -124,7 +127,7 @@ func startCluster(t *testing.T, n int) *cluster {
 		inst.cmd = exec.Command(bin, "serve", "--addr", addr, "--base-url", c.proxy.URL, "--db", dsn,
 			"--oidc-issuer", idp.URL(), "--oidc-client-id", "mcpauth", "--oidc-client-secret", "multi-instance-secret",
 			"--test-clock", "--log-level", "warn")
-		inst.cmd.Env = append(os.Environ(), "MCPAUTH_JWT_KEY="+jwtKey)
+		inst.cmd.Env = append(os.Environ(), "MCPAUTH_JWT_KEY="+jwtKey, "MCPAUTH_SEALING_KEY="+sealingKey)
 		inst.cmd.Stdout, inst.cmd.Stderr = inst.out, inst.out
 		if err := inst.cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package serve
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,9 @@ type Options struct {
 	BaseURL                        string
 	DB                             string
 	JWTKeyFile                     string
+	JWTPreviousKeyFiles            []string
+	SealingKeyFile                 string
+	SealingPreviousKeyFiles        []string
 	OIDCIssuer                     string
 	OIDCClientID                   string
 	OIDCClientSecret               string
@@ -69,7 +73,9 @@ With no --oidc-issuer, a development identity provider runs on its own
 loopback port and asks for a user name: for local use only.
 
 Every flag can also be set as an environment variable MCPAUTH_<FLAG>, e.g.
-MCPAUTH_ADDR, MCPAUTH_DB; the JWT key itself can be given as MCPAUTH_JWT_KEY.`,
+MCPAUTH_ADDR, MCPAUTH_DB; the keys themselves can be given as MCPAUTH_JWT_KEY,
+MCPAUTH_SEALING_KEY, and comma-separated MCPAUTH_JWT_PREVIOUS_KEYS and
+MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 		Example: `  mcpauth serve
   mcpauth serve --addr 127.0.0.1:9000 --db /var/lib/mcpauth/db.sqlite
   mcpauth serve --test-clock        # for mcpauth conformance --clock-url`,
@@ -89,6 +95,9 @@ MCPAUTH_ADDR, MCPAUTH_DB; the JWT key itself can be given as MCPAUTH_JWT_KEY.`,
 	fl.StringVar(&opts.BaseURL, "base-url", "", "public base URL (default http://<addr>)")
 	fl.StringVar(&opts.DB, "db", "", "SQLite file, :memory:, or a postgres:// URL (default <user data dir>/mcpauth/mcpauth.db)")
 	fl.StringVar(&opts.JWTKeyFile, "jwt-key-file", "", "file holding the JWT signing key, at least 32 bytes")
+	fl.StringArrayVar(&opts.JWTPreviousKeyFiles, "jwt-previous-key-file", nil, "file holding a previous JWT key, still accepted to verify tokens (repeatable; or MCPAUTH_JWT_PREVIOUS_KEYS, comma-separated)")
+	fl.StringVar(&opts.SealingKeyFile, "sealing-key-file", "", "file holding the key that encrypts stored API keys, at least 32 bytes (or MCPAUTH_SEALING_KEY)")
+	fl.StringArrayVar(&opts.SealingPreviousKeyFiles, "sealing-previous-key-file", nil, "file holding a previous sealing key, to re-seal API keys under the current one (repeatable; or MCPAUTH_SEALING_PREVIOUS_KEYS, comma-separated)")
 	fl.StringVar(&opts.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer for browser login")
 	fl.StringVar(&opts.OIDCClientID, "oidc-client-id", "", "client id at the OpenID Connect provider")
 	fl.StringVar(&opts.OIDCClientSecret, "oidc-client-secret", "", "client secret at the OpenID Connect provider")
@@ -132,20 +141,23 @@ func Run(ctx context.Context, opts *Options) error {
 		return cmdutil.FlagErrorf("--limits: %v", err)
 	}
 	limits.Disabled = opts.NoRateLimits
-	loopback := isLoopbackAddr(opts.Addr)
-	if opts.TestClock && !loopback {
-		return cmdutil.FlagErrorf("--test-clock is only allowed on a loopback address, not %s", opts.Addr)
+	if err := checkExposure(opts); err != nil {
+		return err
 	}
-	if opts.TestClock && opts.BaseURL != "" && !isLoopbackURL(opts.BaseURL) {
-		// Behind a proxy the listener is loopback but the clock is public.
-		return cmdutil.FlagErrorf("--test-clock is only allowed with a loopback --base-url, not %s", opts.BaseURL)
-	}
-	if opts.OIDCIssuer == "" && !loopback {
-		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it only runs on a loopback --addr; configure --oidc-issuer for %s", opts.Addr)
-	}
-	key, err := readKey(opts)
+	keys, err := readKeys(opts)
 	if err != nil {
 		return err
+	}
+	dsn, err := dbPath(opts.DB, opts.Getenv)
+	if err != nil {
+		return err
+	}
+	if !sqlstore.IsPostgres(dsn) && dsn != ":memory:" {
+		lock, err := lockDatabase(dsn)
+		if err != nil {
+			return err
+		}
+		defer lock.Close()
 	}
 
 	ln, err := net.Listen("tcp", opts.Addr)
@@ -159,10 +171,6 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	base = strings.TrimSuffix(base, "/")
 
-	dsn, err := dbPath(opts.DB)
-	if err != nil {
-		return err
-	}
 	st, err := sqlstore.Open(ctx, dsn)
 	if err != nil {
 		return fmt.Errorf("opening database %s: %w", redactDSN(dsn), err)
@@ -170,7 +178,9 @@ func Run(ctx context.Context, opts *Options) error {
 	defer st.Close()
 
 	cfg := server.Config{
-		BaseURL: base, Store: st, SigningKey: key, Logger: log, Limits: limits,
+		BaseURL: base, Store: st, Logger: log, Limits: limits,
+		SigningKey: keys.jwt, PreviousSigningKeys: keys.jwtPrevious,
+		SealingKey: keys.sealing, PreviousSealingKeys: keys.sealingPrevious,
 		AllowUnregisteredDeviceClients: opts.AllowUnregisteredDeviceClients,
 		// Only one instance writes a SQLite file, so a process-local cache
 		// sees every invalidation; PostgreSQL means several instances.
@@ -231,6 +241,35 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
+// checkExposure refuses, before anything listens, the flags that would put
+// a test-only facility within reach of other hosts.
+func checkExposure(opts *Options) error {
+	loopback := isLoopbackAddr(opts.Addr)
+	if opts.TestClock && !loopback {
+		return cmdutil.FlagErrorf("--test-clock is only allowed on a loopback address, not %s", opts.Addr)
+	}
+	if opts.TestClock && opts.BaseURL != "" && !isLoopbackURL(opts.BaseURL) {
+		// Behind a proxy the listener is loopback but the clock is public.
+		return cmdutil.FlagErrorf("--test-clock is only allowed with a loopback --base-url, not %s", opts.BaseURL)
+	}
+	if opts.OIDCIssuer != "" {
+		return nil
+	}
+	// The development identity provider lets anyone sign in as anyone: the
+	// server, the provider itself and the URL browsers are sent to must all
+	// stay on this machine.
+	if !loopback {
+		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it only runs on a loopback --addr; configure --oidc-issuer for %s", opts.Addr)
+	}
+	if !isLoopbackAddr(opts.DevIdPAddr) {
+		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: --dev-idp-addr must be a loopback address, not %s", opts.DevIdPAddr)
+	}
+	if opts.BaseURL != "" && !isLoopbackURL(opts.BaseURL) {
+		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it cannot serve the public --base-url %s; configure --oidc-issuer", opts.BaseURL)
+	}
+	return nil
+}
+
 func newLogger(opts *Options) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(opts.LogLevel)); err != nil {
@@ -246,32 +285,95 @@ func newLogger(opts *Options) (*slog.Logger, error) {
 	return nil, cmdutil.FlagErrorf("--log-format must be text or json")
 }
 
-// readKey returns the configured JWT key, or nil to use the stored one.
-func readKey(opts *Options) ([]byte, error) {
+// serverKeys are the configured keys; nil means generated and kept in the
+// database.
+type serverKeys struct {
+	jwt, sealing                 []byte
+	jwtPrevious, sealingPrevious [][]byte
+}
+
+// readKeys reads the keys from their files or environment variables.
+func readKeys(opts *Options) (serverKeys, error) {
+	var k serverKeys
+	var err error
+	if k.jwt, err = readKey(opts.JWTKeyFile, "--jwt-key-file", opts.Getenv("MCPAUTH_JWT_KEY"), "MCPAUTH_JWT_KEY"); err != nil {
+		return k, err
+	}
+	if k.sealing, err = readKey(opts.SealingKeyFile, "--sealing-key-file", opts.Getenv("MCPAUTH_SEALING_KEY"), "MCPAUTH_SEALING_KEY"); err != nil {
+		return k, err
+	}
+	if k.jwtPrevious, err = readKeyList(opts.JWTPreviousKeyFiles, "--jwt-previous-key-file", opts.Getenv("MCPAUTH_JWT_PREVIOUS_KEYS"), "MCPAUTH_JWT_PREVIOUS_KEYS"); err != nil {
+		return k, err
+	}
+	if k.sealingPrevious, err = readKeyList(opts.SealingPreviousKeyFiles, "--sealing-previous-key-file", opts.Getenv("MCPAUTH_SEALING_PREVIOUS_KEYS"), "MCPAUTH_SEALING_PREVIOUS_KEYS"); err != nil {
+		return k, err
+	}
+	// Configuring the JWT key says keys are kept out of the database; a
+	// generated sealing key would put every API key back within reach of
+	// anyone who reads it.
+	if k.jwt != nil && k.sealing == nil {
+		return k, cmdutil.FlagErrorf("a configured JWT key needs a configured sealing key too (--sealing-key-file or MCPAUTH_SEALING_KEY, e.g. openssl rand -base64 48); " +
+			"API keys sealed by earlier versions are re-sealed under it at start")
+	}
+	if k.jwt != nil && subtle.ConstantTimeCompare(k.jwt, k.sealing) == 1 {
+		return k, cmdutil.FlagErrorf("the sealing key must differ from the JWT key")
+	}
+	return k, nil
+}
+
+// readKey returns the key in file, else env's value, else nil.
+func readKey(file, flag, env, envName string) ([]byte, error) {
 	var key []byte
+	from := flag
 	switch {
-	case opts.JWTKeyFile != "":
-		b, err := os.ReadFile(opts.JWTKeyFile)
+	case file != "":
+		b, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("reading --jwt-key-file: %w", err)
+			return nil, fmt.Errorf("reading %s: %w", flag, err)
 		}
 		key = []byte(strings.TrimRight(string(b), "\r\n"))
-	case opts.Getenv("MCPAUTH_JWT_KEY") != "":
-		key = []byte(opts.Getenv("MCPAUTH_JWT_KEY"))
+	case env != "":
+		key, from = []byte(env), envName
 	default:
 		return nil, nil
 	}
 	if len(key) < 32 {
-		return nil, cmdutil.FlagErrorf("the JWT signing key is %d bytes; at least 32 are required (e.g. openssl rand -base64 48)", len(key))
+		return nil, cmdutil.FlagErrorf("%s: the key is %d bytes; at least 32 are required (e.g. openssl rand -base64 48)", from, len(key))
 	}
 	return key, nil
 }
 
-func dbPath(db string) (string, error) {
+// readKeyList reads the keys in files, then those in env (comma-separated).
+func readKeyList(files []string, flag, env, envName string) ([][]byte, error) {
+	var keys [][]byte
+	for _, f := range files {
+		k, err := readKey(f, flag, "", envName)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	if env == "" {
+		return keys, nil
+	}
+	for _, v := range strings.Split(env, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		k, err := readKey("", flag, v, envName)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func dbPath(db string, getenv func(string) string) (string, error) {
 	if db != "" {
 		return db, nil
 	}
-	dir := os.Getenv("XDG_DATA_HOME")
+	dir := getenv("XDG_DATA_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
@@ -293,20 +395,24 @@ func redactDSN(dsn string) string {
 	return dsn
 }
 
-// isLoopbackURL reports whether raw is an http(s) URL on a loopback host.
-func isLoopbackURL(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	return isLoopbackAddr(net.JoinHostPort(u.Hostname(), "0"))
-}
-
 func isLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
 	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isLoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := u.Hostname()
 	if host == "localhost" {
 		return true
 	}

@@ -28,7 +28,11 @@ type Options struct {
 	Clock      clock.Clock
 	Limits     server.Limits
 	SigningKey []byte
-	Logger     *slog.Logger
+	// PreviousSigningKeys, SealingKey, PreviousSealingKeys: see server.Config.
+	PreviousSigningKeys [][]byte
+	SealingKey          []byte
+	PreviousSealingKeys [][]byte
+	Logger              *slog.Logger
 	// Wrap, when set, wraps the server's handler (fault injection in tests).
 	Wrap func(http.Handler) http.Handler
 	// CacheCredentials: see server.Config.
@@ -81,6 +85,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	}
 	srv, err := server.New(ctx, server.Config{
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
+		PreviousSigningKeys: opts.PreviousSigningKeys, SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys,
 		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
 		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})

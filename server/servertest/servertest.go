@@ -30,6 +30,10 @@ type Options struct {
 	Wrap func(http.Handler) http.Handler
 	// SigningKey, when set, is the JWT key (else one is kept in the store).
 	SigningKey []byte
+	// PreviousSigningKeys, SealingKey, PreviousSealingKeys: see server.Config.
+	PreviousSigningKeys [][]byte
+	SealingKey          []byte
+	PreviousSealingKeys [][]byte
 	// CacheCredentials turns on the in-process credential cache.
 	CacheCredentials bool
 	// Verbose sends the server's logs to stderr.
@@ -64,7 +68,8 @@ func New(t testing.TB, opts Options) *Env {
 	}
 	inst, err := local.Start(context.Background(), local.Options{
 		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
-		SigningKey: opts.SigningKey, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
+		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
+		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
 	})
 	if err != nil {
 		t.Fatalf("servertest: %v", err)

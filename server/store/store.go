@@ -148,6 +148,13 @@ type Store interface {
 	GetAPIKeyByHash(ctx context.Context, hash string) (APIKey, error)
 	// GetAPIKeyByUser returns the user's key or ErrNotFound.
 	GetAPIKeyByUser(ctx context.Context, userID string) (APIKey, error)
+	// ListAPIKeys returns every stored key, for re-sealing after a key
+	// rotation.
+	ListAPIKeys(ctx context.Context) ([]APIKey, error)
+	// ResealAPIKey replaces Sealed of the user's key only while its hash is
+	// still hash, so a re-seal racing a regeneration never brings the old
+	// key back; ErrNotFound if the user has no key with that hash.
+	ResealAPIKey(ctx context.Context, userID, hash string, sealed []byte) error
 
 	// RevokeToken denies a JWT by its jti until exp (after which the token is
 	// invalid anyway and the entry can be collected).

@@ -84,6 +84,29 @@ func (s *Store) GetAPIKeyByUser(_ context.Context, userID string) (store.APIKey,
 	return k, nil
 }
 
+func (s *Store) ListAPIKeys(_ context.Context) ([]store.APIKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]store.APIKey, 0, len(s.keys))
+	for _, k := range s.keys {
+		k.Sealed = cloneBytes(k.Sealed)
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+func (s *Store) ResealAPIKey(_ context.Context, userID, hash string, sealed []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[userID]
+	if !ok || k.Hash != hash {
+		return fmt.Errorf("reseal api key: %w", store.ErrNotFound)
+	}
+	k.Sealed = cloneBytes(sealed)
+	s.keys[userID] = k
+	return nil
+}
+
 // RevokeToken records the jti; revoking again keeps the later expiry.
 func (s *Store) RevokeToken(_ context.Context, jti string, exp time.Time) error {
 	s.mu.Lock()

@@ -83,6 +83,43 @@ func (s *Store) GetAPIKeyByUser(ctx context.Context, userID string) (store.APIKe
 	return k, nil
 }
 
+func (s *Store) ListAPIKeys(ctx context.Context) ([]store.APIKey, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+apiKeyCols+` FROM api_keys ORDER BY user_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	defer rows.Close()
+	var out []store.APIKey
+	for rows.Next() {
+		k, err := scanAPIKey(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list api keys: %w", err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return out, nil
+}
+
+// ResealAPIKey is one conditional UPDATE: it cannot overwrite a key that
+// was regenerated since it was read.
+func (s *Store) ResealAPIKey(ctx context.Context, userID, hash string, sealed []byte) error {
+	res, err := s.exec(ctx, `UPDATE api_keys SET sealed = ? WHERE user_id = ? AND hash = ?`, sealed, userID, hash)
+	if err != nil {
+		return fmt.Errorf("reseal api key: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("reseal api key: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("reseal api key: %w", store.ErrNotFound)
+	}
+	return nil
+}
+
 // RevokeToken records the jti; revoking again keeps the later expiry.
 func (s *Store) RevokeToken(ctx context.Context, jti string, exp time.Time) error {
 	_, err := s.exec(ctx, `INSERT INTO revoked_tokens (jti, expires_at) VALUES (?, ?)

@@ -13,8 +13,11 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -82,6 +85,9 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sqlite path %q: %w", path, err)
 		}
+		if err := restrictFile(abs); err != nil {
+			return nil, err
+		}
 		// A file: URI escapes '?' and '#' in the path, which a plain name cannot.
 		u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
 		dsn = u.String()
@@ -104,6 +110,32 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	}
 	s.writeMu = &sync.Mutex{}
 	return s, nil
+}
+
+// restrictFile makes the database readable by its owner only before SQLite
+// opens it: it holds the generated keys and the sealed API keys. SQLite
+// creates the -wal and -shm files with the database file's mode, so they
+// follow. A file an older version created 0644 is tightened too, or the
+// keys in it would stay readable to every local user.
+func restrictFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, fi.Mode().Perm()&0o700); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sqlite: restricting %s to its owner: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {

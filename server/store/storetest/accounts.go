@@ -91,6 +91,33 @@ func testAPIKeys(t *testing.T, s store.Store) {
 	must(t, "GetAPIKeyByHash", err)
 	k4.Sealed = nil
 	same(t, "GetAPIKeyByHash after re-set", got, k4, normKey)
+
+	// Re-sealing changes Sealed only, and only while the hash still matches.
+	must(t, "ResealAPIKey", s.ResealAPIKey(ctx, "user-1", k4.Hash, []byte("resealed")))
+	got, err = s.GetAPIKeyByHash(ctx, k4.Hash)
+	must(t, "GetAPIKeyByHash after reseal", err)
+	want := k4
+	want.Sealed = []byte("resealed")
+	same(t, "GetAPIKeyByHash after reseal", got, want, normKey)
+	wantErr(t, "ResealAPIKey regenerated key", s.ResealAPIKey(ctx, "user-1", k1.Hash, []byte("stale")), store.ErrNotFound)
+	wantErr(t, "ResealAPIKey unknown user", s.ResealAPIKey(ctx, "no-such-user", k4.Hash, []byte("x")), store.ErrNotFound)
+	got, err = s.GetAPIKeyByUser(ctx, "user-1")
+	must(t, "GetAPIKeyByUser", err)
+	same(t, "GetAPIKeyByUser after refused reseal", got, want, normKey)
+
+	k5 := store.APIKey{UserID: "user-2", Hash: "hash-5", Sealed: []byte("sealed-5"), CreatedAt: base}
+	must(t, "SetAPIKey user-2", s.SetAPIKey(ctx, k5))
+	all, err := s.ListAPIKeys(ctx)
+	must(t, "ListAPIKeys", err)
+	byUser := map[string]store.APIKey{}
+	for _, k := range all {
+		byUser[k.UserID] = k
+	}
+	if len(all) != 2 || len(byUser) != 2 {
+		t.Fatalf("ListAPIKeys = %d keys for %d users, want 2 and 2", len(all), len(byUser))
+	}
+	same(t, "ListAPIKeys user-1", byUser["user-1"], want, normKey)
+	same(t, "ListAPIKeys user-2", byUser["user-2"], k5, normKey)
 }
 
 func testRevocation(t *testing.T, s store.Store) {

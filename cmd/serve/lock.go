@@ -1,0 +1,34 @@
+package serve
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+)
+
+// lockDatabase keeps a second `mcpauth serve` off a SQLite file this one
+// uses: each instance caches credentials in memory (see
+// server.Config.CacheCredentials), so one would keep accepting what the
+// other revoked. The lock file sits beside the database and is never
+// removed: removing it would let a newcomer lock a fresh inode while the
+// holder still holds the old one. Closing the returned file releases it.
+func lockDatabase(path string) (*os.File, error) {
+	name := path + ".lock"
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock file: %w", err)
+	}
+	ok, err := tryLock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	if !ok {
+		f.Close()
+		return nil, cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("another mcpauth serve is already using %s (it holds %s): "+
+			"one SQLite database serves one instance, because each instance caches credentials and would not see the other's revocations; "+
+			"to run several instances, point them all at one PostgreSQL database (--db postgres://…)", path, name))
+	}
+	return f, nil
+}

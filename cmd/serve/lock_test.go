@@ -1,0 +1,141 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+)
+
+// TestHelperServe is not a test: run as a child process with
+// MCPAUTH_SERVE_HELPER=1 it is `mcpauth serve`, configured through the
+// MCPAUTH_* environment.
+func TestHelperServe(t *testing.T) {
+	if os.Getenv("MCPAUTH_SERVE_HELPER") != "1" {
+		t.Skip("helper process for TestSecondProcessOnOneSQLiteFileRefused")
+	}
+	f := cmdutil.New(&cmdutil.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Getenv)
+	cmd := NewCmd(f, nil)
+	cmd.SetArgs([]string{}) // not the test binary's -test.* flags
+	cmd.SilenceUsage = true
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// serveProcess runs the test binary as `mcpauth serve` on db and reports
+// either that it started (its banner on stderr; it is then stopped) or how
+// it exited.
+func serveProcess(t *testing.T, db string) (started bool, output string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperServe$")
+	cmd.Env = append(os.Environ(), "MCPAUTH_SERVE_HELPER=1", "MCPAUTH_DB="+db,
+		"MCPAUTH_ADDR=127.0.0.1:0", "MCPAUTH_DEV_IDP_ADDR=127.0.0.1:0", "MCPAUTH_LOG_LEVEL=error")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "mcpauth reference server on") {
+			started = true
+			_ = cmd.Process.Signal(os.Interrupt)
+			break
+		}
+	}
+	go func() { _, _ = bufio.NewReader(stderr).WriteTo(&bytes.Buffer{}) }() // drain until exit
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("serve process did not finish in time:\n%s", out.String())
+	}
+	if !started && err == nil {
+		t.Fatalf("serve process exited 0 without starting:\n%s", out.String())
+	}
+	return started, out.String()
+}
+
+// A second server process on the SQLite file a running one uses is refused
+// (each would cache credentials and miss the other's revocations); once the
+// first stops, a new one starts.
+func TestSecondProcessOnOneSQLiteFileRefused(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mcpauth.db")
+	ios, _, _, _ := cmdutil.Test()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan string, 1), make(chan error, 1)
+	go func() {
+		done <- Run(ctx, &Options{
+			IO: ios, Getenv: func(string) string { return "" },
+			Addr: "127.0.0.1:0", DevIdPAddr: "127.0.0.1:0", DB: db, LogFormat: "text", LogLevel: "error",
+			Ready: func(base string) { ready <- base },
+		})
+	}()
+	stopFirst := func() {
+		if cancel == nil {
+			return
+		}
+		cancel()
+		cancel = nil
+		if err := <-done; err != nil {
+			t.Errorf("first server: %v", err)
+		}
+	}
+	t.Cleanup(stopFirst)
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("first server did not start: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("first server did not start within 30 s")
+	}
+
+	started, out := serveProcess(t, db)
+	if started {
+		t.Fatalf("a second process started on the same SQLite file:\n%s", out)
+	}
+	for _, want := range []string{"already using " + db, "PostgreSQL"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("refusal does not say %q:\n%s", want, out)
+		}
+	}
+
+	stopFirst()
+	if started, out := serveProcess(t, db); !started {
+		t.Fatalf("after the first stopped, a new process did not start:\n%s", out)
+	}
+}
+
+// The default database directory is created owner-only.
+func TestDefaultDBDirOwnerOnly(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	path, err := dbPath("", func(k string) string { return map[string]string{"XDG_DATA_HOME": data}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(data, "mcpauth", "mcpauth.db"); path != want {
+		t.Errorf("dbPath = %s, want %s", path, want)
+	}
+	fi, err := os.Stat(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		t.Errorf("%s: mode %#o, want 0700", filepath.Dir(path), perm)
+	}
+}
