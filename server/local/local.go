@@ -33,6 +33,8 @@ type Options struct {
 	Wrap func(http.Handler) http.Handler
 	// CacheCredentials: see server.Config.
 	CacheCredentials bool
+	// MetadataDocuments: see server.Config.
+	MetadataDocuments server.MetadataDocumentConfig
 }
 
 // Instance is a running server.
@@ -75,7 +77,8 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	srv, err := server.New(ctx, server.Config{
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
 		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials,
-		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
+		MetadataDocuments: opts.MetadataDocuments,
+		Login:             server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
 	if err != nil {
 		ln.Close()

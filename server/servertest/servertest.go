@@ -34,6 +34,9 @@ type Options struct {
 	CacheCredentials bool
 	// Verbose sends the server's logs to stderr.
 	Verbose bool
+	// MetadataDocuments configures fetching client metadata documents
+	// (tests relax the address guard to reach a loopback document server).
+	MetadataDocuments server.MetadataDocumentConfig
 }
 
 // Env is a running reference server.
@@ -65,6 +68,7 @@ func New(t testing.TB, opts Options) *Env {
 	inst, err := local.Start(context.Background(), local.Options{
 		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
 		SigningKey: opts.SigningKey, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
+		MetadataDocuments: opts.MetadataDocuments,
 	})
 	if err != nil {
 		t.Fatalf("servertest: %v", err)
