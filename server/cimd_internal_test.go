@@ -41,7 +41,7 @@ func TestBlockedAddr(t *testing.T) {
 		{"224.0.0.1", true}, {"239.255.255.250", true}, {"ff02::1", true}, {"ff0e::1", true}, {"ff01::1", true},
 		// IPv4-mapped and -compatible IPv6 are judged by their IPv4 address
 		{"::ffff:127.0.0.1", true}, {"::ffff:10.1.2.3", true}, {"::ffff:169.254.169.254", true}, {"::ffff:8.8.8.8", false},
-		{"::127.0.0.1", true},
+		{"::ffff:100.64.0.1", true}, {"::ffff:198.18.0.1", true}, {"::127.0.0.1", true},
 		// NAT64 and 6to4 reach the IPv4 address they embed
 		{"64:ff9b::a00:1", true}, {"64:ff9b::7f00:1", true}, {"64:ff9b::808:808", false}, {"64:ff9b:1::1", true},
 		{"2002:c0a8:101::1", true}, {"2002:808:808::1", false},
@@ -95,14 +95,18 @@ func (d *docServer) roots() *x509.CertPool {
 	return p
 }
 
-// loopbackOnly resolves the given names to 127.0.0.1 and refuses every
-// other name, so no test ever asks real DNS or reaches another host.
+// loopbackOnly resolves the given names to 127.0.0.1 and loopback literals
+// to themselves, and refuses everything else, so no test ever asks real DNS
+// or reaches another host.
 func loopbackOnly(names ...string) func(context.Context, string) ([]netip.Addr, error) {
 	return func(_ context.Context, host string) ([]netip.Addr, error) {
 		for _, n := range names {
 			if host == n {
 				return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 			}
+		}
+		if ip, err := netip.ParseAddr(host); err == nil && ip.Unmap().IsLoopback() {
+			return []netip.Addr{ip}, nil
 		}
 		return nil, fmt.Errorf("test resolver: unknown host %q", host)
 	}
@@ -157,6 +161,11 @@ func TestCIMDGuardAtDialTime(t *testing.T) {
 	}
 	if srv.conns.Load() == 0 {
 		t.Fatal("the relaxed fetcher did not connect to the address the resolver gave")
+	}
+
+	// No proxy: a proxy would dial the document host itself, past the guard.
+	if tr := strict.client.Transport.(*http.Transport); tr.Proxy != nil {
+		t.Error("the fetcher's transport uses a proxy")
 	}
 
 	// The socket-level check refuses on its own too.
@@ -218,7 +227,7 @@ func TestCIMDFetch(t *testing.T) {
 			fmt.Fprint(w, `"x"}`)
 		}
 	})
-	f := newCIMDFetcher(MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: srv.roots(), Timeout: 200 * time.Millisecond})
+	f := newCIMDFetcher(MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: srv.roots(), Timeout: 200 * time.Millisecond, LookupIP: loopbackOnly()})
 
 	body, maxAge, err := f.fetch(t.Context(), srv.URL+"/ok")
 	if err != nil || string(body) != `{"client_id":"x"}` || maxAge != 10*time.Minute {

@@ -7,8 +7,10 @@ package servertest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"testing"
 	"time"
@@ -61,6 +63,11 @@ func New(t testing.TB, opts Options) *Env {
 	if opts.Clock == nil {
 		opts.Clock = clock.NewFake(Start)
 	}
+	if opts.MetadataDocuments.LookupIP == nil {
+		// Tests (fuzzers among them) may send any https client_id: resolve
+		// nothing but loopback literals, so no test reaches another host.
+		opts.MetadataDocuments.LookupIP = LoopbackLiteralsOnly
+	}
 	logger := slog.New(slog.DiscardHandler)
 	if opts.Verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -75,4 +82,15 @@ func New(t testing.TB, opts Options) *Env {
 	}
 	t.Cleanup(func() { inst.Close() })
 	return &Env{URL: inst.URL, IdPURL: inst.IdPURL, Server: inst.Server, Store: opts.Store, Clock: opts.Clock, Instance: inst}
+}
+
+// LoopbackLiteralsOnly is a resolver for metadata document fetches in tests:
+// 127.0.0.1 and ::1 (in any spelling) resolve to themselves, everything
+// else fails without asking DNS.
+func LoopbackLiteralsOnly(_ context.Context, host string) ([]netip.Addr, error) {
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.Unmap().IsLoopback() {
+		return nil, fmt.Errorf("servertest: %q does not resolve in tests (only loopback IP literals do)", host)
+	}
+	return []netip.Addr{ip}, nil
 }
