@@ -18,6 +18,7 @@ targets=(
   "./server FuzzRedirectURI"
   "./server FuzzUserCode"
   "./server FuzzEndpoints"
+  "./server FuzzMetadataDocument"
   "./pkce FuzzPKCE"
   "./flows FuzzWWWAuthenticate"
   "./flows FuzzTokenResponse"
