@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/server/store/memory"
 )
 
 // Every class the guard must refuse, next to neighbours it must allow. No
@@ -369,6 +372,25 @@ func TestParseMetadataDocument(t *testing.T) {
 		var ce *cimdError
 		if !errors.As(err, &ce) || !strings.Contains(ce.reason, tt.reason) {
 			t.Errorf("document %.80s: %v, want %q", tt.doc, err, tt.reason)
+		}
+	}
+}
+
+// Relaxing the guard is logged as a warning when the server starts.
+func TestCIMDAllowPrivateWarns(t *testing.T) {
+	t.Parallel()
+	for _, allow := range []bool{false, true} {
+		var logs strings.Builder
+		_, err := New(t.Context(), Config{
+			BaseURL: "http://127.0.0.1:1", Store: memory.New(), SigningKey: make([]byte, 32),
+			Logger:            slog.New(slog.NewTextHandler(&logs, nil)),
+			MetadataDocuments: MetadataDocumentConfig{AllowPrivateAddresses: allow},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if warned := strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "--cimd-allow-private"); warned != allow {
+			t.Errorf("allow private %v: warned %v: %s", allow, warned, logs.String())
 		}
 	}
 }
