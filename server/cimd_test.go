@@ -176,7 +176,20 @@ func TestCIMDDeviceFlow(t *testing.T) {
 	d := requestDeviceCode(t, env, docURL)
 	resp, body := pollDevice(t, env, docURL, d.DeviceCode)
 	oauthErr(t, resp, body, http.StatusBadRequest, "authorization_pending")
-	if p, err := env.Browser("dana").Device(context.Background(), d.UserCode, "approve"); err != nil || p.Status != http.StatusOK {
+	// The confirmation names the document's host; the name is self-declared.
+	b := env.Browser("dana")
+	page, err := b.Get(context.Background(), env.URL+"/auth/device")
+	if err == nil {
+		page, err = b.Submit(context.Background(), page, "lookup", url.Values{"user_code": {d.UserCode}})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostPort := strings.TrimPrefix(host.URL, "https://")
+	if text := html.UnescapeString(string(page.Body)); !strings.Contains(text, "<h1>Connect the application at "+hostPort+` (calling itself "Totally Official Client", self-declared)?`) {
+		t.Fatalf("device confirmation does not name the host first:\n%s", text)
+	}
+	if p, err := b.Submit(context.Background(), page, "approve", nil); err != nil || p.Status != http.StatusOK {
 		t.Fatalf("approve: %v", err)
 	}
 	env.Clock.Advance(10 * time.Second)
