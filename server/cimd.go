@@ -311,11 +311,19 @@ func (f *cimdFetcher) fetch(ctx context.Context, rawURL string) ([]byte, time.Du
 func (f *cimdFetcher) fetchError(err error) error {
 	var be *blockedAddrError
 	var ne net.Error
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
 	switch {
 	case errors.As(err, &be):
 		return &cimdError{reason: be.Error()}
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 		return cimdErrorf("it could not be fetched within %s", f.timeout)
+	case errors.As(err, &dnsErr):
+		return fmt.Errorf("%w (%v)", cimdErrorf("its host name could not be resolved"), err)
+	case errors.As(err, &certErr):
+		return fmt.Errorf("%w (%v)", cimdErrorf("its host's TLS certificate could not be verified"), err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("%w (%v)", cimdErrorf("its host refused the connection"), err)
 	}
 	return fmt.Errorf("%w (%v)", cimdErrorf("it could not be fetched"), err)
 }

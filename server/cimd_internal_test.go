@@ -159,7 +159,11 @@ func TestCIMDGuardAtDialTime(t *testing.T) {
 	relaxed := newCIMDFetcher(MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: srv.roots(), Timeout: 2 * time.Second, LookupIP: loopbackOnly("client.example")})
 	_, _, err = relaxed.fetch(t.Context(), fmt.Sprintf("https://client.example:%d/c.json", port))
 	var be *blockedAddrError
-	if err == nil || errors.As(err, &be) || !strings.Contains(err.Error(), "certificate") {
+	if errors.As(err, &be) {
+		t.Fatalf("relaxed fetch of a loopback name was refused by the guard: %v", err)
+	}
+	wantCIMDError(t, err, "TLS certificate could not be verified")
+	if !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("relaxed fetch of a loopback name: %v, want a certificate error", err)
 	}
 	if srv.conns.Load() == 0 {
@@ -242,6 +246,16 @@ func TestCIMDFetch(t *testing.T) {
 	if body, _, err := f.fetch(t.Context(), srv.URL+"/exact"); err != nil || len(body) != cimdMaxBytes {
 		t.Errorf("a document of exactly 64 KiB: %d bytes, %v", len(body), err)
 	}
+
+	// A loopback port nobody listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	_, _, err = f.fetch(t.Context(), "https://"+closed+"/c.json")
+	wantCIMDError(t, err, "refused the connection")
 
 	for _, tt := range []struct{ path, reason string }{
 		{"/redirect", "redirects are not followed"},
