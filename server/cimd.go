@@ -125,19 +125,22 @@ func (s *Server) metadataClient(ctx context.Context, id string) (store.Client, e
 		return store.Client{}, fmt.Errorf("reading cached metadata document: %w", err)
 	}
 	body, maxAge, err := s.cimd.fetch(ctx, id)
+	var c store.Client
 	if err == nil {
-		var c store.Client
-		if c, err = parseMetadataDocument(id, body); err == nil {
-			if err := s.store.PutMetadataDocument(ctx, store.MetadataDocument{URL: id, Body: body, FetchedAt: now, ExpiresAt: now.Add(maxAge)}); err != nil {
-				return store.Client{}, fmt.Errorf("caching metadata document: %w", err)
-			}
-			s.log.Info("client metadata document fetched", "client_id", id, "cache_for", maxAge)
-			c.CreatedAt = now
-			return c, nil
-		}
+		c, err = parseMetadataDocument(id, body)
 	}
-	s.log.Warn("client metadata document refused", "request_id", requestID(ctx), "client_id", truncate(id, 200), "err", err)
-	return store.Client{}, err
+	if err != nil {
+		s.log.Warn("client metadata document refused", "request_id", requestID(ctx), "client_id", truncate(id, 200), "err", err)
+		return store.Client{}, err
+	}
+	// Only valid documents are cached: a broken one is fetched again on the
+	// next request, so a fix on the client's side applies at once.
+	if err := s.store.PutMetadataDocument(ctx, store.MetadataDocument{URL: id, Body: body, FetchedAt: now, ExpiresAt: now.Add(maxAge)}); err != nil {
+		return store.Client{}, fmt.Errorf("caching metadata document: %w", err)
+	}
+	s.log.Info("client metadata document fetched", "request_id", requestID(ctx), "client_id", id, "cache_for", maxAge)
+	c.CreatedAt = now
+	return c, nil
 }
 
 // metadataClientLabel names a metadata document client for the user by the
