@@ -265,7 +265,7 @@ func newCIMDFetcher(cfg MetadataDocumentConfig) *cimdFetcher {
 		timeout: timeout,
 		client: &http.Client{
 			Transport:     tr,
-			Timeout:       timeout,
+			Timeout:       timeout, // dial, TLS, headers and body together
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
@@ -273,8 +273,6 @@ func newCIMDFetcher(cfg MetadataDocumentConfig) *cimdFetcher {
 
 // fetch GETs the document and returns its body and how long to cache it.
 func (f *cimdFetcher) fetch(ctx context.Context, rawURL string) ([]byte, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, 0, cimdErrorf("the client_id URL is not valid")
