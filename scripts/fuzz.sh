@@ -19,6 +19,7 @@ targets=(
   "./server FuzzUserCode"
   "./server FuzzEndpoints"
   "./server FuzzReturnTo"
+  "./server FuzzMetadataDocument"
   "./pkce FuzzPKCE"
   "./flows FuzzWWWAuthenticate"
   "./flows FuzzTokenResponse"

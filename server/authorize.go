@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -49,6 +50,10 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 		return req, &pageError{http.StatusBadRequest, "The request does not name a client (client_id is missing).", errInvalidRequest}, nil
 	}
 	c, err := s.client(ctx, clientID)
+	var ce *cimdError
+	if errors.As(err, &ce) {
+		return req, &pageError{http.StatusBadRequest, "The application's client metadata document (" + truncate(clientID, 200) + ") cannot be used: " + ce.reason + ".", errInvalidClient}, nil
+	}
 	if isNotFound(err) {
 		return req, &pageError{http.StatusBadRequest, "The application asking for access is not registered here.", errInvalidClient}, nil
 	}
@@ -195,14 +200,21 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 			hidden = append(hidden, hiddenField{k, v})
 		}
 	}
-	s.render(w, r, http.StatusOK, pages.Consent, consentPage{
+	page := consentPage{
 		pageBase:     s.base(c),
 		ClientName:   firstNonEmpty(req.Client.Name, "An unnamed application"),
 		RedirectHost: redirectHost(req.RedirectURI),
 		Scope:        "Use the MCP server as you (" + req.Scope + ")",
 		CSRF:         s.csrfToken(c),
 		Hidden:       hidden,
-	})
+	}
+	if isMetadataDocumentID(req.Client.ID) {
+		// Anyone can publish any client_name: the host serving the document
+		// is the identity the user can check.
+		page.ClientHost = redirectHost(req.Client.ID)
+		page.ClientName = req.Client.Name
+	}
+	s.render(w, r, http.StatusOK, pages.Consent, page)
 }
 
 // handleAuthorizeDecision receives the consent form.

@@ -15,8 +15,13 @@ type clientCache struct {
 	m  map[string]store.Client
 }
 
-// client returns the registered client, from memory when it has been seen.
+// client returns the registered client, from memory when it has been seen,
+// or the client a metadata document URL describes (never kept here: its
+// document may change; the store caches it).
 func (s *Server) client(ctx context.Context, id string) (store.Client, error) {
+	if isMetadataDocumentID(id) {
+		return s.metadataClient(ctx, id)
+	}
 	s.clients.mu.RLock()
 	c, ok := s.clients.m[id]
 	s.clients.mu.RUnlock()

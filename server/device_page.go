@@ -111,7 +111,11 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) clientName(r *http.Request, clientID string) string {
-	if cl, err := s.client(r.Context(), clientID); err == nil && cl.Name != "" {
+	cl, err := s.client(r.Context(), clientID)
+	if err == nil && isMetadataDocumentID(clientID) {
+		return metadataClientLabel(cl)
+	}
+	if err == nil && cl.Name != "" {
 		return cl.Name
 	}
 	return "A device"

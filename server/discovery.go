@@ -35,6 +35,7 @@ type authServerMetadata struct {
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 	ResponseModesSupported            []string `json:"response_modes_supported"`
 	AuthorizationResponseISSSupported bool     `json:"authorization_response_iss_parameter_supported"`
+	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
 }
 
 func (s *Server) handleProtectedResourceMetadata(w http.ResponseWriter, r *http.Request) {
@@ -63,6 +64,7 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 		TokenEndpointAuthMethodsSupported: []string{"none"},
 		ResponseModesSupported:            []string{"query"},
 		AuthorizationResponseISSSupported: true,
+		ClientIDMetadataDocumentSupported: true,
 	})
 }
 

@@ -17,6 +17,10 @@ type whoamiOutput struct {
 }
 
 // newMCPHandler builds the Streamable HTTP MCP server behind the bearer check.
+// It is stateless (MCP 2026-07-28): no Mcp-Session-Id, every POST stands on
+// its own, so any instance serves any request and no sticky routing is
+// needed. 2025-11-25 clients still initialize and are answered in their
+// version; their requests, too, need no session.
 func (s *Server) newMCPHandler() http.Handler {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "mcpauth-reference", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{
@@ -31,11 +35,12 @@ func (s *Server) newMCPHandler() http.Handler {
 		return nil, whoamiOutput{UserID: ti.UserID, Via: via}, nil
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Logger: s.log,
+		Stateless: true,
+		Logger:    s.log,
 	})
 	// requireBearer has already authenticated the request (with the RFC 6750
 	// challenge go-sdk does not give); this hands the result to the SDK so it
-	// can bind MCP sessions to their user and expose it to tools.
+	// can expose the user to tools.
 	fromContext := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		p, ok := principalFrom(r.Context())
 		if !ok {

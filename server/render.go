@@ -17,7 +17,10 @@ type hiddenField struct{ Name, Value string }
 type consentPage struct {
 	pageBase
 	ClientName, RedirectHost, Scope, CSRF string
-	Hidden                                []hiddenField
+	// ClientHost is set for a metadata document client: the document's
+	// host, shown as its identity, with ClientName labelled self-declared.
+	ClientHost string
+	Hidden     []hiddenField
 }
 
 type deviceEnterPage struct {

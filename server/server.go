@@ -58,6 +58,8 @@ type Config struct {
 	// on one database, another instance's key regeneration would not reach
 	// this cache.
 	CacheCredentials bool
+	// MetadataDocuments configures fetching Client ID Metadata Documents.
+	MetadataDocuments MetadataDocumentConfig
 	// TestClock, when set, is exposed at /api/test/clock so a conformance
 	// suite in another process can move time. Never set it in production.
 	TestClock *clock.Offset
@@ -80,6 +82,7 @@ type Server struct {
 	limits    *limiters
 	cache     *credentialCache // nil unless Config.CacheCredentials
 	clients   clientCache
+	cimd      *cimdFetcher
 	pages     *pages.Renderer
 	mcp       http.Handler
 	handler   http.Handler
@@ -119,6 +122,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cookieKey: deriveKey(key, "login cookie"),
 		limits:    newLimiters(cfg.Limits.withDefaults(), cfg.Clock),
 		clients:   clientCache{m: map[string]store.Client{}},
+		cimd:      newCIMDFetcher(cfg.MetadataDocuments),
+	}
+	if cfg.MetadataDocuments.AllowPrivateAddresses {
+		cfg.Logger.Warn("client metadata documents may be fetched from loopback, private and link-local addresses (--cimd-allow-private): anyone who can reach this server can make it send requests into its network; local testing only")
 	}
 	s.tokens = newTokenService(key, base, s.resource, cfg.Clock, cfg.Store)
 	if cfg.CacheCredentials {

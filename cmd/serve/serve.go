@@ -47,6 +47,7 @@ type Options struct {
 	Limits                         string
 	NoRateLimits                   bool
 	AllowUnregisteredDeviceClients bool
+	CIMDAllowPrivate               bool
 	LogFormat                      string
 	LogLevel                       string
 
@@ -106,6 +107,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.StringVar(&opts.Limits, "limits", "", `rate limits as name=rate:burst, rate per second; names: device, authorize, register, usercode (e.g. "device=0.5:30,register=1:20")`)
 	fl.BoolVar(&opts.NoRateLimits, "no-rate-limits", false, "turn rate limiting off (benchmarks only)")
 	fl.BoolVar(&opts.AllowUnregisteredDeviceClients, "allow-unregistered-device-clients", false, "accept any client_id at the device endpoints")
+	fl.BoolVar(&opts.CIMDAllowPrivate, "cimd-allow-private", false, "fetch client metadata documents from loopback and private addresses too (local testing only)")
 	fl.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to send the request headers")
 	fl.DurationVar(&opts.ReadTimeout, "read-timeout", 30*time.Second, "time a client has to send the whole request")
 	fl.DurationVar(&opts.WriteTimeout, "write-timeout", 60*time.Second, "time to write a response (also caps MCP streams)")
@@ -182,6 +184,7 @@ func Run(ctx context.Context, opts *Options) error {
 		SigningKey: keys.jwt, PreviousSigningKeys: keys.jwtPrevious,
 		SealingKey: keys.sealing, PreviousSealingKeys: keys.sealingPrevious,
 		AllowUnregisteredDeviceClients: opts.AllowUnregisteredDeviceClients,
+		MetadataDocuments:              server.MetadataDocumentConfig{AllowPrivateAddresses: opts.CIMDAllowPrivate},
 		// Only one instance writes a SQLite file, so a process-local cache
 		// sees every invalidation; PostgreSQL means several instances.
 		CacheCredentials: !sqlstore.IsPostgres(dsn),

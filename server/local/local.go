@@ -41,6 +41,8 @@ type Options struct {
 	// /api/test/clock, as `mcpauth serve --test-clock` does, so a suite can
 	// move time over HTTP. It overrides Clock.
 	TestClock *clock.Offset
+	// MetadataDocuments: see server.Config.
+	MetadataDocuments server.MetadataDocumentConfig
 }
 
 // Instance is a running server.
@@ -87,7 +89,8 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
 		PreviousSigningKeys: opts.PreviousSigningKeys, SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys,
 		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
-		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
+		MetadataDocuments: opts.MetadataDocuments,
+		Login:             server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
 	if err != nil {
 		ln.Close()

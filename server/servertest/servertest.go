@@ -7,8 +7,10 @@ package servertest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"testing"
 	"time"
@@ -38,6 +40,9 @@ type Options struct {
 	CacheCredentials bool
 	// Verbose sends the server's logs to stderr.
 	Verbose bool
+	// MetadataDocuments configures fetching client metadata documents
+	// (tests relax the address guard to reach a loopback document server).
+	MetadataDocuments server.MetadataDocumentConfig
 }
 
 // Env is a running reference server.
@@ -62,6 +67,11 @@ func New(t testing.TB, opts Options) *Env {
 	if opts.Clock == nil {
 		opts.Clock = clock.NewFake(Start)
 	}
+	if opts.MetadataDocuments.LookupIP == nil {
+		// Tests (fuzzers among them) may send any https client_id: resolve
+		// nothing but loopback literals, so no test reaches another host.
+		opts.MetadataDocuments.LookupIP = LoopbackLiteralsOnly
+	}
 	logger := slog.New(slog.DiscardHandler)
 	if opts.Verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -70,10 +80,22 @@ func New(t testing.TB, opts Options) *Env {
 		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
 		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
 		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
+		MetadataDocuments: opts.MetadataDocuments,
 	})
 	if err != nil {
 		t.Fatalf("servertest: %v", err)
 	}
 	t.Cleanup(func() { inst.Close() })
 	return &Env{URL: inst.URL, IdPURL: inst.IdPURL, Server: inst.Server, Store: opts.Store, Clock: opts.Clock, Instance: inst}
+}
+
+// LoopbackLiteralsOnly is a resolver for metadata document fetches in tests:
+// 127.0.0.1 and ::1 (in any spelling) resolve to themselves, everything
+// else fails without asking DNS.
+func LoopbackLiteralsOnly(_ context.Context, host string) ([]netip.Addr, error) {
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.Unmap().IsLoopback() {
+		return nil, fmt.Errorf("servertest: %q does not resolve in tests (only loopback IP literals do)", host)
+	}
+	return []netip.Addr{ip}, nil
 }

@@ -102,6 +102,17 @@ type APIKey struct {
 	CreatedAt time.Time
 }
 
+// MetadataDocument is a cached Client ID Metadata Document, keyed by its
+// URL (the client_id). Body is the document as fetched, so the server
+// validates it again on every use and a rule change applies to cached
+// documents too. Shared through the store so instances fetch it once.
+type MetadataDocument struct {
+	URL       string
+	Body      []byte
+	FetchedAt time.Time
+	ExpiresAt time.Time
+}
+
 // Store is the reference server's storage. All methods are safe for concurrent
 // use, including from several server instances sharing one database.
 type Store interface {
@@ -172,11 +183,17 @@ type Store interface {
 	// database share counters (the test clock's offset is one).
 	AddCounter(ctx context.Context, name string, delta int64) (int64, error)
 
+	// PutMetadataDocument stores d, replacing any entry for d.URL.
+	PutMetadataDocument(ctx context.Context, d MetadataDocument) error
+	// GetMetadataDocument returns the entry for url, expired or not (the
+	// caller compares ExpiresAt with its clock), or ErrNotFound.
+	GetMetadataDocument(ctx context.Context, url string) (MetadataDocument, error)
+
 	// GC deletes what can no longer matter at now: unused auth codes past
 	// ExpiresAt, used ones once their token (TokenExp) has expired too (so a
 	// late replay can still revoke it), device codes past ExpiresAt, and
-	// revocations past their token's expiry. It returns how many records it
-	// removed.
+	// revocations past their token's expiry, and metadata documents past
+	// ExpiresAt. It returns how many records it removed.
 	GC(ctx context.Context, now time.Time) (int, error)
 
 	// Close releases the backend's resources.

@@ -181,6 +181,12 @@ func (s *Store) GC(_ context.Context, now time.Time) (int, error) {
 			n++
 		}
 	}
+	for u, d := range s.metadocs {
+		if d.ExpiresAt.Before(now) {
+			delete(s.metadocs, u)
+			n++
+		}
+	}
 	return n, nil
 }
 

@@ -38,6 +38,7 @@ type Store struct {
 	revoked    map[string]time.Time
 	secrets    map[string][]byte
 	counters   map[string]int64
+	metadocs   map[string]store.MetadataDocument // by URL; created on first put
 }
 
 // New returns an empty store.

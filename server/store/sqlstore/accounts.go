@@ -204,6 +204,7 @@ func (s *Store) GC(ctx context.Context, now time.Time) (int, error) {
 		{`DELETE FROM auth_codes WHERE expires_at < ? AND (used = 0 OR token_exp < ?)`, []any{t, t}},
 		{`DELETE FROM device_codes WHERE expires_at < ?`, []any{t}},
 		{`DELETE FROM revoked_tokens WHERE expires_at < ?`, []any{t}},
+		{`DELETE FROM client_metadata_documents WHERE expires_at < ?`, []any{t}},
 	} {
 		res, err := s.exec(ctx, q.query, q.args...)
 		if err != nil {

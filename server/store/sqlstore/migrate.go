@@ -83,6 +83,15 @@ var migrations = [][]string{
 			value BIGINT NOT NULL
 		)`,
 	},
+	{ // 3: cached Client ID Metadata Documents, shared by instances
+		`CREATE TABLE client_metadata_documents (
+			url TEXT PRIMARY KEY,
+			body BLOB NOT NULL,
+			fetched_at BIGINT NOT NULL,
+			expires_at BIGINT NOT NULL
+		)`,
+		`CREATE INDEX client_metadata_documents_expires_at ON client_metadata_documents (expires_at)`,
+	},
 }
 
 // migrate applies the missing steps in one transaction. On SQLite the

@@ -54,6 +54,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentCreateDeviceCode", testConcurrentCreateDevice},
 		{"ConcurrentSetAPIKey", testConcurrentSetAPIKey},
 		{"ConcurrentGetOrCreateSecret", testConcurrentSecret},
+		{"MetadataDocuments", testMetadataDocuments},
+		{"MetadataDocumentGC", testMetadataDocumentGC},
+		{"ConcurrentPutMetadataDocument", testConcurrentPutMetadataDocument},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
