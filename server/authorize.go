@@ -92,14 +92,6 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 	return req, nil, nil
 }
 
-// normalizeScope: omitted means mcp (decisions.md); mcp is the only scope.
-func normalizeScope(scope string) (string, *oauthError) {
-	if scope == "" || scope == scopeMCP {
-		return scopeMCP, nil
-	}
-	return "", newError(http.StatusBadRequest, errInvalidScope, "the only scope is mcp")
-}
-
 // checkResource applies RFC 8707: the resource, when named, must be this
 // server's MCP endpoint (or the server itself).
 func (s *Server) checkResource(resource string) (string, *oauthError) {

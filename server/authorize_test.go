@@ -142,6 +142,7 @@ func TestAuthorizeErrorsRedirect(t *testing.T) {
 		{"response_type missing", url.Values{"response_type": nil}, "", "unsupported_response_type"},
 		{"scope admin", set("scope", "admin"), "", "invalid_scope"},
 		{"scope mcp plus more", set("scope", "mcp admin"), "", "invalid_scope"},
+		{"offline_access plus more", set("scope", "mcp offline_access admin"), "", "invalid_scope"},
 		{"resource elsewhere", set("resource", "https://other.example/mcp"), "", "invalid_target"},
 		{"resource a sub-path", set("resource", env.URL+"/mcp/x"), "", "invalid_target"},
 		{"repeated scope", nil, "&scope=mcp", "invalid_request"},
@@ -176,6 +177,7 @@ func TestAuthorizeErrorsRedirect(t *testing.T) {
 	// resource may name the MCP endpoint or the server.
 	for _, extra := range []url.Values{
 		{"scope": nil}, {"resource": {env.URL + "/mcp"}}, {"resource": {env.URL}}, {"state": nil},
+		{"scope": {"mcp offline_access"}}, {"scope": {"offline_access mcp"}},
 	} {
 		u, _ := c.authURL(extra)
 		resp, _ := do(t, http.MethodGet, u, "", "", nil)
