@@ -36,6 +36,7 @@ type Client struct {
 	ResponseTypes           []string
 	Scope                   string
 	TokenEndpointAuthMethod string
+	ApplicationType         string // "native" or "web"; "" for clients registered before it was recorded
 	CreatedAt               time.Time
 }
 

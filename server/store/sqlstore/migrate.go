@@ -83,6 +83,9 @@ var migrations = [][]string{
 			value BIGINT NOT NULL
 		)`,
 	},
+	{ // 3: the client's application_type (MCP 2026-07-28 registration)
+		`ALTER TABLE clients ADD COLUMN application_type TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // migrate applies the missing steps in one transaction. On SQLite the
