@@ -38,6 +38,7 @@ type Store struct {
 	revoked    map[string]time.Time
 	secrets    map[string][]byte
 	counters   map[string]int64
+	refresh    refreshState // refresh.go
 }
 
 // New returns an empty store.

@@ -54,6 +54,12 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentCreateDeviceCode", testConcurrentCreateDevice},
 		{"ConcurrentSetAPIKey", testConcurrentSetAPIKey},
 		{"ConcurrentGetOrCreateSecret", testConcurrentSecret},
+		{"RefreshTokens", testRefreshTokens},
+		{"RotateRefreshToken", testRotateRefreshToken},
+		{"RevokeRefreshFamily", testRevokeRefreshFamily},
+		{"RefreshGC", testRefreshGC},
+		{"ConcurrentRotateRefreshToken", testConcurrentRotate},
+		{"ConcurrentRotateAndRevoke", testConcurrentRotateRevoke},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
