@@ -33,6 +33,9 @@ var errInvalidCredential = errors.New("invalid credential")
 // accessClaims are the claims of every JWT the server issues.
 type accessClaims struct {
 	jwt.RegisteredClaims
+	// ClientID names the client the token was issued to (RFC 9068 §2.2), so
+	// that revocation (RFC 7009) honours only that client's request.
+	ClientID string `json:"client_id,omitempty"`
 }
 
 // tokenService issues and verifies the server's HS256 JWTs.
@@ -81,6 +84,11 @@ func (ts *tokenService) Issue(userID string) (issuedToken, error) {
 }
 
 func (ts *tokenService) issueWithID(userID, jti string) (issuedToken, error) {
+	return ts.issueForClient(userID, "", jti)
+}
+
+// issueForClient signs a token issued to an OAuth client.
+func (ts *tokenService) issueForClient(userID, clientID, jti string) (issuedToken, error) {
 	now := ts.clock.Now().Truncate(time.Second)
 	exp := now.Add(AccessTokenLifetime)
 	claims := accessClaims{jwt.RegisteredClaims{
@@ -90,7 +98,7 @@ func (ts *tokenService) issueWithID(userID, jti string) (issuedToken, error) {
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(exp),
 		ID:        jti,
-	}}
+	}, clientID}
 	raw, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(ts.key)
 	if err != nil {
 		return issuedToken{}, fmt.Errorf("signing access token: %w", err)
