@@ -244,6 +244,20 @@ func TestRefreshScope(t *testing.T) {
 	}
 	// The refused requests did not spend the token.
 	c.mustRefresh(again.RefreshToken, nil)
+
+	// A family granted mcp alone (as a store could hold) cannot widen.
+	raw := "mcpr_" + strings.Repeat("n", 43)
+	if err := env.Store.CreateRefreshToken(t.Context(), store.RefreshToken{
+		Hash: sha256Hex(raw), FamilyID: "narrow", ClientID: c.ID, UserID: "u_narrow", Scope: "mcp",
+		CreatedAt: servertest.Start, ExpiresAt: servertest.Start.Add(time.Hour),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := c.refresh(raw, url.Values{"scope": {"mcp offline_access"}})
+	oauthErr(t, resp, body, http.StatusBadRequest, "invalid_scope")
+	if got := c.mustRefresh(raw, url.Values{"scope": {"mcp"}}); got.Scope != "mcp" {
+		t.Fatalf("scope %q, want mcp", got.Scope)
+	}
 }
 
 // Bad refresh requests get RFC 6749 errors, never a 5xx, and spend,
