@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -361,10 +362,12 @@ func TestRefreshConcurrent(t *testing.T) {
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
-			env := servertest.New(t, servertest.Options{Store: open(t)})
+			const n = 50
+			gs := &gatedStore{Store: open(t), n: n, all: make(chan struct{})}
+			env := servertest.New(t, servertest.Options{Store: gs})
 			c := refreshClient(t, env)
 			rb := c.offline(env.Browser("racer"))
-			const n = 50
+			gs.on.Store(true)
 			statuses := make([]int, n)
 			bodies := make([][]byte, n)
 			errs := make([]error, n)
@@ -402,4 +405,29 @@ func TestRefreshConcurrent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gatedStore holds every GetRefreshToken, once on, until n callers have
+// read the token (or a bound passes), so that all of them see it unspent
+// and only the store's single-use rotation can stop them.
+type gatedStore struct {
+	store.Store
+	on      atomic.Bool
+	n       int32
+	arrived atomic.Int32
+	all     chan struct{}
+}
+
+func (g *gatedStore) GetRefreshToken(ctx context.Context, hash string) (store.RefreshToken, error) {
+	t, err := g.Store.GetRefreshToken(ctx, hash)
+	if g.on.Load() {
+		if g.arrived.Add(1) == g.n {
+			close(g.all)
+		}
+		select {
+		case <-g.all:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	return t, err
 }
