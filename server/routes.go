@@ -23,6 +23,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /oauth/authorize", s.handleAuthorize)
 	mux.HandleFunc("POST /oauth/authorize", s.handleAuthorizeDecision)
 	mux.HandleFunc("POST /oauth/token", s.handleToken)
+	mux.HandleFunc("POST /oauth/revoke", s.handleRevoke)
 
 	mux.HandleFunc("POST /api/oauth/device/code", s.handleDeviceCode)
 	mux.HandleFunc("POST /api/oauth/device/token", s.handleDeviceToken)
