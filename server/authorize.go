@@ -71,6 +71,8 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 		return req, nil, oerr
 	}
 	switch {
+	case p["response_type"] == "":
+		return req, nil, invalidRequest("response_type is required")
 	case p["response_type"] != "code":
 		return req, nil, newError(http.StatusBadRequest, errUnsupportedResponseType, "response_type must be code")
 	case !containsString(c.GrantTypes, grantAuthCode):
