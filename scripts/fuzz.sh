@@ -18,6 +18,8 @@ targets=(
   "./server FuzzRedirectURI"
   "./server FuzzUserCode"
   "./server FuzzEndpoints"
+  "./server FuzzRefreshGrant"
+  "./server FuzzRevoke"
   "./pkce FuzzPKCE"
   "./flows FuzzWWWAuthenticate"
   "./flows FuzzTokenResponse"
