@@ -84,6 +84,30 @@ func (s *Server) startRefreshFamily(ctx context.Context, clientID, userID, scope
 	return raw, nil
 }
 
+// replayedMeanwhile closes a race with revokeReplayed: a replay of the code
+// between its consumption and the family's creation revoked the access
+// token but found no family yet. Whichever came second sees the other's
+// write, so the family is revoked either way.
+func (s *Server) replayedMeanwhile(ctx context.Context, jti string) (bool, *oauthError) {
+	revoked, err := s.store.IsTokenRevoked(ctx, jti)
+	if err == nil && revoked {
+		err = s.revokeFamily(ctx, jti)
+	}
+	if err != nil {
+		s.log.Error("checking a new refresh token family against a code replay", "request_id", requestID(ctx), "err", err)
+		return false, newError(http.StatusInternalServerError, errServerError, "internal error")
+	}
+	return revoked, nil
+}
+
+// cmpErr returns e if it is set, else fallback.
+func cmpErr(e, fallback *oauthError) *oauthError {
+	if e != nil {
+		return e
+	}
+	return fallback
+}
+
 // refreshGrant is grant_type=refresh_token at /oauth/token (RFC 6749 §6):
 // the presented token is spent and a new access and refresh token issued;
 // a spent one presented again revokes its family (RFC 9700 §4.14.2).

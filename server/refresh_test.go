@@ -431,3 +431,48 @@ func (g *gatedStore) GetRefreshToken(ctx context.Context, hash string) (store.Re
 	}
 	return t, err
 }
+
+// hookStore runs before, once, ahead of the first CreateRefreshToken.
+type hookStore struct {
+	store.Store
+	before atomic.Pointer[func()]
+}
+
+func (h *hookStore) CreateRefreshToken(ctx context.Context, t store.RefreshToken) error {
+	if f := h.before.Swap(nil); f != nil {
+		(*f)()
+	}
+	return h.Store.CreateRefreshToken(ctx, t)
+}
+
+// A replay of the code that lands between its redemption and the creation
+// of the refresh token family (so it finds no family to revoke) still
+// leaves no working refresh token: the redemption notices and revokes the
+// family it just made.
+func TestCodeReplayRacingRedemption(t *testing.T) {
+	t.Parallel()
+	hs := &hookStore{Store: memory.New()}
+	env := servertest.New(t, servertest.Options{Store: hs})
+	c := refreshClient(t, env)
+	u, v := c.authURL(url.Values{"scope": {"mcp offline_access"}})
+	back, err := env.Browser("racy").Consent(context.Background(), u, "approve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := back.Query().Get("code")
+	var replay *http.Response
+	hook := func() { replay, _ = c.exchange(code, v) }
+	hs.before.Store(&hook)
+	resp, body := c.exchange(code, v)
+	if replay == nil || replay.StatusCode != http.StatusBadRequest {
+		t.Fatalf("the replay inside the redemption: %v", replay)
+	}
+	if resp.StatusCode == http.StatusOK {
+		var rb refreshBody
+		mustJSON(t, body, &rb)
+		r2, b2 := c.refresh(rb.RefreshToken, nil)
+		oauthErr(t, r2, b2, http.StatusBadRequest, "invalid_grant")
+		return
+	}
+	oauthErr(t, resp, body, http.StatusBadRequest, "invalid_grant")
+}

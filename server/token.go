@@ -138,6 +138,10 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 			s.serverError(w, r, "issuing refresh token", err)
 			return
 		}
+		if replayed, oerr := s.replayedMeanwhile(ctx, tok.ID); oerr != nil || replayed {
+			writeOAuthError(w, cmpErr(oerr, invalidGrant("authorization code already used")))
+			return
+		}
 	}
 	s.log.Info("access token issued", "request_id", requestID(ctx), "grant", "authorization_code", "user_id", code.UserID, "client_id", code.ClientID)
 	writeJSON(w, http.StatusOK, resp)
