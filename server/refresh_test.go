@@ -460,12 +460,21 @@ func TestCodeReplayRacingRedemption(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := back.Query().Get("code")
-	var replay *http.Response
-	hook := func() { replay, _ = c.exchange(code, v) }
+	replayed := make(chan int, 1)
+	hook := func() {
+		r, _, err := send(http.MethodPost, env.URL+"/oauth/token", "application/x-www-form-urlencoded", url.Values{
+			"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {c.RedirectURI}, "client_id": {c.ID}, "code_verifier": {v},
+		}.Encode(), nil)
+		if err != nil {
+			replayed <- 0
+			return
+		}
+		replayed <- r.StatusCode
+	}
 	hs.before.Store(&hook)
 	resp, body := c.exchange(code, v)
-	if replay == nil || replay.StatusCode != http.StatusBadRequest {
-		t.Fatalf("the replay inside the redemption: %v", replay)
+	if st := <-replayed; st != http.StatusBadRequest {
+		t.Fatalf("the replay inside the redemption: status %d, want 400", st)
 	}
 	if resp.StatusCode == http.StatusOK {
 		var rb refreshBody
