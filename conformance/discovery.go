@@ -108,13 +108,13 @@ func discoveryChecks() []Check {
 		asEndpoint("DISC-11", "device_authorization_endpoint", "/api/oauth/device/code"),
 		metadataField("DISC-12", asPath, "authorization server metadata: response_types_supported is [code]", asSrc,
 			func(e *Env, o object) error { return o.wantSet("response_types_supported", "code") }),
-		metadataField("DISC-13", asPath, "authorization server metadata: grant_types_supported is [authorization_code, device_code]", asSrc,
+		metadataField("DISC-13", asPath, "authorization server metadata: grant_types_supported is [authorization_code, device_code, refresh_token]", asSrc+"; decisions.md MCP 2026-07-28",
 			func(e *Env, o object) error {
-				return o.wantSet("grant_types_supported", "authorization_code", grantDeviceCode)
+				return o.wantSet("grant_types_supported", "authorization_code", grantDeviceCode, "refresh_token")
 			}),
 		metadataField("DISC-14", asPath, "authorization server metadata: code_challenge_methods_supported is [S256]", asSrc,
 			func(e *Env, o object) error { return o.wantSet("code_challenge_methods_supported", "S256") }),
-		metadataField("DISC-15", asPath, "authorization server metadata: scopes_supported is [mcp]", asSrc,
-			func(e *Env, o object) error { return o.wantSet("scopes_supported", "mcp") }),
+		metadataField("DISC-15", asPath, "authorization server metadata: scopes_supported is [mcp, offline_access]", asSrc+"; decisions.md MCP 2026-07-28",
+			func(e *Env, o object) error { return o.wantSet("scopes_supported", "mcp", "offline_access") }),
 	}
 }

@@ -150,8 +150,8 @@ func (s *fakeService) asMeta(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{
 		"issuer": issuer, "authorization_endpoint": s.base + "/oauth/authorize", "token_endpoint": s.base + "/oauth/token",
 		"registration_endpoint": s.base + "/oauth/register", "device_authorization_endpoint": s.base + "/api/oauth/device/code",
-		"response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code", grantDeviceCode},
-		"code_challenge_methods_supported": []string{"S256"}, "scopes_supported": []string{"mcp"},
+		"response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code", grantDeviceCode, "refresh_token"},
+		"code_challenge_methods_supported": []string{"S256"}, "scopes_supported": []string{"mcp", "offline_access"},
 	})
 }
 

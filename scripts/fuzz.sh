@@ -20,6 +20,8 @@ targets=(
   "./server FuzzEndpoints"
   "./server FuzzReturnTo"
   "./server FuzzMetadataDocument"
+  "./server FuzzRefreshGrant"
+  "./server FuzzRevoke"
   "./pkce FuzzPKCE"
   "./flows FuzzWWWAuthenticate"
   "./flows FuzzTokenResponse"

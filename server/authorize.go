@@ -76,6 +76,8 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 		return req, nil, oerr
 	}
 	switch {
+	case p["response_type"] == "":
+		return req, nil, invalidRequest("response_type is required")
 	case p["response_type"] != "code":
 		return req, nil, newError(http.StatusBadRequest, errUnsupportedResponseType, "response_type must be code")
 	case !containsString(c.GrantTypes, grantAuthCode):
@@ -95,14 +97,6 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 		return req, nil, oerr
 	}
 	return req, nil, nil
-}
-
-// normalizeScope: omitted means mcp (decisions.md); mcp is the only scope.
-func normalizeScope(scope string) (string, *oauthError) {
-	if scope == "" || scope == scopeMCP {
-		return scopeMCP, nil
-	}
-	return "", newError(http.StatusBadRequest, errInvalidScope, "the only scope is mcp")
 }
 
 // checkResource applies RFC 8707: the resource, when named, must be this

@@ -139,9 +139,12 @@ func TestAuthorizeErrorsRedirect(t *testing.T) {
 		{"challenge not base64url", set("code_challenge", strings.Repeat("+", 43)), "", "invalid_request"},
 		{"challenge too long", set("code_challenge", strings.Repeat("A", 44)), "", "invalid_request"},
 		{"response_type token", set("response_type", "token"), "", "unsupported_response_type"},
-		{"response_type missing", url.Values{"response_type": nil}, "", "unsupported_response_type"},
+		{"response_type missing", url.Values{"response_type": nil}, "", "invalid_request"},
+		{"response_type empty", set("response_type", ""), "", "invalid_request"},
+		{"response_type code token", set("response_type", "code token"), "", "unsupported_response_type"},
 		{"scope admin", set("scope", "admin"), "", "invalid_scope"},
 		{"scope mcp plus more", set("scope", "mcp admin"), "", "invalid_scope"},
+		{"offline_access plus more", set("scope", "mcp offline_access admin"), "", "invalid_scope"},
 		{"resource elsewhere", set("resource", "https://other.example/mcp"), "", "invalid_target"},
 		{"resource a sub-path", set("resource", env.URL+"/mcp/x"), "", "invalid_target"},
 		{"repeated scope", nil, "&scope=mcp", "invalid_request"},
@@ -176,6 +179,7 @@ func TestAuthorizeErrorsRedirect(t *testing.T) {
 	// resource may name the MCP endpoint or the server.
 	for _, extra := range []url.Values{
 		{"scope": nil}, {"resource": {env.URL + "/mcp"}}, {"resource": {env.URL}}, {"state": nil},
+		{"scope": {"mcp offline_access"}}, {"scope": {"offline_access mcp"}},
 	} {
 		u, _ := c.authURL(extra)
 		resp, _ := do(t, http.MethodGet, u, "", "", nil)

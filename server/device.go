@@ -184,13 +184,32 @@ func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[s
 		writeOAuthError(w, outcome)
 		return
 	}
-	tok, err := s.tokens.Issue(d.UserID)
+	jti, err := randomToken(16)
+	if err != nil {
+		s.serverError(w, r, "generating token id", err)
+		return
+	}
+	tok, err := s.tokens.issueForClient(d.UserID, d.ClientID, jti)
 	if err != nil {
 		s.serverError(w, r, "issuing access token", err)
 		return
 	}
+	resp := newTokenResponse(tok)
+	// An unregistered device client (when allowed) gets no refresh token.
+	client, err := s.client(r.Context(), d.ClientID)
+	if err != nil && !isNotFound(err) {
+		s.serverError(w, r, "looking up client", err)
+		return
+	}
+	resp.Scope = effectiveScope(client, d.Scope)
+	if grantsRefresh(client, d.Scope) {
+		if resp.RefreshToken, err = s.startRefreshFamily(r.Context(), d.ClientID, d.UserID, d.Scope, "", tok); err != nil {
+			s.serverError(w, r, "issuing refresh token", err)
+			return
+		}
+	}
 	s.log.Info("access token issued", "request_id", requestID(r.Context()), "grant", "device_code", "user_id", d.UserID, "client_id", d.ClientID)
-	writeJSON(w, http.StatusOK, newTokenResponse(tok))
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // User codes: 4 letters, hyphen, 4 digits (service.md), letters from an

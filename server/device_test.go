@@ -33,6 +33,8 @@ func TestDeviceCodeIssuance(t *testing.T) {
 		{"JSON with charset", "application/json; charset=utf-8", `{"client_id":"` + c.ID + `"}`},
 		{"form", form, "client_id=" + c.ID + "&scope=mcp"},
 		{"form without scope", form, "client_id=" + c.ID},
+		{"JSON with offline_access", "application/json", `{"client_id":"` + c.ID + `","scope":"mcp offline_access"}`},
+		{"form with offline_access first", form, "client_id=" + c.ID + "&scope=offline_access+mcp"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, body := do(t, http.MethodPost, env.URL+"/api/oauth/device/code", tt.ctype, tt.body, nil)
@@ -80,6 +82,7 @@ func TestDeviceCodeErrors(t *testing.T) {
 		{"client without the device grant", "application/json", `{"client_id":"` + codeOnly + `"}`, 400, "unauthorized_client"},
 		{"missing client_id", "application/json", `{"scope":"mcp"}`, 400, "invalid_request"},
 		{"scope admin", "application/json", `{"client_id":"` + c.ID + `","scope":"admin"}`, 400, "invalid_scope"},
+		{"offline_access plus unknown", "application/json", `{"client_id":"` + c.ID + `","scope":"mcp offline_access admin"}`, 400, "invalid_scope"},
 		{"client_id not a string", "application/json", `{"client_id":7}`, 400, "invalid_request"},
 		{"text/plain", "text/plain", "client_id=" + c.ID, 400, "invalid_request"},
 		{"repeated client_id", "application/x-www-form-urlencoded", "client_id=" + c.ID + "&client_id=" + c.ID, 400, "invalid_request"},

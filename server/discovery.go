@@ -10,6 +10,7 @@ const (
 	scopeMCP        = "mcp"
 	grantAuthCode   = "authorization_code"
 	grantDeviceCode = "urn:ietf:params:oauth:grant-type:device_code"
+	grantRefresh    = "refresh_token"
 )
 
 // RFC 9728 §2, with the values service.md lists.
@@ -36,6 +37,8 @@ type authServerMetadata struct {
 	ResponseModesSupported            []string `json:"response_modes_supported"`
 	AuthorizationResponseISSSupported bool     `json:"authorization_response_iss_parameter_supported"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
+	RevocationEndpoint                string   `json:"revocation_endpoint"`
+	RevocationEndpointAuthMethods     []string `json:"revocation_endpoint_auth_methods_supported"`
 }
 
 func (s *Server) handleProtectedResourceMetadata(w http.ResponseWriter, r *http.Request) {
@@ -58,13 +61,15 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 		RegistrationEndpoint:              s.baseURL + "/oauth/register",
 		DeviceAuthorizationEndpoint:       s.baseURL + "/api/oauth/device/code",
 		ResponseTypesSupported:            []string{"code"},
-		GrantTypesSupported:               []string{grantAuthCode, grantDeviceCode},
+		GrantTypesSupported:               []string{grantAuthCode, grantDeviceCode, grantRefresh},
 		CodeChallengeMethodsSupported:     []string{pkce.MethodS256},
-		ScopesSupported:                   []string{scopeMCP},
+		ScopesSupported:                   []string{scopeMCP, scopeOfflineAccess},
 		TokenEndpointAuthMethodsSupported: []string{"none"},
 		ResponseModesSupported:            []string{"query"},
 		AuthorizationResponseISSSupported: true,
 		ClientIDMetadataDocumentSupported: true,
+		RevocationEndpoint:                s.baseURL + "/oauth/revoke",
+		RevocationEndpointAuthMethods:     []string{"none"},
 	})
 }
 

@@ -50,6 +50,8 @@ func TestDiscoveryDocuments(t *testing.T) {
 		GrantTypesSupported           []string `json:"grant_types_supported"`
 		CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported"`
 		ScopesSupported               []string `json:"scopes_supported"`
+		RevocationEndpoint            string   `json:"revocation_endpoint"`
+		RevocationAuthMethods         []string `json:"revocation_endpoint_auth_methods_supported"`
 	}
 	mustJSON(t, body, &as)
 	for _, f := range []struct{ name, got, want string }{
@@ -58,6 +60,7 @@ func TestDiscoveryDocuments(t *testing.T) {
 		{"token_endpoint", as.TokenEndpoint, env.URL + "/oauth/token"},
 		{"registration_endpoint", as.RegistrationEndpoint, env.URL + "/oauth/register"},
 		{"device_authorization_endpoint", as.DeviceAuthorizationEndpoint, env.URL + "/api/oauth/device/code"},
+		{"revocation_endpoint", as.RevocationEndpoint, env.URL + "/oauth/revoke"},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s = %q, want %q", f.name, f.got, f.want)
@@ -68,9 +71,10 @@ func TestDiscoveryDocuments(t *testing.T) {
 		got, want []string
 	}{
 		{"response_types_supported", as.ResponseTypesSupported, []string{"code"}},
-		{"grant_types_supported", as.GrantTypesSupported, []string{"authorization_code", deviceGrant}},
+		{"grant_types_supported", as.GrantTypesSupported, []string{"authorization_code", deviceGrant, "refresh_token"}},
 		{"code_challenge_methods_supported", as.CodeChallengeMethodsSupported, []string{"S256"}},
-		{"scopes_supported", as.ScopesSupported, []string{"mcp"}},
+		{"scopes_supported", as.ScopesSupported, []string{"mcp", "offline_access"}},
+		{"revocation_endpoint_auth_methods_supported", as.RevocationAuthMethods, []string{"none"}},
 	} {
 		if !slices.Equal(slices.Sorted(slices.Values(f.got)), slices.Sorted(slices.Values(f.want))) {
 			t.Errorf("%s = %q, want %q (in any order)", f.name, f.got, f.want)

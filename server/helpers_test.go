@@ -437,3 +437,14 @@ func (c *countingStore) AddCounter(ctx context.Context, name string, delta int64
 	}
 	return n, c.count(err)
 }
+func (c *countingStore) CreateRefreshToken(ctx context.Context, t store.RefreshToken) error {
+	return c.count(c.Store.CreateRefreshToken(ctx, t))
+}
+func (c *countingStore) RotateRefreshToken(ctx context.Context, h string, next store.RefreshToken, now time.Time) (store.RefreshToken, error) {
+	t, err := c.Store.RotateRefreshToken(ctx, h, next, now)
+	return t, c.count(err)
+}
+func (c *countingStore) RevokeRefreshFamily(ctx context.Context, id string) ([]store.RevokedToken, error) {
+	l, err := c.Store.RevokeRefreshFamily(ctx, id)
+	return l, c.count(err)
+}

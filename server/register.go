@@ -31,6 +31,7 @@ type registrationRequest struct {
 	ResponseTypes           []string
 	Scope                   string
 	TokenEndpointAuthMethod string
+	ApplicationType         string
 }
 
 type registrationResponse struct {
@@ -41,6 +42,7 @@ type registrationResponse struct {
 	ResponseTypes           []string `json:"response_types"`
 	Scope                   string   `json:"scope"`
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	ApplicationType         string   `json:"application_type"`
 	ClientIDIssuedAt        int64    `json:"client_id_issued_at"`
 }
 
@@ -78,6 +80,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 			ResponseTypes:           req.ResponseTypes,
 			Scope:                   req.Scope,
 			TokenEndpointAuthMethod: "none",
+			ApplicationType:         req.ApplicationType,
 			CreatedAt:               now,
 		}
 		err = s.store.CreateClient(r.Context(), c)
@@ -97,6 +100,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		ResponseTypes:           nonNil(c.ResponseTypes),
 		Scope:                   c.Scope,
 		TokenEndpointAuthMethod: c.TokenEndpointAuthMethod,
+		ApplicationType:         c.ApplicationType,
 		ClientIDIssuedAt:        now.Unix(),
 	})
 }
@@ -117,6 +121,7 @@ func decodeRegistration(r *http.Request) (registrationRequest, *oauthError) {
 		{"response_types", &req.ResponseTypes},
 		{"scope", &req.Scope},
 		{"token_endpoint_auth_method", &req.TokenEndpointAuthMethod},
+		{"application_type", &req.ApplicationType},
 	}
 	for _, f := range fields {
 		v, ok := raw[f.name]
@@ -143,11 +148,15 @@ func validateRegistration(req *registrationRequest) *oauthError {
 		req.GrantTypes = []string{grantAuthCode}
 	}
 	for _, g := range req.GrantTypes {
-		if g != grantAuthCode && g != grantDeviceCode {
-			return bad("unsupported grant type %q; supported: %s, %s", g, grantAuthCode, grantDeviceCode)
+		if g != grantAuthCode && g != grantDeviceCode && g != grantRefresh {
+			return bad("unsupported grant type %q; supported: %s, %s, %s", g, grantAuthCode, grantDeviceCode, grantRefresh)
 		}
 	}
 	req.GrantTypes = uniq(req.GrantTypes)
+	if slices.Equal(req.GrantTypes, []string{grantRefresh}) {
+		// Nothing would ever issue this client a refresh token.
+		return bad("the refresh_token grant needs the authorization_code or device_code grant")
+	}
 	usesCode := slices.Contains(req.GrantTypes, grantAuthCode)
 	if len(req.ResponseTypes) == 0 && usesCode {
 		req.ResponseTypes = []string{"code"}
@@ -160,21 +169,16 @@ func validateRegistration(req *registrationRequest) *oauthError {
 	if len(req.ResponseTypes) > 0 && !usesCode {
 		return bad("response type code requires the authorization_code grant")
 	}
-	switch req.Scope {
-	case "":
-		req.Scope = scopeMCP
-	case scopeMCP:
-	default:
-		return bad("unsupported scope %q; the only scope is mcp", req.Scope)
+	scope, oerr := normalizeScope(req.Scope)
+	if oerr != nil {
+		return bad("unsupported scope %q; supported: mcp, offline_access", truncate(req.Scope, 100))
 	}
+	req.Scope = scope
 	if req.TokenEndpointAuthMethod != "" && req.TokenEndpointAuthMethod != "none" {
 		return bad("token_endpoint_auth_method must be none: clients are public and use PKCE")
 	}
-	if len(req.RedirectURIs) == 0 {
-		if usesCode {
-			return newError(http.StatusBadRequest, errInvalidRedirectURI, "redirect_uris is required for the authorization_code grant")
-		}
-		return nil
+	if len(req.RedirectURIs) == 0 && usesCode {
+		return newError(http.StatusBadRequest, errInvalidRedirectURI, "redirect_uris is required for the authorization_code grant")
 	}
 	if len(req.RedirectURIs) > maxRedirectURIs {
 		return newError(http.StatusBadRequest, errInvalidRedirectURI, "at most %d redirect_uris", maxRedirectURIs)
@@ -184,7 +188,7 @@ func validateRegistration(req *registrationRequest) *oauthError {
 			return newError(http.StatusBadRequest, errInvalidRedirectURI, "redirect_uri %q: %s", truncate(u, 100), reason)
 		}
 	}
-	return nil
+	return checkApplicationType(req)
 }
 
 // checkRedirectURI returns why u is not an acceptable redirect URI, or "".

@@ -13,7 +13,7 @@ import (
 const maxBodyBytes = 1 << 20
 
 func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
+	mux := newRouteTable()
 	prm := http.HandlerFunc(s.handleProtectedResourceMetadata)
 	mux.Handle("GET /.well-known/oauth-protected-resource", prm)
 	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", prm)
@@ -23,6 +23,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /oauth/authorize", s.handleAuthorize)
 	mux.HandleFunc("POST /oauth/authorize", s.handleAuthorizeDecision)
 	mux.HandleFunc("POST /oauth/token", s.handleToken)
+	mux.HandleFunc("POST /oauth/revoke", s.handleRevoke)
 
 	mux.HandleFunc("POST /api/oauth/device/code", s.handleDeviceCode)
 	mux.HandleFunc("POST /api/oauth/device/token", s.handleDeviceToken)
@@ -46,6 +47,7 @@ func (s *Server) routes() http.Handler {
 		mux.HandleFunc("GET /api/test/clock", s.handleTestClock)
 		mux.HandleFunc("POST /api/test/clock", s.handleTestClock)
 	}
+	mux.methodNotAllowed(s.handleMethodNotAllowed)
 	mux.HandleFunc("/", s.handleNotFound)
 
 	return s.withRequestContext(mux)

@@ -11,18 +11,19 @@ import (
 
 // tokenResponse is RFC 6749 §5.1 with the contract's fields.
 type tokenResponse struct {
-	AccessToken string `json:"access_token"`
-	TokenType   string `json:"token_type"`
-	ExpiresIn   int64  `json:"expires_in"`
-	Scope       string `json:"scope"`
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int64  `json:"expires_in"`
+	Scope        string `json:"scope"`
+	RefreshToken string `json:"refresh_token,omitempty"`
 }
 
 func newTokenResponse(t issuedToken) tokenResponse {
 	return tokenResponse{AccessToken: t.Raw, TokenType: "Bearer", ExpiresIn: int64(AccessTokenLifetime / time.Second), Scope: scopeMCP}
 }
 
-// handleToken is POST /oauth/token: form-encoded, authorization_code or the
-// device grant (RFC 8628 §3.4, decisions.md).
+// handleToken is POST /oauth/token: form-encoded, authorization_code, the
+// device grant (RFC 8628 §3.4, decisions.md) or refresh_token.
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	p, oerr := readParams(r, false)
 	if oerr != nil {
@@ -37,10 +38,12 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		s.exchangeCode(w, r, p)
 	case grantDeviceCode:
 		s.pollDeviceToken(w, r, p)
+	case grantRefresh:
+		s.refreshGrant(w, r, p)
 	case "":
 		writeOAuthError(w, invalidRequest("grant_type is required"))
 	default:
-		writeOAuthError(w, newError(http.StatusBadRequest, errUnsupportedGrantType, "supported grant types: %s, %s", grantAuthCode, grantDeviceCode))
+		writeOAuthError(w, newError(http.StatusBadRequest, errUnsupportedGrantType, "supported grant types: %s, %s, %s", grantAuthCode, grantDeviceCode, grantRefresh))
 	}
 }
 
@@ -57,7 +60,8 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 		writeOAuthError(w, invalidRequest("code_verifier must be 43-128 characters of [A-Za-z0-9-._~]"))
 		return
 	}
-	if _, err := s.client(ctx, p["client_id"]); err != nil {
+	client, err := s.client(ctx, p["client_id"])
+	if err != nil {
 		if isNotFound(err) {
 			writeOAuthError(w, invalidClient("unknown client"))
 			return
@@ -122,13 +126,25 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 		s.serverError(w, r, "consuming authorization code", err)
 		return
 	}
-	tok, err := s.tokens.issueWithID(code.UserID, jti, "")
+	tok, err := s.tokens.issueForClient(code.UserID, code.ClientID, jti)
 	if err != nil {
 		s.serverError(w, r, "issuing access token", err)
 		return
 	}
+	resp := newTokenResponse(tok)
+	resp.Scope = effectiveScope(client, code.Scope)
+	if grantsRefresh(client, code.Scope) {
+		if resp.RefreshToken, err = s.startRefreshFamily(ctx, code.ClientID, code.UserID, code.Scope, code.Resource, tok); err != nil {
+			s.serverError(w, r, "issuing refresh token", err)
+			return
+		}
+		if replayed, oerr := s.replayedMeanwhile(ctx, tok.ID); oerr != nil || replayed {
+			writeOAuthError(w, cmpErr(oerr, invalidGrant("authorization code already used")))
+			return
+		}
+	}
 	s.log.Info("access token issued", "request_id", requestID(ctx), "grant", "authorization_code", "user_id", code.UserID, "client_id", code.ClientID)
-	writeJSON(w, http.StatusOK, newTokenResponse(tok))
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // revokeReplayed denies the token issued from a code presented twice
@@ -139,6 +155,11 @@ func (s *Server) revokeReplayed(r *http.Request, code store.AuthCode) {
 	}
 	if err := s.revoke(r.Context(), code.TokenID, code.TokenExp); err != nil {
 		s.logError(r, "revoking token of a replayed code", err)
+		return
+	}
+	// The refresh token family started with that token, if any.
+	if err := s.revokeFamily(r.Context(), code.TokenID); err != nil && !isNotFound(err) {
+		s.logError(r, "revoking refresh tokens of a replayed code", err)
 		return
 	}
 	s.log.Warn("authorization code replayed: revoked the token issued from it", "request_id", requestID(r.Context()), "client_id", code.ClientID, "user_id", code.UserID)

@@ -130,7 +130,7 @@ func TestTokenExchangeErrors(t *testing.T) {
 		{"missing code_verifier", url.Values{"code_verifier": nil}, "", 400, "invalid_request"},
 		{"missing grant_type", url.Values{"grant_type": nil}, "", 400, "invalid_request"},
 		{"grant_type password", url.Values{"grant_type": {"password"}}, "", 400, "unsupported_grant_type"},
-		{"grant_type refresh_token", url.Values{"grant_type": {"refresh_token"}}, "", 400, "unsupported_grant_type"},
+		{"grant_type refresh_token without one", url.Values{"grant_type": {"refresh_token"}}, "", 400, "invalid_request"},
 		{"repeated code", url.Values{"code": {"a", "b"}}, "", 400, "invalid_request"},
 		{"JSON body", nil, "application/json", 400, "invalid_request"},
 	} {

@@ -36,6 +36,7 @@ type Client struct {
 	ResponseTypes           []string
 	Scope                   string
 	TokenEndpointAuthMethod string
+	ApplicationType         string // "native" or "web"; "" for clients registered before it was recorded
 	CreatedAt               time.Time
 }
 
@@ -113,6 +114,39 @@ type MetadataDocument struct {
 	ExpiresAt time.Time
 }
 
+// RefreshToken is one refresh token of a family (RFC 9700 §4.14.2): the
+// tokens that descend, by rotation, from one authorization grant. Client,
+// user, scope, resource and expiry belong to the family; the rest to the
+// token.
+type RefreshToken struct {
+	Hash string // SHA-256 of the token, hex; the token itself is never stored
+	// FamilyID is the jti of the family's first access token, so that a
+	// replayed authorization code, which records that jti, finds the family.
+	FamilyID  string
+	ClientID  string
+	UserID    string
+	Scope     string
+	Resource  string
+	ExpiresAt time.Time // the family's end, fixed at the original grant
+	CreatedAt time.Time // when this token was issued
+	// TokenID and TokenExp name the access token issued with this refresh
+	// token, so revoking the family can deny it.
+	TokenID  string
+	TokenExp time.Time
+	// Set by RotateRefreshToken: the token was exchanged and must not be
+	// presented again.
+	Used   bool
+	UsedAt time.Time
+	// Revoked: the whole family was revoked (RevokeRefreshFamily).
+	Revoked bool
+}
+
+// RevokedToken names an access token denied by RevokeRefreshFamily.
+type RevokedToken struct {
+	ID        string // jti
+	ExpiresAt time.Time
+}
+
 // Store is the reference server's storage. All methods are safe for concurrent
 // use, including from several server instances sharing one database.
 type Store interface {
@@ -173,6 +207,29 @@ type Store interface {
 	// IsTokenRevoked reports whether the jti was revoked.
 	IsTokenRevoked(ctx context.Context, jti string) (bool, error)
 
+	// CreateRefreshToken starts a family with its first token;
+	// ErrAlreadyExists if the hash or the family is taken.
+	CreateRefreshToken(ctx context.Context, t RefreshToken) error
+	// GetRefreshToken returns the token (used, revoked or not) with its
+	// family's fields, or ErrNotFound.
+	GetRefreshToken(ctx context.Context, hash string) (RefreshToken, error)
+	// RotateRefreshToken atomically spends the unused token hash of a
+	// family that is not revoked and adds next to that family (only next's
+	// Hash, CreatedAt, TokenID and TokenExp are read). Of any number of
+	// concurrent calls for one hash exactly one succeeds. It returns the
+	// presented token as stored afterwards; ErrAlreadyUsed with that record
+	// when the token was spent or its family revoked (the record tells
+	// which), ErrNotFound for an unknown hash, ErrAlreadyExists (nothing
+	// changed) if next's hash is taken.
+	RotateRefreshToken(ctx context.Context, hash string, next RefreshToken, now time.Time) (RefreshToken, error)
+	// RevokeRefreshFamily marks the family revoked, so none of its refresh
+	// tokens is accepted again, and revokes (as RevokeToken) every access
+	// token issued with them, which it returns so the caller can update
+	// any cache. Once it returns, no rotation of the family can succeed, and
+	// none that succeeded is missing from the list. Idempotent; ErrNotFound
+	// for an unknown family.
+	RevokeRefreshFamily(ctx context.Context, familyID string) ([]RevokedToken, error)
+
 	// GetOrCreateSecret returns the named server secret, storing gen's value
 	// first if there is none. Concurrent callers (even on other instances)
 	// all get the same value.
@@ -191,9 +248,11 @@ type Store interface {
 
 	// GC deletes what can no longer matter at now: unused auth codes past
 	// ExpiresAt, used ones once their token (TokenExp) has expired too (so a
-	// late replay can still revoke it), device codes past ExpiresAt, and
-	// revocations past their token's expiry, and metadata documents past
-	// ExpiresAt. It returns how many records it removed.
+	// late replay can still revoke it), device codes past ExpiresAt,
+	// revocations past their token's expiry, metadata documents past
+	// ExpiresAt, and refresh token families past ExpiresAt once every
+	// access token issued in them has expired too. It returns how many
+	// records it removed.
 	GC(ctx context.Context, now time.Time) (int, error)
 
 	// Close releases the backend's resources.

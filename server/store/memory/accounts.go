@@ -187,6 +187,7 @@ func (s *Store) GC(_ context.Context, now time.Time) (int, error) {
 			n++
 		}
 	}
+	n += s.gcRefresh(now)
 	return n, nil
 }
 

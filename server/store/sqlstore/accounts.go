@@ -205,6 +205,13 @@ func (s *Store) GC(ctx context.Context, now time.Time) (int, error) {
 		{`DELETE FROM device_codes WHERE expires_at < ?`, []any{t}},
 		{`DELETE FROM revoked_tokens WHERE expires_at < ?`, []any{t}},
 		{`DELETE FROM client_metadata_documents WHERE expires_at < ?`, []any{t}},
+		// Refresh families past their end whose access tokens have all
+		// expired: their tokens, then the families left without any.
+		{`DELETE FROM refresh_tokens WHERE family_id IN (
+			SELECT f.id FROM refresh_families f WHERE f.expires_at < ? AND NOT EXISTS (
+				SELECT 1 FROM refresh_tokens l WHERE l.family_id = f.id AND l.token_exp >= ?))`, []any{t, t}},
+		{`DELETE FROM refresh_families WHERE expires_at < ? AND NOT EXISTS (
+			SELECT 1 FROM refresh_tokens l WHERE l.family_id = refresh_families.id)`, []any{t}},
 	} {
 		res, err := s.exec(ctx, q.query, q.args...)
 		if err != nil {

@@ -56,7 +56,7 @@ func (s *Store) insertErr(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-const clientCols = `id, name, redirect_uris, grant_types, response_types, scope, token_endpoint_auth_method, created_at`
+const clientCols = `id, name, redirect_uris, grant_types, response_types, scope, token_endpoint_auth_method, created_at, application_type`
 
 func (s *Store) CreateClient(ctx context.Context, c store.Client) error {
 	var lists [3]string
@@ -66,8 +66,8 @@ func (s *Store) CreateClient(ctx context.Context, c store.Client) error {
 			return fmt.Errorf("create client: %w", err)
 		}
 	}
-	_, err := s.exec(ctx, `INSERT INTO clients (`+clientCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, c.Name, lists[0], lists[1], lists[2], c.Scope, c.TokenEndpointAuthMethod, ms(c.CreatedAt))
+	_, err := s.exec(ctx, `INSERT INTO clients (`+clientCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, c.Name, lists[0], lists[1], lists[2], c.Scope, c.TokenEndpointAuthMethod, ms(c.CreatedAt), c.ApplicationType)
 	if err != nil {
 		return s.insertErr("create client", err)
 	}
@@ -79,7 +79,7 @@ func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) 
 	var lists [3]string
 	var created int64
 	err := s.queryRow(ctx, `SELECT `+clientCols+` FROM clients WHERE id = ?`, id).Scan(
-		&c.ID, &c.Name, &lists[0], &lists[1], &lists[2], &c.Scope, &c.TokenEndpointAuthMethod, &created)
+		&c.ID, &c.Name, &lists[0], &lists[1], &lists[2], &c.Scope, &c.TokenEndpointAuthMethod, &created, &c.ApplicationType)
 	if err != nil {
 		return store.Client{}, notFound("get client", err)
 	}

@@ -92,6 +92,31 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX client_metadata_documents_expires_at ON client_metadata_documents (expires_at)`,
 	},
+	{ // 4: the client's application_type (MCP 2026-07-28 registration)
+		`ALTER TABLE clients ADD COLUMN application_type TEXT NOT NULL DEFAULT ''`,
+	},
+	{ // 5: refresh token families (RFC 9700 §4.14.2 rotation)
+		`CREATE TABLE refresh_families (
+			id TEXT PRIMARY KEY, -- jti of the family's first access token
+			client_id TEXT NOT NULL,
+			user_id TEXT NOT NULL,
+			scope TEXT NOT NULL,
+			resource TEXT NOT NULL,
+			expires_at BIGINT NOT NULL,
+			revoked INTEGER NOT NULL
+		)`,
+		`CREATE INDEX refresh_families_expires_at ON refresh_families (expires_at)`,
+		`CREATE TABLE refresh_tokens (
+			hash TEXT PRIMARY KEY,
+			family_id TEXT NOT NULL,
+			created_at BIGINT NOT NULL,
+			token_id TEXT NOT NULL, -- jti of the access token issued with it
+			token_exp BIGINT NOT NULL,
+			used INTEGER NOT NULL,
+			used_at BIGINT NOT NULL
+		)`,
+		`CREATE INDEX refresh_tokens_family_id ON refresh_tokens (family_id)`,
+	},
 }
 
 // migrate applies the missing steps in one transaction. On SQLite the

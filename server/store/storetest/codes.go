@@ -17,6 +17,7 @@ func testClients(t *testing.T, s store.Store) {
 		ResponseTypes:           []string{"code"},
 		Scope:                   "mcp",
 		TokenEndpointAuthMethod: "none",
+		ApplicationType:         "native",
 		CreatedAt:               base,
 	}
 	must(t, "CreateClient", s.CreateClient(ctx, c))

@@ -57,6 +57,12 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"MetadataDocuments", testMetadataDocuments},
 		{"MetadataDocumentGC", testMetadataDocumentGC},
 		{"ConcurrentPutMetadataDocument", testConcurrentPutMetadataDocument},
+		{"RefreshTokens", testRefreshTokens},
+		{"RotateRefreshToken", testRotateRefreshToken},
+		{"RevokeRefreshFamily", testRevokeRefreshFamily},
+		{"RefreshGC", testRefreshGC},
+		{"ConcurrentRotateRefreshToken", testConcurrentRotate},
+		{"ConcurrentRotateAndRevoke", testConcurrentRotateRevoke},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
