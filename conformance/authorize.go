@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // getAuthorize sends GET /oauth/authorize with q, as a logged-in browser when
@@ -60,7 +62,11 @@ func rejectRedirectURI(id, title, uri string) Check {
 			if err != nil {
 				return err
 			}
-			r, _, err := e.getAuthorize(ctx, newAuthRequest(cid, uri).Query, false)
+			a, err := e.newAuthRequest(cid, uri)
+			if err != nil {
+				return err
+			}
+			r, _, err := e.getAuthorize(ctx, a.Query, false)
 			if err != nil {
 				return err
 			}
@@ -93,7 +99,10 @@ func errorRedirect(id, title, code string, edit func(q url.Values)) Check {
 			if err != nil {
 				return err
 			}
-			a := newAuthRequest(cid, loopbackRedirect)
+			a, err := e.newAuthRequest(cid, loopbackRedirect)
+			if err != nil {
+				return err
+			}
 			edit(a.Query)
 			r, session, err := e.getAuthorize(ctx, a.Query, true)
 			if err != nil {
@@ -134,7 +143,10 @@ func accepted(id, title, source string, redirectURI string, edit func(q url.Valu
 			if err != nil {
 				return err
 			}
-			a := newAuthRequest(cid, redirectURI)
+			a, err := e.newAuthRequest(cid, redirectURI)
+			if err != nil {
+				return err
+			}
 			edit(a.Query)
 			r, _, err := e.getAuthorize(ctx, a.Query, true)
 			if err != nil {
@@ -175,7 +187,11 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-01", Title: "an unknown client_id gets a 400 HTML page and no redirect", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1",
 			Run: func(ctx context.Context, e *Env) error {
-				r, _, err := e.getAuthorize(ctx, newAuthRequest("unknown-"+randomString(8), loopbackRedirect).Query, false)
+				a, err := e.newAuthRequest("unknown-"+randomString(8), loopbackRedirect)
+				if err != nil {
+					return err
+				}
+				r, _, err := e.getAuthorize(ctx, a.Query, false)
 				if err != nil {
 					return err
 				}
@@ -230,7 +246,10 @@ func authorizeChecks() []Check {
 				if err != nil {
 					return err
 				}
-				a := newAuthRequest(cid, loopbackRedirect)
+				a, err := e.newAuthRequest(cid, loopbackRedirect)
+				if err != nil {
+					return err
+				}
 				u, err := e.consent(ctx, a, true)
 				if err != nil {
 					return Fail("approving: %v", err)
@@ -252,7 +271,10 @@ func authorizeChecks() []Check {
 				if err != nil {
 					return err
 				}
-				a := newAuthRequest(cid, loopbackRedirect)
+				a, err := e.newAuthRequest(cid, loopbackRedirect)
+				if err != nil {
+					return err
+				}
 				u, err := e.consent(ctx, a, false)
 				if err != nil {
 					return Fail("denying: %v", err)
@@ -272,11 +294,16 @@ func authorizeChecks() []Check {
 			Source: "decisions.md §Authorization endpoint", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
 				name := "Conformance <b>" + randomString(6) + "</b>"
-				cid, err := e.registerClient(ctx, with(with(validClient(), "client_name", name), "redirect_uris", []string{httpsRedirect}))
+				cid, err := e.registerClient(ctx, flows.ClientMetadata{ClientName: name, RedirectURIs: []string{httpsRedirect},
+					GrantTypes: []string{"authorization_code"}, ResponseTypes: []string{"code"}, Scope: "mcp"})
 				if err != nil {
 					return setupFail("registering a client", err)
 				}
-				r, err := e.consentPage(ctx, newAuthRequest(cid, httpsRedirect))
+				a, err := e.newAuthRequest(cid, httpsRedirect)
+				if err != nil {
+					return err
+				}
+				r, err := e.consentPage(ctx, a)
 				if err != nil {
 					return err
 				}
@@ -301,7 +328,10 @@ func authorizeChecks() []Check {
 				if err != nil {
 					return err
 				}
-				a := newAuthRequest(cid, loopbackRedirect)
+				a, err := e.newAuthRequest(cid, loopbackRedirect)
+				if err != nil {
+					return err
+				}
 				r, err := e.consentPage(ctx, a)
 				if err != nil {
 					return err
@@ -371,7 +401,10 @@ func (e *Env) loginRedirect(ctx context.Context) (*authRequest, *url.URL, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	a := newAuthRequest(cid, loopbackRedirect)
+	a, err := e.newAuthRequest(cid, loopbackRedirect)
+	if err != nil {
+		return nil, nil, err
+	}
 	r, _, err := e.getAuthorize(ctx, a.Query, false)
 	if err != nil {
 		return nil, nil, err

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -149,7 +150,7 @@ func (s *fakeService) asMeta(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{
 		"issuer": issuer, "authorization_endpoint": s.base + "/oauth/authorize", "token_endpoint": s.base + "/oauth/token",
 		"registration_endpoint": s.base + "/oauth/register", "device_authorization_endpoint": s.base + "/api/oauth/device/code",
-		"response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code", grantDeviceCode},
+		"response_types_supported": []string{"code"}, "grant_types_supported": []string{"authorization_code", flows.GrantTypeDeviceCode},
 		"code_challenge_methods_supported": []string{"S256"}, "scopes_supported": []string{"mcp"},
 	})
 }
@@ -198,7 +199,7 @@ func (s *fakeService) register(w http.ResponseWriter, r *http.Request) {
 		req.GrantTypes = []string{"authorization_code"}
 	}
 	for _, g := range req.GrantTypes {
-		if g != "authorization_code" && g != grantDeviceCode {
+		if g != "authorization_code" && g != flows.GrantTypeDeviceCode {
 			s.oauthErr(w, 400, "invalid_client_metadata")
 			return
 		}
@@ -207,7 +208,7 @@ func (s *fakeService) register(w http.ResponseWriter, r *http.Request) {
 		s.oauthErr(w, 400, "invalid_client_metadata")
 		return
 	}
-	deviceOnly := len(req.GrantTypes) == 1 && req.GrantTypes[0] == grantDeviceCode
+	deviceOnly := len(req.GrantTypes) == 1 && req.GrantTypes[0] == flows.GrantTypeDeviceCode
 	if len(req.RedirectURIs) == 0 && !deviceOnly {
 		s.oauthErr(w, 400, "invalid_redirect_uri")
 		return
@@ -458,7 +459,7 @@ func (s *fakeService) token(w http.ResponseWriter, r *http.Request) {
 	switch f.Get("grant_type") {
 	case "":
 		s.oauthErr(w, 400, "invalid_request")
-	case grantDeviceCode:
+	case flows.GrantTypeDeviceCode:
 		s.pollDevice(w, f)
 	case "authorization_code":
 		s.exchange(w, f)
@@ -535,7 +536,7 @@ func (s *fakeService) deviceToken(w http.ResponseWriter, r *http.Request) {
 	switch f.Get("grant_type") {
 	case "":
 		s.oauthErr(w, 400, "invalid_request")
-	case grantDeviceCode:
+	case flows.GrantTypeDeviceCode:
 		s.pollDevice(w, f)
 	default:
 		s.oauthErr(w, 400, "unsupported_grant_type")

@@ -153,7 +153,11 @@ func headerChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.consentPage(ctx, newAuthRequest(cid, loopbackRedirect))
+				a, err := e.newAuthRequest(cid, loopbackRedirect)
+				if err != nil {
+					return err
+				}
+				r, err := e.consentPage(ctx, a)
 				if err != nil {
 					return err
 				}

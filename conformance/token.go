@@ -60,13 +60,13 @@ func exchangeError(id, title, source string, edit func(ctx context.Context, e *E
 			if err != nil {
 				return err
 			}
-			var editErr error
-			r, err := e.exchange(ctx, g, func(f url.Values) { editErr = edit(ctx, e, f) })
-			if err != nil {
+			f := g.exchangeForm()
+			if err := edit(ctx, e, f); err != nil {
 				return err
 			}
-			if editErr != nil {
-				return editErr
+			r, err := e.PostForm(ctx, "/oauth/token", f)
+			if err != nil {
+				return err
 			}
 			return wantOAuthError(r, 400, codes...)
 		},
@@ -86,7 +86,7 @@ func codeAge(id, title string, age time.Duration, valid bool) Check {
 			if err := e.Advance(ctx, age); err != nil {
 				return err
 			}
-			r, err := e.exchange(ctx, g, nil)
+			r, err := e.exchange(ctx, g)
 			if err != nil {
 				return err
 			}
@@ -169,7 +169,7 @@ func tokenChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.exchange(ctx, g, nil)
+				r, err := e.exchange(ctx, g)
 				if err != nil {
 					return err
 				}
@@ -194,7 +194,7 @@ func tokenChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.exchange(ctx, g, nil)
+				r, err := e.exchange(ctx, g)
 				if err != nil {
 					return err
 				}
@@ -221,14 +221,14 @@ func tokenChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.exchange(ctx, g, nil)
+				r, err := e.exchange(ctx, g)
 				if err != nil {
 					return err
 				}
 				if _, err := accessToken(r); err != nil {
 					return setupFail("first exchange", err)
 				}
-				if r, err = e.exchange(ctx, g, nil); err != nil {
+				if r, err = e.exchange(ctx, g); err != nil {
 					return err
 				}
 				return wantOAuthError(r, 400, "invalid_grant")
@@ -242,7 +242,7 @@ func tokenChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.exchange(ctx, g, nil)
+				r, err := e.exchange(ctx, g)
 				if err != nil {
 					return err
 				}
@@ -253,7 +253,7 @@ func tokenChecks() []Check {
 				if p, err := e.GetBearer(ctx, "/api/ping", tok); err != nil || p.Status != 200 {
 					return setupFail("using the token before the replay", errOr(err, p))
 				}
-				if _, err := e.exchange(ctx, g, nil); err != nil {
+				if _, err := e.exchange(ctx, g); err != nil {
 					return err
 				}
 				p, err := e.GetBearer(ctx, "/api/ping", tok)
