@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -139,21 +141,16 @@ func (cfg AuthCodeConfig) Exchange(ctx context.Context, req *AuthRequest, code s
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {code},
-		"redirect_uri":  {req.RedirectURI},
-		"code_verifier": {req.Verifier},
-	}
-	if req.Resource != "" {
-		form.Set("resource", req.Resource)
-	}
 	endpoint := cfg.Discovery.AuthServer.TokenEndpoint
-	resp, body, err := postForm(ctx, cfg.HTTPClient, endpoint, form, &cfg.Client)
-	if err != nil {
-		return nil, fmt.Errorf("token exchange at %s: %w", endpoint, err)
+	conf := cfg.Client.oauth2Config(endpoint)
+	conf.RedirectURL = req.RedirectURI
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(req.Verifier)}
+	if req.Resource != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", req.Resource))
 	}
-	tok, err := parseToken(resp, body, clockOr(cfg.Clock).Now())
+	tok, err := grant(ctx, cfg.HTTPClient, cfg.Clock, func(ctx context.Context) (*oauth2.Token, error) {
+		return conf.Exchange(ctx, code, opts...)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("token exchange at %s: %w", endpoint, err)
 	}

@@ -34,7 +34,7 @@ func TestAuthCodeHappyPath(t *testing.T) {
 				t.Fatalf("AuthCode: %v", err)
 			}
 			if tok.AccessToken != "at-cli" || tok.TokenType != "Bearer" || tok.ExpiresIn != 3600 ||
-				!tok.Expiry.Equal(t0.Add(time.Hour)) || string(tok.Extra["id_token"]) != `"idt"` {
+				!tok.Expiry.Equal(t0.Add(time.Hour)) || tok.Scope != "mcp" {
 				t.Errorf("token = %+v", tok)
 			}
 			page := <-seen
