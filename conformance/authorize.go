@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
 
 // getAuthorize sends GET /oauth/authorize with q, as a logged-in browser when
@@ -337,16 +338,15 @@ func authorizeChecks() []Check {
 					return err
 				}
 				pu, _ := url.Parse(r.URL)
-				forms, _, err := parseForms(pu, r.Body)
+				p, err := htmlform.Parse(pu, r.Body)
 				if err != nil {
 					return Fail("consent page: %v", err)
 				}
-				p := &page{URL: pu, Forms: forms}
-				f, b := p.formWith("approve")
+				f, b := p.FormWith("approve")
 				if f == nil {
 					return Fail("no form with an approve button on the consent page")
 				}
-				vals := f.submission(b, nil)
+				vals := f.Submission(b, nil)
 				dropped := false
 				for k := range vals {
 					if strings.Contains(strings.ToLower(k), "csrf") {
