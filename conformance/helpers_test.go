@@ -95,29 +95,3 @@ func TestManualApprover(t *testing.T) {
 	}
 	feed.Close()
 }
-
-func TestFormApproverReportsMissingPages(t *testing.T) {
-	s := newFakeService(t)
-	a, err := NewFormApprover(s.base, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	// A device code nobody issued: the confirmation form never appears.
-	err = a.ApproveDevice(ctx, s.base+"/auth/device", "ZZZZ-0000")
-	if err == nil || !strings.Contains(err.Error(), "no form with a \"approve\" button") {
-		t.Errorf("unknown user code: err = %v", err)
-	}
-	// An authorization request for an unknown client: a 400 page, no consent form.
-	_, err = a.ApproveConsent(ctx, s.base+"/oauth/authorize?client_id=nope&redirect_uri="+url.QueryEscape(loopbackRedirect))
-	if err == nil || !strings.Contains(err.Error(), "HTTP 400") {
-		t.Errorf("unknown client: err = %v", err)
-	}
-	if _, err := NewFormApprover("not a url", "", nil); err == nil {
-		t.Errorf("relative base URL accepted")
-	}
-	cs, err := a.Session(ctx)
-	if err != nil || authCookie(cs) == nil || authCookie(cs).Raw == "" {
-		t.Errorf("session: %v %v", cs, err)
-	}
-}
