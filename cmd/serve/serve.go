@@ -154,7 +154,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	base = strings.TrimSuffix(base, "/")
 
-	dsn, err := dbPath(opts.DB)
+	dsn, err := dbPath(opts.DB, opts.Getenv)
 	if err != nil {
 		return err
 	}
@@ -262,11 +262,11 @@ func readKey(opts *Options) ([]byte, error) {
 	return key, nil
 }
 
-func dbPath(db string) (string, error) {
+func dbPath(db string, getenv func(string) string) (string, error) {
 	if db != "" {
 		return db, nil
 	}
-	dir := os.Getenv("XDG_DATA_HOME")
+	dir := getenv("XDG_DATA_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
