@@ -202,26 +202,58 @@ func TestAuthCodeContextCancel(t *testing.T) {
 	}
 }
 
+// AuthCode listens on the client's registered loopback port when it is free
+// and moves on when it is busy.
 func TestAuthCodeUsesRegisteredPort(t *testing.T) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	login := func(t *testing.T, port int) string {
+		as := newFakeAS(t)
+		_, err := flows.AuthCode(context.Background(), flows.AuthCodeConfig{
+			Clock: flowstest.NewFakeClock(t0), Discovery: as.disc(nil),
+			Client: flows.Client{ID: "cli", RedirectURIs: []string{"https://elsewhere.example/cb",
+				fmt.Sprintf("http://127.0.0.1:%d/callback", port)}},
+			OpenBrowser: browser(t, nil),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth, _, _ := as.snapshot()
+		return auth[0].Get("redirect_uri")
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	as := newFakeAS(t)
-	want := fmt.Sprintf("http://127.0.0.1:%d/callback", port)
-	_, err = flows.AuthCode(context.Background(), flows.AuthCodeConfig{
-		Clock: flowstest.NewFakeClock(t0), Discovery: as.disc(nil),
-		Client:      flows.Client{ID: "cli", RedirectURIs: []string{"https://elsewhere.example/cb", want}},
-		OpenBrowser: browser(t, nil),
+	t.Run("busy", func(t *testing.T) {
+		busy, err := net.Listen("tcp4", "127.0.0.1:0") // held throughout
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer busy.Close()
+		port := busy.Addr().(*net.TCPAddr).Port
+		if got := login(t, port); got == fmt.Sprintf("http://127.0.0.1:%d/callback", port) || !strings.HasPrefix(got, "http://127.0.0.1:") {
+			t.Errorf("redirect_uri %q: want another loopback port than the busy %d", got, port)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if auth, _, _ := as.snapshot(); auth[0].Get("redirect_uri") != want {
-		t.Errorf("redirect_uri %q, want %q", auth[0].Get("redirect_uri"), want)
-	}
+	t.Run("free", func(t *testing.T) {
+		// A port cannot be reserved for another listener: one is picked and
+		// released. Should another process take it meanwhile, AuthCode rightly
+		// moves on; that attempt is repeated, and only a port that is still
+		// free afterwards proves AuthCode wrong.
+		for range 5 {
+			ln, err := net.Listen("tcp4", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := ln.Addr().(*net.TCPAddr).Port
+			ln.Close()
+			want := fmt.Sprintf("http://127.0.0.1:%d/callback", port)
+			got := login(t, port)
+			if got == want {
+				return
+			}
+			if again, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+				again.Close()
+				t.Fatalf("redirect_uri %q, want %q (the port was free)", got, want)
+			}
+		}
+		t.Fatal("another process took the picked port five times in a row")
+	})
 }
 
 func TestAuthCodeReregistersOnceOnInvalidClient(t *testing.T) {
