@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -67,8 +68,10 @@ func (b hangingBackend) Get(string, string) (string, error) {
 	<-b.release
 	return "", errors.New("released")
 }
+
 func (b hangingBackend) Set(string, string, string) error { <-b.release; return errors.New("released") }
-func (b hangingBackend) Delete(string, string) error      { <-b.release; return errors.New("released") }
+
+func (b hangingBackend) Delete(string, string) error { <-b.release; return errors.New("released") }
 
 // absentBackend fails at once, as go-keyring does without a D-Bus session.
 type absentBackend struct{}
@@ -81,19 +84,19 @@ func (absentBackend) Delete(string, string) error        { return errNoBus }
 
 func TestKeyringBackendStoresOnlyCiphertext(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
-	c := newCLI(t, env)
-	c.vars["MCPAUTH_STORAGE"] = "auto"
-	c.backend = &memBackend{}
-	c.open = approvingBrowser(t, env, "kim", "approve")
-	if code, _, stderr := c.run("login", env.URL+"/mcp"); code != 0 || !strings.Contains(stderr, "Stored in the OS keyring") {
+	c := clitest.New(t, env)
+	c.Vars["MCPAUTH_STORAGE"] = "auto"
+	c.Backend = &memBackend{}
+	c.Open = clitest.ApprovingBrowser(t, env, "kim", "approve")
+	if code, _, stderr := c.Run("login", env.URL+"/mcp"); code != 0 || !strings.Contains(stderr, "Stored in the OS keyring") {
 		t.Fatalf("login: exit %d %s", code, stderr)
 	}
-	code, tok, _ := c.run("token")
+	code, tok, _ := c.Run("token")
 	tok = strings.TrimSpace(tok)
 	if code != 0 || tok == "" {
 		t.Fatalf("token: exit %d", code)
 	}
-	code, stdout, _ := c.run("status", "-o", "json")
+	code, stdout, _ := c.Run("status", "-o", "json")
 	var entries []struct {
 		Backend   string `json:"backend"`
 		Protected bool   `json:"protected_by_keyring"`
@@ -102,17 +105,17 @@ func TestKeyringBackendStoresOnlyCiphertext(t *testing.T) {
 		t.Fatalf("status: %d %s", code, stdout)
 	}
 	// The token is on disk only encrypted, under a key in the keyring.
-	files, _ := filepath.Glob(filepath.Join(c.vars["MCPAUTH_CONFIG_DIR"], "*"))
+	files, _ := filepath.Glob(filepath.Join(c.Vars["MCPAUTH_CONFIG_DIR"], "*"))
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
 		if strings.Contains(string(data), tok) {
 			t.Fatalf("%s holds the access token in clear", f)
 		}
 	}
-	if code, _, stderr := c.run("logout"); code != 0 {
+	if code, _, stderr := c.Run("logout"); code != 0 {
 		t.Fatal(stderr)
 	}
-	if code, _, _ := c.run("token"); code != cmdutil.ExitAuthRequired {
+	if code, _, _ := c.Run("token"); code != cmdutil.ExitAuthRequired {
 		t.Fatalf("token after logout: %d", code)
 	}
 }
@@ -131,11 +134,11 @@ func TestKeyringHangsOrIsAbsent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newCLI(t, env)
-			c.vars["MCPAUTH_STORAGE"] = tt.storage
-			c.backend, c.keyringTimeout = tt.backend(t), 200*time.Millisecond
+			c := clitest.New(t, env)
+			c.Vars["MCPAUTH_STORAGE"] = tt.storage
+			c.Backend, c.KeyringTimeout = tt.backend(t), 200*time.Millisecond
 			start := time.Now()
-			code, _, stderr := c.run("status")
+			code, _, stderr := c.Run("status")
 			if code != cmdutil.ExitStorage || !strings.Contains(stderr, tt.want) {
 				t.Fatalf("exit %d, want %d and %q: %s", code, cmdutil.ExitStorage, tt.want, stderr)
 			}
@@ -143,7 +146,7 @@ func TestKeyringHangsOrIsAbsent(t *testing.T) {
 				t.Fatalf("took %s: the keyring timeout did not bound the call", d)
 			}
 			// The explicit opt-in never touches the keyring.
-			if code, _, stderr := c.run("status", "--storage=file"); code != 0 {
+			if code, _, stderr := c.Run("status", "--storage=file"); code != 0 {
 				t.Fatalf("--storage=file: exit %d %s", code, stderr)
 			}
 		})
@@ -153,18 +156,18 @@ func TestKeyringHangsOrIsAbsent(t *testing.T) {
 func TestNoKeyringPromptsOnATerminal(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
 
-	c := newCLI(t, env)
-	c.vars["MCPAUTH_STORAGE"] = "auto"
-	c.backend, c.tty = absentBackend{}, true
-	c.open = approvingBrowser(t, env, "lee", "approve")
-	c.stdin = "n\n"
-	code, _, stderr := c.run("login", env.URL+"/mcp")
+	c := clitest.New(t, env)
+	c.Vars["MCPAUTH_STORAGE"] = "auto"
+	c.Backend, c.TTY = absentBackend{}, true
+	c.Open = clitest.ApprovingBrowser(t, env, "lee", "approve")
+	c.Stdin = "n\n"
+	code, _, stderr := c.Run("login", env.URL+"/mcp")
 	if code != cmdutil.ExitStorage || !strings.Contains(stderr, "Store tokens in a file readable only by you, without keyring protection? [y/N]") {
 		t.Fatalf("declined: exit %d %s", code, stderr)
 	}
 
-	c.stdin = "y\n"
-	code, _, stderr = c.run("login", env.URL+"/mcp")
+	c.Stdin = "y\n"
+	code, _, stderr = c.Run("login", env.URL+"/mcp")
 	if code != 0 {
 		t.Fatalf("accepted: exit %d %s", code, stderr)
 	}
@@ -173,8 +176,8 @@ func TestNoKeyringPromptsOnATerminal(t *testing.T) {
 	if warn < 0 || done < 0 || warn > done {
 		t.Fatalf("no warning before the write:\n%s", stderr)
 	}
-	c.tty, c.stdin = false, ""
-	code, stdout, _ := c.run("status", "--storage=file")
+	c.TTY, c.Stdin = false, ""
+	code, stdout, _ := c.Run("status", "--storage=file")
 	if code != 0 || !strings.Contains(stdout, "file (no keyring!)") {
 		t.Fatalf("status does not flag the plaintext entry: %s", stdout)
 	}
