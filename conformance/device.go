@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,10 +162,22 @@ func (e *Env) approvedDevice(ctx context.Context, approve bool, typed func(strin
 
 func same(s string) string { return s }
 
+// Sources the device checks cite.
+const (
+	deviceRecordSrc = "contract §Device code record"
+	deviceRFCSrc    = "RFC 8628 via decisions.md §Device flow"
+	deviceErrSrc    = "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors"
+)
+
+// deviceChecks are the device area in ID order: the device code request,
+// polling, then approval and expiry.
 func deviceChecks() []Check {
-	const contract = "contract §Device code record"
-	const rfc = "RFC 8628 via decisions.md §Device flow"
-	const errSrc = "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors"
+	return slices.Concat(deviceCodeChecks(), devicePollChecks(), deviceApprovalChecks())
+}
+
+// deviceCodeChecks: POST /api/oauth/device/code (DEV-01 to DEV-11).
+func deviceCodeChecks() []Check {
+	const contract, rfc, errSrc = deviceRecordSrc, deviceRFCSrc, deviceErrSrc
 	return []Check{
 		deviceField("DEV-01", "the device code response has every field with its type", contract,
 			func(e *Env, o object) error {
@@ -308,6 +321,13 @@ func deviceChecks() []Check {
 				return nil
 			},
 		},
+	}
+}
+
+// devicePollChecks: polling before approval (DEV-12 to DEV-23).
+func devicePollChecks() []Check {
+	const errSrc = deviceErrSrc
+	return []Check{
 		{
 			ID: "DEV-12", Title: "polling an unapproved code gets a 400 JSON error with no-store", Area: "device",
 			Source: "contract §States and transitions; decisions.md §HTTP status of OAuth errors",
@@ -412,6 +432,13 @@ func deviceChecks() []Check {
 			}),
 		formPoll("DEV-22", "the device token endpoint also accepts a form-encoded poll", "/api/oauth/device/token"),
 		formPoll("DEV-23", "the device grant is accepted form-encoded at /oauth/token", "/oauth/token"),
+	}
+}
+
+// deviceApprovalChecks: approval, denial, expiry, and the error format of
+// the device token endpoint (DEV-24 to DEV-30).
+func deviceApprovalChecks() []Check {
+	return []Check{
 		{
 			ID: "DEV-24", Title: "after approval the next poll returns a Bearer token with no-store", Area: "device",
 			Source: "contract §States and transitions (approved)", Needs: []Need{NeedApproval},
