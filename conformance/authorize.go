@@ -59,11 +59,7 @@ func rejectRedirectURI(id, title, uri string) Check {
 		ID: id, Title: title, Area: "authorize",
 		Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1; RFC 9700 §4.1",
 		Run: func(ctx context.Context, e *Env) error {
-			cid, err := e.client(ctx, 0)
-			if err != nil {
-				return err
-			}
-			a, err := e.newAuthRequest(cid, uri)
+			a, err := e.suiteRequest(ctx, uri)
 			if err != nil {
 				return err
 			}
@@ -96,11 +92,7 @@ func errorRedirect(id, title, code string, edit func(q url.Values)) Check {
 		ID: id, Title: title, Area: "authorize",
 		Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1",
 		Run: func(ctx context.Context, e *Env) error {
-			cid, err := e.client(ctx, 0)
-			if err != nil {
-				return err
-			}
-			a, err := e.newAuthRequest(cid, loopbackRedirect)
+			a, err := e.suiteRequest(ctx, loopbackRedirect)
 			if err != nil {
 				return err
 			}
@@ -140,11 +132,7 @@ func accepted(id, title, source string, redirectURI string, edit func(q url.Valu
 	return Check{
 		ID: id, Title: title, Area: "authorize", Source: source,
 		Run: func(ctx context.Context, e *Env) error {
-			cid, err := e.client(ctx, 0)
-			if err != nil {
-				return err
-			}
-			a, err := e.newAuthRequest(cid, redirectURI)
+			a, err := e.suiteRequest(ctx, redirectURI)
 			if err != nil {
 				return err
 			}
@@ -243,11 +231,7 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-21", Title: "approving consent redirects with a code and the state", Area: "authorize",
 			Source: "contract §GET /oauth/authorize; RFC 6749 §4.1.2", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				a, err := e.newAuthRequest(cid, loopbackRedirect)
+				a, err := e.suiteRequest(ctx, loopbackRedirect)
 				if err != nil {
 					return err
 				}
@@ -268,11 +252,7 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-22", Title: "denying consent redirects with access_denied and the state", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				a, err := e.newAuthRequest(cid, loopbackRedirect)
+				a, err := e.suiteRequest(ctx, loopbackRedirect)
 				if err != nil {
 					return err
 				}
@@ -325,11 +305,7 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-24", Title: "an approval posted without the CSRF token issues no code", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				a, err := e.newAuthRequest(cid, loopbackRedirect)
+				a, err := e.suiteRequest(ctx, loopbackRedirect)
 				if err != nil {
 					return err
 				}
@@ -397,11 +373,7 @@ func authorizeChecks() []Check {
 // loginRedirect sends a good authorization request without a session and
 // returns where it was redirected.
 func (e *Env) loginRedirect(ctx context.Context) (*authRequest, *url.URL, error) {
-	cid, err := e.client(ctx, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	a, err := e.newAuthRequest(cid, loopbackRedirect)
+	a, err := e.suiteRequest(ctx, loopbackRedirect)
 	if err != nil {
 		return nil, nil, err
 	}

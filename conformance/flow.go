@@ -102,6 +102,15 @@ func (e *Env) newAuthRequest(clientID, redirectURI string) (*authRequest, error)
 	return &authRequest{AuthRequest: r, Query: u.Query()}, nil
 }
 
+// suiteRequest is a good authorization request of the suite's client.
+func (e *Env) suiteRequest(ctx context.Context, redirectURI string) (*authRequest, error) {
+	cid, err := e.client(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	return e.newAuthRequest(cid, redirectURI)
+}
+
 // consent runs the authorization request through the approver and returns
 // the redirect, unchecked, for the checks of the authorization endpoint.
 func (e *Env) consent(ctx context.Context, a *authRequest, approve bool) (*url.URL, error) {
@@ -156,6 +165,17 @@ func (e *Env) exchange(ctx context.Context, g *grant) (*Response, error) {
 	cfg.HTTPClient = hc
 	_, err := cfg.Exchange(ctx, g.req, g.Code)
 	return rec.answer(err)
+}
+
+// freshExchange obtains a fresh code and redeems it through flows,
+// returning the grant (to replay it) and the server's answer.
+func (e *Env) freshExchange(ctx context.Context) (*grant, *Response, error) {
+	g, err := e.authCode(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := e.exchange(ctx, g)
+	return g, r, err
 }
 
 // exchangeForm is the form flows sends to redeem g, for checks that break it.

@@ -149,11 +149,7 @@ func headerChecks() []Check {
 			ID: "HDR-07", Title: "the consent page forbids framing (CSP frame-ancestors 'none', X-Frame-Options DENY)", Area: "headers",
 			Source: "decisions.md §Authorization endpoint (consent page)", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				a, err := e.newAuthRequest(cid, loopbackRedirect)
+				a, err := e.suiteRequest(ctx, loopbackRedirect)
 				if err != nil {
 					return err
 				}

@@ -165,11 +165,7 @@ func tokenChecks() []Check {
 			ID: "TOKEN-08", Title: "exchanging a code returns a Bearer token with expires_in 86400", Area: "token",
 			Source: "contract §Token response", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g)
+				_, r, err := e.freshExchange(ctx)
 				if err != nil {
 					return err
 				}
@@ -190,11 +186,7 @@ func tokenChecks() []Check {
 			ID: "TOKEN-09", Title: "the token response is JSON with Cache-Control: no-store and Pragma: no-cache", Area: "token",
 			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g)
+				_, r, err := e.freshExchange(ctx)
 				if err != nil {
 					return err
 				}
@@ -217,11 +209,7 @@ func tokenChecks() []Check {
 			ID: "TOKEN-10", Title: "a code exchanged twice gets invalid_grant the second time", Area: "token",
 			Source: "contract §Authorization code (exchanged once); RFC 6749 §4.1.2", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g)
+				g, r, err := e.freshExchange(ctx)
 				if err != nil {
 					return err
 				}
@@ -238,11 +226,7 @@ func tokenChecks() []Check {
 			ID: "TOKEN-11", Title: "reusing a code revokes the token issued from it", Area: "token",
 			Source: "RFC 6749 §4.1.2 via decisions.md §Token endpoint", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g)
+				g, r, err := e.freshExchange(ctx)
 				if err != nil {
 					return err
 				}
