@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// The suite declares its own wire types on purpose: they mirror the contract,
-// not any implementation, so a renamed field fails the run.
+// The suite reads answers with its own types and member by member on
+// purpose: they mirror the contract, not any implementation (flows included),
+// so a renamed field fails the run.
 
 type oauthError struct {
 	Error            string `json:"error"`
