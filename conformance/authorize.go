@@ -4,6 +4,9 @@ import (
 	"context"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
 
 // getAuthorize sends GET /oauth/authorize with q, as a logged-in browser when
@@ -56,11 +59,11 @@ func rejectRedirectURI(id, title, uri string) Check {
 		ID: id, Title: title, Area: "authorize",
 		Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1; RFC 9700 §4.1",
 		Run: func(ctx context.Context, e *Env) error {
-			cid, err := e.client(ctx, 0)
+			a, err := e.suiteRequest(ctx, uri)
 			if err != nil {
 				return err
 			}
-			r, _, err := e.getAuthorize(ctx, newAuthRequest(cid, uri).Query, false)
+			r, _, err := e.getAuthorize(ctx, a.Query, false)
 			if err != nil {
 				return err
 			}
@@ -89,11 +92,10 @@ func errorRedirect(id, title, code string, edit func(q url.Values)) Check {
 		ID: id, Title: title, Area: "authorize",
 		Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1",
 		Run: func(ctx context.Context, e *Env) error {
-			cid, err := e.client(ctx, 0)
+			a, err := e.suiteRequest(ctx, loopbackRedirect)
 			if err != nil {
 				return err
 			}
-			a := newAuthRequest(cid, loopbackRedirect)
 			edit(a.Query)
 			r, session, err := e.getAuthorize(ctx, a.Query, true)
 			if err != nil {
@@ -130,11 +132,10 @@ func accepted(id, title, source string, redirectURI string, edit func(q url.Valu
 	return Check{
 		ID: id, Title: title, Area: "authorize", Source: source,
 		Run: func(ctx context.Context, e *Env) error {
-			cid, err := e.client(ctx, 0)
+			a, err := e.suiteRequest(ctx, redirectURI)
 			if err != nil {
 				return err
 			}
-			a := newAuthRequest(cid, redirectURI)
 			edit(a.Query)
 			r, _, err := e.getAuthorize(ctx, a.Query, true)
 			if err != nil {
@@ -175,7 +176,11 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-01", Title: "an unknown client_id gets a 400 HTML page and no redirect", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1",
 			Run: func(ctx context.Context, e *Env) error {
-				r, _, err := e.getAuthorize(ctx, newAuthRequest("unknown-"+randomString(8), loopbackRedirect).Query, false)
+				a, err := e.newAuthRequest("unknown-"+randomString(8), loopbackRedirect)
+				if err != nil {
+					return err
+				}
+				r, _, err := e.getAuthorize(ctx, a.Query, false)
 				if err != nil {
 					return err
 				}
@@ -226,11 +231,10 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-21", Title: "approving consent redirects with a code and the state", Area: "authorize",
 			Source: "contract §GET /oauth/authorize; RFC 6749 §4.1.2", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
+				a, err := e.suiteRequest(ctx, loopbackRedirect)
 				if err != nil {
 					return err
 				}
-				a := newAuthRequest(cid, loopbackRedirect)
 				u, err := e.consent(ctx, a, true)
 				if err != nil {
 					return Fail("approving: %v", err)
@@ -248,11 +252,10 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-22", Title: "denying consent redirects with access_denied and the state", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
+				a, err := e.suiteRequest(ctx, loopbackRedirect)
 				if err != nil {
 					return err
 				}
-				a := newAuthRequest(cid, loopbackRedirect)
 				u, err := e.consent(ctx, a, false)
 				if err != nil {
 					return Fail("denying: %v", err)
@@ -272,11 +275,16 @@ func authorizeChecks() []Check {
 			Source: "decisions.md §Authorization endpoint", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
 				name := "Conformance <b>" + randomString(6) + "</b>"
-				cid, err := e.registerClient(ctx, with(with(validClient(), "client_name", name), "redirect_uris", []string{httpsRedirect}))
+				cid, err := e.registerClient(ctx, flows.ClientMetadata{ClientName: name, RedirectURIs: []string{httpsRedirect},
+					GrantTypes: []string{"authorization_code"}, ResponseTypes: []string{"code"}, Scope: "mcp"})
 				if err != nil {
 					return setupFail("registering a client", err)
 				}
-				r, err := e.consentPage(ctx, newAuthRequest(cid, httpsRedirect))
+				a, err := e.newAuthRequest(cid, httpsRedirect)
+				if err != nil {
+					return err
+				}
+				r, err := e.consentPage(ctx, a)
 				if err != nil {
 					return err
 				}
@@ -297,26 +305,24 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-24", Title: "an approval posted without the CSRF token issues no code", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
+				a, err := e.suiteRequest(ctx, loopbackRedirect)
 				if err != nil {
 					return err
 				}
-				a := newAuthRequest(cid, loopbackRedirect)
 				r, err := e.consentPage(ctx, a)
 				if err != nil {
 					return err
 				}
 				pu, _ := url.Parse(r.URL)
-				forms, _, err := parseForms(pu, r.Body)
+				p, err := htmlform.Parse(pu, r.Body)
 				if err != nil {
 					return Fail("consent page: %v", err)
 				}
-				p := &page{URL: pu, Forms: forms}
-				f, b := p.formWith("approve")
+				f, b := p.FormWith("approve")
 				if f == nil {
 					return Fail("no form with an approve button on the consent page")
 				}
-				vals := f.submission(b, nil)
+				vals := f.Submission(b, nil)
 				dropped := false
 				for k := range vals {
 					if strings.Contains(strings.ToLower(k), "csrf") {
@@ -367,11 +373,10 @@ func authorizeChecks() []Check {
 // loginRedirect sends a good authorization request without a session and
 // returns where it was redirected.
 func (e *Env) loginRedirect(ctx context.Context) (*authRequest, *url.URL, error) {
-	cid, err := e.client(ctx, 0)
+	a, err := e.suiteRequest(ctx, loopbackRedirect)
 	if err != nil {
 		return nil, nil, err
 	}
-	a := newAuthRequest(cid, loopbackRedirect)
 	r, _, err := e.getAuthorize(ctx, a.Query, false)
 	if err != nil {
 		return nil, nil, err

@@ -1,11 +1,8 @@
 package conformance
 
 import (
-	"context"
 	"regexp"
-	"strings"
 	"testing"
-	"time"
 )
 
 var idShape = regexp.MustCompile(`^([A-Z]+)-[0-9]{2}$`)
@@ -39,38 +36,5 @@ func TestCatalogue(t *testing.T) {
 		if c.Has(NeedTimeTravel) != (c.Wait > 0) {
 			t.Errorf("%s: NeedTimeTravel and Wait (%s) must go together", c.ID, c.Wait)
 		}
-	}
-}
-
-// runFake runs the checks matching filter against a fake service.
-func runFake(t *testing.T, s *fakeService, filter string, opts Options) *Report {
-	t.Helper()
-	if filter != "" {
-		opts.Filter = regexp.MustCompile(filter)
-	}
-	opts.Destructive = true
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	return Run(ctx, s.target(t), opts)
-}
-
-func TestCorrectServicePassesEveryCheck(t *testing.T) {
-	s := newFakeService(t)
-	rep := runFake(t, s, "", Options{Parallel: 8})
-	for _, r := range rep.Results {
-		if r.Verdict != VerdictPass {
-			t.Errorf("%s %s: %s: %s", r.ID, r.Title, r.Verdict, r.Reason)
-		}
-	}
-	if got, want := len(rep.Results), len(Catalogue()); got != want {
-		t.Errorf("report has %d results, want %d", got, want)
-	}
-	if rep.Failed() {
-		t.Errorf("run failed against a correct service")
-	}
-	if t.Failed() {
-		var b strings.Builder
-		_ = rep.WriteText(&b, TextOptions{})
-		t.Log("\n" + b.String())
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 var userCodeShape = regexp.MustCompile(`^[A-Z]{4}-[0-9]{4}$`)
@@ -45,14 +48,15 @@ func isOAuthError(r *Response, code string) bool {
 // pollPatiently polls, and polls again after waiting for real while the answer
 // is slow_down (twice at most), so that checks about approval are not judged
 // on pacing; the pacing checks poll with poll.
-func (e *Env) pollPatiently(ctx context.Context, cid string, d *deviceAuthorization) (*Response, error) {
+func (e *Env) pollPatiently(ctx context.Context, cid string, d *flows.DeviceAuthorization) (*Response, error) {
+	cfg, rec := e.deviceConfig(cid)
 	wait := time.Duration(max(d.Interval, 1)) * time.Second
 	for i := 0; ; i++ {
-		r, err := e.poll(ctx, cid, d.DeviceCode)
-		if err != nil || i == 2 || !isOAuthError(r, "slow_down") {
-			return r, err
+		_, next, err := cfg.PollOnce(ctx, d, wait)
+		if i == 2 || !flows.IsCode(err, "slow_down") {
+			return rec.answer(err)
 		}
-		wait += 5 * time.Second
+		wait = next
 		e.Progress("slow_down; polling again in %s", wait)
 		if err := sleep(ctx, wait); err != nil {
 			return nil, err
@@ -61,7 +65,7 @@ func (e *Env) pollPatiently(ctx context.Context, cid string, d *deviceAuthorizat
 }
 
 // pollError is a check that a poll built from a fresh device code gets an error.
-func pollError(id, title, source string, status int, codes []string, body func(e *Env, cid string, d *deviceAuthorization) map[string]string) Check {
+func pollError(id, title, source string, status int, codes []string, body func(e *Env, cid string, d *flows.DeviceAuthorization) map[string]string) Check {
 	return Check{
 		ID: id, Title: title, Area: "device", Source: source,
 		Run: func(ctx context.Context, e *Env) error {
@@ -79,7 +83,7 @@ func pollError(id, title, source string, status int, codes []string, body func(e
 }
 
 func pollBody(cid, deviceCode string) map[string]string {
-	return map[string]string{"device_code": deviceCode, "client_id": cid, "grant_type": grantDeviceCode}
+	return map[string]string{"device_code": deviceCode, "client_id": cid, "grant_type": flows.GrantTypeDeviceCode}
 }
 
 // slowDownThenWait: poll after the interval, poll again at once (slow_down),
@@ -96,10 +100,10 @@ func slowDownThenWait(id, title string, after time.Duration, want string) Check 
 			if err := e.Advance(ctx, 5*time.Second); err != nil {
 				return err
 			}
-			if r, err := e.poll(ctx, cid, d.DeviceCode); err != nil || !isOAuthError(r, "authorization_pending") {
+			if r, err := e.poll(ctx, cid, d); err != nil || !isOAuthError(r, "authorization_pending") {
 				return setupFail("first poll after the interval", errOr(err, r))
 			}
-			r, err := e.poll(ctx, cid, d.DeviceCode)
+			r, err := e.poll(ctx, cid, d)
 			if err != nil {
 				return err
 			}
@@ -109,7 +113,7 @@ func slowDownThenWait(id, title string, after time.Duration, want string) Check 
 			if err := e.Advance(ctx, after); err != nil {
 				return err
 			}
-			if r, err = e.poll(ctx, cid, d.DeviceCode); err != nil {
+			if r, err = e.poll(ctx, cid, d); err != nil {
 				return err
 			}
 			if err := wantOAuthError(r, 400, want); err != nil {
@@ -133,7 +137,7 @@ func deviceAge(id, title string, age time.Duration, want string) Check {
 			if err := e.Advance(ctx, age); err != nil {
 				return err
 			}
-			r, err := e.poll(ctx, cid, d.DeviceCode)
+			r, err := e.poll(ctx, cid, d)
 			if err != nil {
 				return err
 			}
@@ -144,7 +148,7 @@ func deviceAge(id, title string, age time.Duration, want string) Check {
 
 // approvedDevice requests a device code, has it approved with the user code
 // as typed (typed(userCode)), and returns what the next poll gets.
-func (e *Env) approvedDevice(ctx context.Context, approve bool, typed func(string) string) (string, *deviceAuthorization, *Response, error) {
+func (e *Env) approvedDevice(ctx context.Context, approve bool, typed func(string) string) (string, *flows.DeviceAuthorization, *Response, error) {
 	cid, d, err := e.deviceSetup(ctx)
 	if err != nil {
 		return "", nil, nil, err
@@ -158,10 +162,22 @@ func (e *Env) approvedDevice(ctx context.Context, approve bool, typed func(strin
 
 func same(s string) string { return s }
 
+// Sources the device checks cite.
+const (
+	deviceRecordSrc = "contract §Device code record"
+	deviceRFCSrc    = "RFC 8628 via decisions.md §Device flow"
+	deviceErrSrc    = "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors"
+)
+
+// deviceChecks are the device area in ID order: the device code request,
+// polling, then approval and expiry.
 func deviceChecks() []Check {
-	const contract = "contract §Device code record"
-	const rfc = "RFC 8628 via decisions.md §Device flow"
-	const errSrc = "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors"
+	return slices.Concat(deviceCodeChecks(), devicePollChecks(), deviceApprovalChecks())
+}
+
+// deviceCodeChecks: POST /api/oauth/device/code (DEV-01 to DEV-11).
+func deviceCodeChecks() []Check {
+	const contract, rfc, errSrc = deviceRecordSrc, deviceRFCSrc, deviceErrSrc
 	return []Check{
 		deviceField("DEV-01", "the device code response has every field with its type", contract,
 			func(e *Env, o object) error {
@@ -250,7 +266,7 @@ func deviceChecks() []Check {
 				if r.Status != 200 {
 					return Fail("want HTTP 200, got %s", r.Snippet())
 				}
-				var d deviceAuthorization
+				var d flows.DeviceAuthorization
 				if err := r.JSON(&d); err != nil || d.DeviceCode == "" {
 					return Fail("want a device authorization response, got %s", r.Snippet())
 				}
@@ -305,6 +321,13 @@ func deviceChecks() []Check {
 				return nil
 			},
 		},
+	}
+}
+
+// devicePollChecks: polling before approval (DEV-12 to DEV-23).
+func devicePollChecks() []Check {
+	const errSrc = deviceErrSrc
+	return []Check{
 		{
 			ID: "DEV-12", Title: "polling an unapproved code gets a 400 JSON error with no-store", Area: "device",
 			Source: "contract §States and transitions; decisions.md §HTTP status of OAuth errors",
@@ -313,7 +336,7 @@ func deviceChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.poll(ctx, cid, d.DeviceCode)
+				r, err := e.poll(ctx, cid, d)
 				if err != nil {
 					return err
 				}
@@ -342,7 +365,7 @@ func deviceChecks() []Check {
 				if err := e.Advance(ctx, 5*time.Second); err != nil {
 					return err
 				}
-				r, err := e.poll(ctx, cid, d.DeviceCode)
+				r, err := e.poll(ctx, cid, d)
 				if err != nil {
 					return err
 				}
@@ -357,10 +380,10 @@ func deviceChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if _, err := e.poll(ctx, cid, d.DeviceCode); err != nil {
+				if _, err := e.poll(ctx, cid, d); err != nil {
 					return err
 				}
-				r, err := e.poll(ctx, cid, d.DeviceCode)
+				r, err := e.poll(ctx, cid, d)
 				if err != nil {
 					return err
 				}
@@ -371,7 +394,7 @@ func deviceChecks() []Check {
 		slowDownThenWait("DEV-16", "after slow_down, a poll 10 s later gets authorization_pending", 10*time.Second, "authorization_pending"),
 		pollError("DEV-17", "an unknown device_code gets 400 invalid_grant",
 			"RFC 6749 §5.2 (invalid_grant) chosen by the suite: decisions.md does not name it", 400, []string{"invalid_grant"},
-			func(_ *Env, cid string, _ *deviceAuthorization) map[string]string {
+			func(_ *Env, cid string, _ *flows.DeviceAuthorization) map[string]string {
 				return pollBody(cid, randomString(24))
 			}),
 		{
@@ -386,7 +409,7 @@ func deviceChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.poll(ctx, other, d.DeviceCode)
+				r, err := e.poll(ctx, other, d)
 				if err != nil {
 					return err
 				}
@@ -394,21 +417,28 @@ func deviceChecks() []Check {
 			},
 		},
 		pollError("DEV-19", "a poll with another grant_type gets 400 unsupported_grant_type", errSrc, 400, []string{"unsupported_grant_type"},
-			func(_ *Env, cid string, d *deviceAuthorization) map[string]string {
+			func(_ *Env, cid string, d *flows.DeviceAuthorization) map[string]string {
 				b := pollBody(cid, d.DeviceCode)
 				b["grant_type"] = "authorization_code"
 				return b
 			}),
 		pollError("DEV-20", "a poll without device_code gets 400 invalid_request", errSrc, 400, []string{"invalid_request"},
-			func(_ *Env, cid string, _ *deviceAuthorization) map[string]string {
-				return map[string]string{"client_id": cid, "grant_type": grantDeviceCode}
+			func(_ *Env, cid string, _ *flows.DeviceAuthorization) map[string]string {
+				return map[string]string{"client_id": cid, "grant_type": flows.GrantTypeDeviceCode}
 			}),
 		pollError("DEV-21", "a poll from an unknown client gets 401 invalid_client", errSrc, 401, []string{"invalid_client"},
-			func(_ *Env, _ string, d *deviceAuthorization) map[string]string {
+			func(_ *Env, _ string, d *flows.DeviceAuthorization) map[string]string {
 				return pollBody("unknown-"+randomString(8), d.DeviceCode)
 			}),
 		formPoll("DEV-22", "the device token endpoint also accepts a form-encoded poll", "/api/oauth/device/token"),
 		formPoll("DEV-23", "the device grant is accepted form-encoded at /oauth/token", "/oauth/token"),
+	}
+}
+
+// deviceApprovalChecks: approval, denial, expiry, and the error format of
+// the device token endpoint (DEV-24 to DEV-30).
+func deviceApprovalChecks() []Check {
+	return []Check{
 		{
 			ID: "DEV-24", Title: "after approval the next poll returns a Bearer token with no-store", Area: "device",
 			Source: "contract §States and transitions (approved)", Needs: []Need{NeedApproval},
@@ -484,7 +514,7 @@ func deviceChecks() []Check {
 				}
 				for _, b := range []map[string]string{
 					pollBody(cid, randomString(24)),
-					{"client_id": cid, "grant_type": grantDeviceCode},
+					{"client_id": cid, "grant_type": flows.GrantTypeDeviceCode},
 					pollBody("unknown-"+randomString(8), randomString(24)),
 				} {
 					r, err := e.PostJSON(ctx, "/api/oauth/device/token", b)
@@ -513,7 +543,7 @@ func formPoll(id, title, path string) Check {
 			if err != nil {
 				return err
 			}
-			r, err := e.PostForm(ctx, path, url.Values{"device_code": {d.DeviceCode}, "client_id": {cid}, "grant_type": {grantDeviceCode}})
+			r, err := e.PostForm(ctx, path, url.Values{"device_code": {d.DeviceCode}, "client_id": {cid}, "grant_type": {flows.GrantTypeDeviceCode}})
 			if err != nil {
 				return err
 			}

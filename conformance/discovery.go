@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"fmt"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 const (
@@ -110,7 +112,7 @@ func discoveryChecks() []Check {
 			func(e *Env, o object) error { return o.wantSet("response_types_supported", "code") }),
 		metadataField("DISC-13", asPath, "authorization server metadata: grant_types_supported is [authorization_code, device_code, refresh_token]", asSrc+"; decisions.md MCP 2026-07-28",
 			func(e *Env, o object) error {
-				return o.wantSet("grant_types_supported", "authorization_code", grantDeviceCode, "refresh_token")
+				return o.wantSet("grant_types_supported", "authorization_code", flows.GrantTypeDeviceCode, "refresh_token")
 			}),
 		metadataField("DISC-14", asPath, "authorization server metadata: code_challenge_methods_supported is [S256]", asSrc,
 			func(e *Env, o object) error { return o.wantSet("code_challenge_methods_supported", "S256") }),

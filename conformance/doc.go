@@ -1,8 +1,12 @@
 // Package conformance checks a deployment of the mcpauth service contract
 // (service.md, completed by decisions.md) over HTTP, check by check. It never
 // imports the reference server: every check talks to a base URL and reads
-// status codes, headers and bodies off the wire, decoding them into types
-// declared here, so a renamed field fails the run instead of passing.
+// status codes, headers and bodies off the wire, decoding them member by
+// member, so a renamed field fails the run instead of passing. The happy
+// paths (registering the suite's clients, authorize and exchange, device
+// codes and polls) are sent by package flows, the client the CLI is, and
+// judged from the recorded answers; a check builds a raw request only to
+// send what a correct client never would.
 //
 // A Check is small and focused, has a stable ID (DISC-01, TOKEN-11, …) and
 // says where its rule comes from. Checks that need a user to approve a consent

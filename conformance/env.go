@@ -116,30 +116,8 @@ func (r *Response) JSON(v any) error {
 }
 
 // Do sends a request and reads the whole (bounded) response. Redirects are
-// not followed. A 429 with a short Retry-After is retried a few times, since
-// rate limits are not what these checks are about.
+// not followed.
 func (e *Env) Do(ctx context.Context, method, path string, hdr http.Header, body []byte) (*Response, error) {
-	const attempts = 4
-	for i := 0; ; i++ {
-		resp, err := e.doOnce(ctx, method, path, hdr, body)
-		if err != nil {
-			return nil, err
-		}
-		if resp.Status != http.StatusTooManyRequests || i == attempts-1 {
-			return resp, nil
-		}
-		wait, err := strconv.Atoi(resp.Header.Get("Retry-After"))
-		if err != nil || wait > 30 {
-			return resp, nil
-		}
-		e.Progress("rate limited at %s %s; retrying in %ds", method, path, wait)
-		if err := sleep(ctx, time.Duration(wait)*time.Second+100*time.Millisecond); err != nil {
-			return nil, err
-		}
-	}
-}
-
-func (e *Env) doOnce(ctx context.Context, method, path string, hdr http.Header, body []byte) (*Response, error) {
 	u := e.URL(path)
 	var rd io.Reader
 	if body != nil {
@@ -152,16 +130,81 @@ func (e *Env) doOnce(ctx context.Context, method, path string, hdr http.Header, 
 	for k, vs := range hdr {
 		req.Header[k] = vs
 	}
-	resp, err := e.hc.Do(req)
+	hc, rec := e.wire()
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, u, err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s %s: %w", method, u, err)
+	resp.Body.Close()
+	return rec.last, nil
+}
+
+// wire returns the client the suite's requests go through, its own and those
+// flows makes, and the recorder that keeps the last answer read in full.
+func (e *Env) wire() (*http.Client, *recorder) {
+	next := e.hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
 	}
-	return &Response{Method: method, URL: u, Status: resp.StatusCode, Header: resp.Header, Body: b}, nil
+	rec := &recorder{e: e, next: next}
+	hc := *e.hc
+	hc.Transport = rec
+	return &hc, rec
+}
+
+// recorder is the suite's view of the wire: it keeps the last response, read
+// in full, so a check can judge what the server answered to flows; and it
+// retries a 429 with a short Retry-After a few times, since rate limits are
+// not what these checks are about.
+type recorder struct {
+	e    *Env
+	next http.RoundTripper
+	last *Response
+}
+
+func (rt *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	const attempts = 4
+	for i := 0; ; i++ {
+		resp, err := rt.next.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", req.Method, req.URL, err)
+		}
+		wait, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if resp.StatusCode == http.StatusTooManyRequests && i < attempts-1 && err == nil && wait <= 30 &&
+			(req.Body == nil || req.GetBody != nil) {
+			rt.e.Progress("rate limited at %s %s; retrying in %ds", req.Method, req.URL.Path, wait)
+			if err := sleep(req.Context(), time.Duration(wait)*time.Second+100*time.Millisecond); err != nil {
+				return nil, err
+			}
+			if req.GetBody != nil {
+				req = req.Clone(req.Context())
+				if req.Body, err = req.GetBody(); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		rt.last = &Response{Method: req.Method, URL: req.URL.String(), Status: resp.StatusCode, Header: resp.Header, Body: b}
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		return resp, nil
+	}
+}
+
+// answer is the response the server gave to a flows call; err, flows' own
+// verdict on it, matters only when no response came.
+func (rt *recorder) answer(err error) (*Response, error) {
+	if rt.last == nil {
+		if err == nil {
+			err = fmt.Errorf("no response recorded")
+		}
+		return nil, err
+	}
+	return rt.last, nil
 }
 
 // Get sends a GET with optional header pairs ("Name", "value", ...).

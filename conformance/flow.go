@@ -7,15 +7,20 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/mcpauth/mcpauth/pkce"
+	"github.com/mcpauth/mcpauth/flows"
 )
+
+// The suite's happy paths (registering its clients, authorize and exchange,
+// requesting and polling device codes) run through package flows, the client
+// the CLI is, so the server is judged on what a real client sends; checks
+// read the server's answers from the wire recorder (Env.wire). Raw requests
+// remain where a check sends what a correct client never would.
 
 // Redirect URIs the suite registers. Nothing needs to listen on them: the
 // approver stops at the redirect and hands the URL back.
 const (
 	loopbackRedirect = "http://127.0.0.1:43117/callback"
 	httpsRedirect    = "https://client.example.com/callback"
-	grantDeviceCode  = "urn:ietf:params:oauth:grant-type:device_code"
 )
 
 func randomString(n int) string {
@@ -24,41 +29,45 @@ func randomString(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// register posts client metadata to /oauth/register.
+// contract is the target as the contract lays it out. The happy paths do not
+// discover it: discovery is what the DISC checks judge.
+func (e *Env) contract() *flows.Discovery {
+	return &flows.Discovery{Resource: e.URL("/mcp"), Issuer: e.base, Scope: "mcp", AuthServer: &flows.AuthServerMetadata{
+		Issuer:                      e.base,
+		AuthorizationEndpoint:       e.URL("/oauth/authorize"),
+		TokenEndpoint:               e.URL("/oauth/token"),
+		RegistrationEndpoint:        e.URL("/oauth/register"),
+		DeviceAuthorizationEndpoint: e.URL("/api/oauth/device/code"),
+	}}
+}
+
+// register posts client metadata to /oauth/register, raw, for the checks of
+// the registration endpoint.
 func (e *Env) register(ctx context.Context, meta map[string]any) (*Response, error) {
 	return e.PostJSON(ctx, "/oauth/register", meta)
 }
 
-// registerClient registers a client and returns its client_id.
-func (e *Env) registerClient(ctx context.Context, meta map[string]any) (string, error) {
-	r, err := e.register(ctx, meta)
-	if err != nil {
-		return "", err
-	}
-	if r.Status != 201 && r.Status != 200 {
-		return "", fmt.Errorf("registering a client: want HTTP 201, got %s", r.Snippet())
-	}
-	o, err := decodeObject(r)
+// registerClient registers a public client and returns its client_id.
+func (e *Env) registerClient(ctx context.Context, md flows.ClientMetadata) (string, error) {
+	hc, _ := e.wire()
+	md.TokenEndpointAuthMethod = flows.AuthMethodNone
+	ci, err := flows.Register(ctx, hc, e.URL("/oauth/register"), md)
 	if err != nil {
 		return "", fmt.Errorf("registering a client: %w", err)
 	}
-	id, err := o.str("client_id")
-	if err != nil || id == "" {
-		return "", fmt.Errorf("registering a client: no client_id in %s", r.Snippet())
-	}
-	return id, nil
+	return ci.ClientID, nil
 }
 
 // client returns one of two clients registered once per run (which = 0 or 1),
 // with both redirect URIs and both grants.
 func (e *Env) client(ctx context.Context, which int) (string, error) {
 	id, err := e.run.clients[which].get(ctx, func(ctx context.Context) (string, error) {
-		return e.registerClient(ctx, map[string]any{
-			"client_name":    fmt.Sprintf("mcpauth conformance %d", which),
-			"redirect_uris":  []string{loopbackRedirect, httpsRedirect},
-			"grant_types":    []string{"authorization_code", grantDeviceCode},
-			"response_types": []string{"code"},
-			"scope":          "mcp",
+		return e.registerClient(ctx, flows.ClientMetadata{
+			ClientName:    fmt.Sprintf("mcpauth conformance %d", which),
+			RedirectURIs:  []string{loopbackRedirect, httpsRedirect},
+			GrantTypes:    []string{"authorization_code", flows.GrantTypeDeviceCode},
+			ResponseTypes: []string{"code"},
+			Scope:         "mcp",
 		})
 	})
 	if err != nil {
@@ -67,94 +76,118 @@ func (e *Env) client(ctx context.Context, which int) (string, error) {
 	return id, nil
 }
 
-// authRequest is an authorization request and the secrets to finish it.
+// authConfig is the authorization code flow of public client clientID.
+func (e *Env) authConfig(clientID string) flows.AuthCodeConfig {
+	hc, _ := e.wire()
+	return flows.AuthCodeConfig{HTTPClient: hc, Discovery: e.contract(), Scope: "mcp",
+		Client: flows.Client{ID: clientID, AuthMethod: flows.AuthMethodNone}}
+}
+
+// authRequest is a good authorization request, as flows builds it, and its
+// parameters for the checks that edit them.
 type authRequest struct {
-	ClientID, RedirectURI, State, Verifier string
-	Query                                  url.Values
+	*flows.AuthRequest
+	Query url.Values
 }
 
-func newAuthRequest(clientID, redirectURI string) *authRequest {
-	v, err := pkce.NewVerifier()
+func (e *Env) newAuthRequest(clientID, redirectURI string) (*authRequest, error) {
+	r, err := e.authConfig(clientID).NewRequest(redirectURI)
 	if err != nil {
-		v = randomString(32) // same shape; NewVerifier only fails if crypto/rand does
+		return nil, setupFail("building an authorization request", err)
 	}
-	a := &authRequest{ClientID: clientID, RedirectURI: redirectURI, State: randomString(12), Verifier: v}
-	a.Query = url.Values{
-		"response_type":         {"code"},
-		"client_id":             {clientID},
-		"redirect_uri":          {redirectURI},
-		"scope":                 {"mcp"},
-		"state":                 {a.State},
-		"code_challenge":        {pkce.S256(v)},
-		"code_challenge_method": {pkce.MethodS256},
+	u, err := url.Parse(r.URL())
+	if err != nil {
+		return nil, setupFail("building an authorization request", err)
 	}
-	return a
+	return &authRequest{AuthRequest: r, Query: u.Query()}, nil
 }
 
-func (e *Env) authURL(a *authRequest) string {
-	return e.URL("/oauth/authorize") + "?" + a.Query.Encode()
+// suiteRequest is a good authorization request of the suite's client.
+func (e *Env) suiteRequest(ctx context.Context, redirectURI string) (*authRequest, error) {
+	cid, err := e.client(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	return e.newAuthRequest(cid, redirectURI)
 }
 
-// grant is an authorization code ready to be exchanged.
-type grant struct {
-	*authRequest
-	Code string
-}
-
-// consent runs the authorization request through the approver.
+// consent runs the authorization request through the approver and returns
+// the redirect, unchecked, for the checks of the authorization endpoint.
 func (e *Env) consent(ctx context.Context, a *authRequest, approve bool) (*url.URL, error) {
 	if e.target.Approver == nil {
 		return nil, Skip("needs an approver")
 	}
-	var (
-		u   *url.URL
-		err error
-	)
+	send := e.target.Approver.DenyConsent
 	if approve {
-		u, err = e.target.Approver.ApproveConsent(ctx, e.authURL(a))
-	} else {
-		u, err = e.target.Approver.DenyConsent(ctx, e.authURL(a))
+		send = e.target.Approver.ApproveConsent
 	}
+	u, err := send(ctx, a.URL())
 	if err != nil {
 		return nil, fmt.Errorf("approver: %w", err)
 	}
 	return u, nil
 }
 
-// authCode obtains a fresh authorization code for the suite's client.
+// grant is an authorization code ready to be exchanged.
+type grant struct {
+	cfg  flows.AuthCodeConfig
+	req  *flows.AuthRequest
+	Code string
+}
+
+// authCode obtains a fresh authorization code for the suite's client: flows'
+// front channel with the approver in place of the browser.
 func (e *Env) authCode(ctx context.Context) (*grant, error) {
 	id, err := e.client(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
-	a := newAuthRequest(id, loopbackRedirect)
-	u, err := e.consent(ctx, a, true)
+	if e.target.Approver == nil {
+		return nil, Skip("needs an approver")
+	}
+	cfg := e.authConfig(id)
+	req, err := cfg.NewRequest(loopbackRedirect)
+	if err != nil {
+		return nil, setupFail("building an authorization request", err)
+	}
+	code, err := cfg.Authorize(ctx, req, e.target.Approver.ApproveConsent)
 	if err != nil {
 		return nil, setupFail("approving consent", err)
 	}
-	q := u.Query()
-	if q.Get("code") == "" {
-		return nil, setupFail("approving consent", fmt.Errorf("redirect carries no code: %s", u))
-	}
-	if q.Get("state") != a.State {
-		return nil, setupFail("approving consent", fmt.Errorf("redirect state %q, want %q", q.Get("state"), a.State))
-	}
-	return &grant{authRequest: a, Code: q.Get("code")}, nil
+	return &grant{cfg: cfg, req: req, Code: code}, nil
 }
 
-// exchange posts the code to /oauth/token; edit may change the form first.
-func (e *Env) exchange(ctx context.Context, g *grant, edit func(url.Values)) (*Response, error) {
-	f := url.Values{
+// exchange redeems the grant through flows and returns the server's answer as
+// it came, for the check to judge.
+func (e *Env) exchange(ctx context.Context, g *grant) (*Response, error) {
+	cfg := g.cfg
+	hc, rec := e.wire()
+	cfg.HTTPClient = hc
+	_, err := cfg.Exchange(ctx, g.req, g.Code)
+	return rec.answer(err)
+}
+
+// freshExchange obtains a fresh code and redeems it through flows,
+// returning the grant (to replay it) and the server's answer.
+func (e *Env) freshExchange(ctx context.Context) (*grant, *Response, error) {
+	g, err := e.authCode(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := e.exchange(ctx, g)
+	return g, r, err
+}
+
+// exchangeForm is the form flows sends to redeem g, for checks that break it.
+func (g *grant) exchangeForm() url.Values {
+	return url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {g.Code},
-		"redirect_uri":  {g.RedirectURI},
-		"client_id":     {g.ClientID},
-		"code_verifier": {g.Verifier},
+		"redirect_uri":  {g.req.RedirectURI},
+		"client_id":     {g.cfg.Client.ID},
+		"code_verifier": {g.req.Verifier},
+		"resource":      {g.req.Resource},
 	}
-	if edit != nil {
-		edit(f)
-	}
-	return e.PostForm(ctx, "/oauth/token", f)
 }
 
 // freshToken runs the authorization code flow and returns a new access token.
@@ -163,15 +196,11 @@ func (e *Env) freshToken(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	r, err := e.exchange(ctx, g, nil)
+	tok, err := g.cfg.Exchange(ctx, g.req, g.Code)
 	if err != nil {
 		return "", setupFail("exchanging the code", err)
 	}
-	tok, err := accessToken(r)
-	if err != nil {
-		return "", setupFail("exchanging the code", err)
-	}
-	return tok, nil
+	return tok.AccessToken, nil
 }
 
 // token returns an access token obtained once per run. Checks that revoke or
@@ -197,63 +226,44 @@ func (e *Env) apiKey(ctx context.Context) (string, error) {
 	})
 }
 
-// deviceCode requests a device code for clientID and checks the answer is 200.
-func (e *Env) deviceCode(ctx context.Context, clientID string) (*deviceAuthorization, error) {
-	r, err := e.PostJSON(ctx, "/api/oauth/device/code", map[string]string{"client_id": clientID, "scope": "mcp"})
-	if err != nil {
-		return nil, setupFail("requesting a device code", err)
-	}
-	if r.Status != 200 {
-		return nil, setupFail("requesting a device code", fmt.Errorf("want HTTP 200, got %s", r.Snippet()))
-	}
-	var d deviceAuthorization
-	if err := r.JSON(&d); err != nil {
-		return nil, setupFail("requesting a device code", err)
-	}
-	if d.DeviceCode == "" || d.UserCode == "" {
-		return nil, setupFail("requesting a device code", fmt.Errorf("device_code or user_code empty: %s", r.Snippet()))
-	}
-	return &d, nil
-}
-
-// poll polls /api/oauth/device/token once with JSON, as the contract says.
-func (e *Env) poll(ctx context.Context, clientID, deviceCode string) (*Response, error) {
-	return e.PostJSON(ctx, "/api/oauth/device/token", map[string]string{
-		"device_code": deviceCode,
-		"client_id":   clientID,
-		"grant_type":  grantDeviceCode,
-	})
+// deviceConfig is the contract's device flow (JSON dialect) for clientID.
+func (e *Env) deviceConfig(clientID string) (flows.DeviceConfig, *recorder) {
+	hc, rec := e.wire()
+	return flows.DeviceConfig{HTTPClient: hc, Discovery: e.contract(), Scope: "mcp", Dialect: flows.DialectJSON,
+		Client: flows.Client{ID: clientID, AuthMethod: flows.AuthMethodNone}}, rec
 }
 
 // deviceSetup registers (once) the suite's client and requests a device code.
-func (e *Env) deviceSetup(ctx context.Context) (string, *deviceAuthorization, error) {
+func (e *Env) deviceSetup(ctx context.Context) (string, *flows.DeviceAuthorization, error) {
 	id, err := e.client(ctx, 0)
 	if err != nil {
 		return "", nil, err
 	}
-	d, err := e.deviceCode(ctx, id)
+	cfg, _ := e.deviceConfig(id)
+	d, err := cfg.Authorize(ctx)
 	if err != nil {
-		return "", nil, err
+		return "", nil, setupFail("requesting a device code", err)
 	}
 	return id, d, nil
 }
 
+// poll polls once, at once, as flows does, and returns the server's answer.
+func (e *Env) poll(ctx context.Context, clientID string, d *flows.DeviceAuthorization) (*Response, error) {
+	cfg, rec := e.deviceConfig(clientID)
+	_, _, err := cfg.PollOnce(ctx, d, 0)
+	return rec.answer(err)
+}
+
 // approveDevice approves (or denies) a user code through the approver.
-func (e *Env) approveDevice(ctx context.Context, d *deviceAuthorization, code string, approve bool) error {
+func (e *Env) approveDevice(ctx context.Context, d *flows.DeviceAuthorization, code string, approve bool) error {
 	if e.target.Approver == nil {
 		return Skip("needs an approver")
 	}
-	uri := d.VerificationURI
-	if uri == "" {
-		uri = e.URL("/auth/device")
-	}
-	var err error
+	send := e.target.Approver.DenyDevice
 	if approve {
-		err = e.target.Approver.ApproveDevice(ctx, uri, code)
-	} else {
-		err = e.target.Approver.DenyDevice(ctx, uri, code)
+		send = e.target.Approver.ApproveDevice
 	}
-	if err != nil {
+	if err := send(ctx, d.VerificationURI, code); err != nil {
 		return setupFail("approving the device code", err)
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/html"
+	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
 
 // FormApprover acts as the test user by driving the service's own HTML pages
@@ -91,35 +91,15 @@ func (a *FormApprover) acquire(ctx context.Context) (func(), error) {
 type page struct {
 	URL    *url.URL
 	Status int
-	Forms  []*htmlForm
-	Doc    *html.Node
+	*htmlform.Page
 }
 
 func (p *page) String() string {
 	text := ""
 	if p.Doc != nil {
-		text = pageText(p.Doc)
+		text = p.Text()
 	}
 	return fmt.Sprintf("%s (HTTP %d: %s)", p.URL, p.Status, text)
-}
-
-// formWith returns the first form with a submit button of the given value.
-func (p *page) formWith(button string) (*htmlForm, formButton) {
-	for _, f := range p.Forms {
-		if b, ok := f.button(button); ok {
-			return f, b
-		}
-	}
-	return nil, formButton{}
-}
-
-func (p *page) formWithInput(name string) *htmlForm {
-	for _, f := range p.Forms {
-		if f.hasInput(name) {
-			return f
-		}
-	}
-	return nil
 }
 
 // request is a navigation: a GET, or a form submission.
@@ -129,8 +109,8 @@ type request struct {
 	form   url.Values
 }
 
-func submit(f *htmlForm, b formButton, set map[string]string) request {
-	v := f.submission(b, set)
+func submit(f *htmlform.Form, b htmlform.Button, set map[string]string) request {
+	v := f.Submission(b, set)
 	if f.Method == "GET" {
 		u := *f.Action
 		u.RawQuery = v.Encode()
@@ -139,11 +119,11 @@ func submit(f *htmlForm, b formButton, set map[string]string) request {
 	return request{method: "POST", url: f.Action, form: v}
 }
 
-func firstButton(f *htmlForm) formButton {
+func firstButton(f *htmlform.Form) htmlform.Button {
 	if len(f.Buttons) > 0 {
 		return f.Buttons[0]
 	}
-	return formButton{}
+	return htmlform.Button{}
 }
 
 // visit navigates like a browser: it follows redirects, logs in when it meets
@@ -185,16 +165,16 @@ func (a *FormApprover) visit(ctx context.Context, req request, stop func(*url.UR
 			req = request{method: "GET", url: next}
 			continue
 		}
-		p := &page{URL: req.url, Status: resp.StatusCode}
+		p := &page{URL: req.url, Status: resp.StatusCode, Page: &htmlform.Page{}}
 		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/html" || mt == "" {
-			if p.Forms, p.Doc, err = parseForms(req.url, b); err != nil {
+			if p.Page, err = htmlform.Parse(req.url, b); err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", req.url, err)
 			}
 		}
-		if f := p.formWithInput("username"); f != nil && logins < 2 {
+		if f := p.FormWithInput("username"); f != nil && logins < 2 {
 			logins++
 			set := map[string]string{"username": a.username}
-			if f.hasInput("password") {
+			if f.HasInput("password") {
 				set["password"] = a.Password
 			}
 			req = submit(f, firstButton(f), set)
@@ -266,7 +246,7 @@ func (a *FormApprover) consent(ctx context.Context, authURL, action string) (*ur
 	if err != nil || loc != nil {
 		return loc, err // an error redirect needs no consent
 	}
-	f, b := p.formWith(action)
+	f, b := p.FormWith(action)
 	if f == nil {
 		return nil, fmt.Errorf("consent: no form with a %q button at %s", action, p)
 	}
@@ -304,16 +284,16 @@ func (a *FormApprover) device(ctx context.Context, verificationURI, userCode, ac
 	if err != nil {
 		return fmt.Errorf("device: %w", err)
 	}
-	f, b := p.formWith(action)
+	f, b := p.FormWith(action)
 	if f == nil {
-		entry := p.formWithInput("user_code")
+		entry := p.FormWithInput("user_code")
 		if entry == nil {
 			return fmt.Errorf("device: no form with a user_code input at %s", p)
 		}
 		if p, _, err = a.visit(ctx, submit(entry, firstButton(entry), map[string]string{"user_code": userCode}), nil); err != nil {
 			return fmt.Errorf("device: entering the user code: %w", err)
 		}
-		if f, b = p.formWith(action); f == nil {
+		if f, b = p.FormWith(action); f == nil {
 			return fmt.Errorf("device: after entering the user code, no form with a %q button at %s", action, p)
 		}
 	}
@@ -343,7 +323,7 @@ func (a *FormApprover) readKey(ctx context.Context) (string, error) {
 	}
 	k := ""
 	if p.Doc != nil {
-		k = findAPIKey(p.Doc)
+		k = p.APIKey()
 	}
 	if k == "" || p.Status != http.StatusOK {
 		return "", fmt.Errorf(`settings: no API key (element id="api-key" or data-api-key) at %s`, p)
@@ -364,9 +344,9 @@ func (a *FormApprover) RegenerateAPIKey(ctx context.Context) (string, string, er
 	}
 	old := ""
 	if p.Doc != nil {
-		old = findAPIKey(p.Doc)
+		old = p.APIKey()
 	}
-	f, b := p.formWith("regenerate")
+	f, b := p.FormWith("regenerate")
 	if old == "" || f == nil {
 		return "", "", fmt.Errorf("settings: want the API key and a regenerate button at %s", p)
 	}

@@ -149,11 +149,11 @@ func headerChecks() []Check {
 			ID: "HDR-07", Title: "the consent page forbids framing (CSP frame-ancestors 'none', X-Frame-Options DENY)", Area: "headers",
 			Source: "decisions.md §Authorization endpoint (consent page)", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
+				a, err := e.suiteRequest(ctx, loopbackRedirect)
 				if err != nil {
 					return err
 				}
-				r, err := e.consentPage(ctx, newAuthRequest(cid, loopbackRedirect))
+				r, err := e.consentPage(ctx, a)
 				if err != nil {
 					return err
 				}

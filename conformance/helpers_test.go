@@ -12,61 +12,6 @@ import (
 	"time"
 )
 
-func TestParseForms(t *testing.T) {
-	page, _ := url.Parse("https://svc.example/oauth/authorize?x=1")
-	body := []byte(`<html><body>
-<form id=a method=POST action="/oauth/authorize">
-  <input type=hidden name=csrf_token value="tok&amp;1">
-  <input type=hidden name=state value=s>
-  <input type=checkbox name=remember checked>
-  <input type=checkbox name=unchecked value=x>
-  <input type=text name=user_code>
-  <textarea name=note>hi</textarea>
-  <select name=pick><option value=a>A<option value=b selected>B</select>
-  <button type=submit name=action value=approve>Approve</button>
-  <button name=action value=deny>Deny</button>
-  <button type=button name=noise value=x>x</button>
-</form>
-<form><input type=submit name=go value=regenerate></form>
-</body></html>`)
-	forms, doc, err := parseForms(page, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(forms) != 2 {
-		t.Fatalf("got %d forms, want 2", len(forms))
-	}
-	f := forms[0]
-	if f.Method != "POST" || f.Action.String() != "https://svc.example/oauth/authorize" {
-		t.Errorf("form 1: %s %s", f.Method, f.Action)
-	}
-	b, ok := f.button("deny")
-	if !ok {
-		t.Fatal("no deny button")
-	}
-	got := f.submission(b, map[string]string{"user_code": "ABCD-1234"})
-	want := url.Values{"csrf_token": {"tok&1"}, "state": {"s"}, "remember": {"on"}, "user_code": {"ABCD-1234"},
-		"note": {"hi"}, "pick": {"b"}, "action": {"deny"}}
-	if got.Encode() != want.Encode() {
-		t.Errorf("submission:\n got %s\nwant %s", got.Encode(), want.Encode())
-	}
-	if g := forms[1]; g.Method != "GET" || g.Action.String() != page.String() {
-		t.Errorf("form 2 defaults: %s %s", g.Method, g.Action)
-	}
-	if b, ok := forms[1].button("regenerate"); !ok || b.Name != "go" {
-		t.Errorf("input type=submit not taken as a button: %+v", forms[1].Buttons)
-	}
-	if k := findAPIKey(doc); k != "" {
-		t.Errorf("found a key where there is none: %q", k)
-	}
-	for _, html := range []string{`<p>Key: <code id="api-key"> mcpa_abc </code></p>`, `<div data-api-key="mcpa_abc"></div>`, `<input id=api-key value=mcpa_abc>`} {
-		_, doc, _ := parseForms(page, []byte(html))
-		if k := findAPIKey(doc); k != "mcpa_abc" {
-			t.Errorf("findAPIKey(%s) = %q", html, k)
-		}
-	}
-}
-
 func TestParseChallenges(t *testing.T) {
 	cs := parseChallenges([]string{`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", scope="mcp", error="invalid_token", error_description="a \"quoted\", text"`, `Basic realm=x`})
 	if len(cs) != 2 || cs[0].Scheme != "Bearer" || cs[1].Params["realm"] != "x" {
@@ -149,30 +94,4 @@ func TestManualApprover(t *testing.T) {
 		t.Errorf("a prompt nobody answers should end with the context")
 	}
 	feed.Close()
-}
-
-func TestFormApproverReportsMissingPages(t *testing.T) {
-	s := newFakeService(t)
-	a, err := NewFormApprover(s.base, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	// A device code nobody issued: the confirmation form never appears.
-	err = a.ApproveDevice(ctx, s.base+"/auth/device", "ZZZZ-0000")
-	if err == nil || !strings.Contains(err.Error(), "no form with a \"approve\" button") {
-		t.Errorf("unknown user code: err = %v", err)
-	}
-	// An authorization request for an unknown client: a 400 page, no consent form.
-	_, err = a.ApproveConsent(ctx, s.base+"/oauth/authorize?client_id=nope&redirect_uri="+url.QueryEscape(loopbackRedirect))
-	if err == nil || !strings.Contains(err.Error(), "HTTP 400") {
-		t.Errorf("unknown client: err = %v", err)
-	}
-	if _, err := NewFormApprover("not a url", "", nil); err == nil {
-		t.Errorf("relative base URL accepted")
-	}
-	cs, err := a.Session(ctx)
-	if err != nil || authCookie(cs) == nil || authCookie(cs).Raw == "" {
-		t.Errorf("session: %v %v", cs, err)
-	}
 }

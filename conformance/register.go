@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // validClient is registration metadata the contract accepts.
@@ -175,7 +177,7 @@ func registerChecks() []Check {
 		acceptMeta("REG-12", "a device-only client may register without redirect_uris", rfc,
 			func() map[string]any {
 				m := with(with(validClient(), "redirect_uris", nil), "response_types", nil)
-				return with(m, "grant_types", []string{grantDeviceCode})
+				return with(m, "grant_types", []string{flows.GrantTypeDeviceCode})
 			}),
 		acceptMeta("REG-13", "http redirect URIs on loopback hosts (127.0.0.1, [::1], localhost) are accepted", rfc+"; RFC 8252 §7.3",
 			redirectMeta("http://127.0.0.1:8976/callback", "http://[::1]:8976/callback", "http://localhost:8976/callback")),

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,19 +111,6 @@ func TestBaseline(t *testing.T) {
 	}
 }
 
-func TestBaselineThroughRun(t *testing.T) {
-	s := newFakeService(t, "issuer-slash")
-	b, _ := ParseBaseline(strings.NewReader("DISC-07\n"))
-	rep := runFake(t, s, `^DISC-`, Options{Baseline: b})
-	if rep.Failed() {
-		t.Errorf("the only failure is expected, yet the run failed: %+v", rep.Stale)
-	}
-	rep = runFake(t, newFakeService(t), `^DISC-`, Options{Baseline: b})
-	if !rep.Failed() || len(rep.Stale) != 1 {
-		t.Errorf("DISC-07 passes against a correct service: want a stale entry, got %q", rep.Stale)
-	}
-}
-
 func TestJSONReport(t *testing.T) {
 	var buf bytes.Buffer
 	if err := sampleReport(t).WriteJSON(&buf); err != nil {
@@ -198,8 +187,29 @@ func TestTextReport(t *testing.T) {
 }
 
 func TestHTTPClock(t *testing.T) {
-	s := newFakeService(t)
-	c := &HTTPClock{URL: s.base + "/_clock"}
+	// The protocol of `mcpauth serve --test-clock`, as the server speaks it.
+	var offset time.Duration
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/_clock" {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method == http.MethodPost {
+			var req struct{ Advance string }
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			d, err := time.ParseDuration(req.Advance)
+			if err != nil {
+				http.Error(w, "bad advance", http.StatusBadRequest)
+				return
+			}
+			offset += d
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"now": t0.Add(offset), "offset_ms": offset.Milliseconds()})
+	}))
+	defer s.Close()
+	c := &HTTPClock{URL: s.URL + "/_clock"}
 	ctx := context.Background()
 	before, err := c.Now(ctx)
 	if err != nil {
@@ -215,7 +225,7 @@ func TestHTTPClock(t *testing.T) {
 	if got := after.Now.Sub(before.Now); got != 10*time.Minute+time.Second {
 		t.Errorf("clock moved %s, want 10m1s", got)
 	}
-	if err := (&HTTPClock{URL: s.base + "/nope"}).Advance(ctx, time.Second); err == nil {
+	if err := (&HTTPClock{URL: s.URL + "/nope"}).Advance(ctx, time.Second); err == nil {
 		t.Errorf("advancing a missing clock endpoint succeeded")
 	}
 }

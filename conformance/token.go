@@ -60,13 +60,13 @@ func exchangeError(id, title, source string, edit func(ctx context.Context, e *E
 			if err != nil {
 				return err
 			}
-			var editErr error
-			r, err := e.exchange(ctx, g, func(f url.Values) { editErr = edit(ctx, e, f) })
-			if err != nil {
+			f := g.exchangeForm()
+			if err := edit(ctx, e, f); err != nil {
 				return err
 			}
-			if editErr != nil {
-				return editErr
+			r, err := e.PostForm(ctx, "/oauth/token", f)
+			if err != nil {
+				return err
 			}
 			return wantOAuthError(r, 400, codes...)
 		},
@@ -86,7 +86,7 @@ func codeAge(id, title string, age time.Duration, valid bool) Check {
 			if err := e.Advance(ctx, age); err != nil {
 				return err
 			}
-			r, err := e.exchange(ctx, g, nil)
+			r, err := e.exchange(ctx, g)
 			if err != nil {
 				return err
 			}
@@ -165,11 +165,7 @@ func tokenChecks() []Check {
 			ID: "TOKEN-08", Title: "exchanging a code returns a Bearer token with expires_in 86400", Area: "token",
 			Source: "contract §Token response", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g, nil)
+				_, r, err := e.freshExchange(ctx)
 				if err != nil {
 					return err
 				}
@@ -190,11 +186,7 @@ func tokenChecks() []Check {
 			ID: "TOKEN-09", Title: "the token response is JSON with Cache-Control: no-store and Pragma: no-cache", Area: "token",
 			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g, nil)
+				_, r, err := e.freshExchange(ctx)
 				if err != nil {
 					return err
 				}
@@ -217,18 +209,14 @@ func tokenChecks() []Check {
 			ID: "TOKEN-10", Title: "a code exchanged twice gets invalid_grant the second time", Area: "token",
 			Source: "contract §Authorization code (exchanged once); RFC 6749 §4.1.2", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g, nil)
+				g, r, err := e.freshExchange(ctx)
 				if err != nil {
 					return err
 				}
 				if _, err := accessToken(r); err != nil {
 					return setupFail("first exchange", err)
 				}
-				if r, err = e.exchange(ctx, g, nil); err != nil {
+				if r, err = e.exchange(ctx, g); err != nil {
 					return err
 				}
 				return wantOAuthError(r, 400, "invalid_grant")
@@ -238,11 +226,7 @@ func tokenChecks() []Check {
 			ID: "TOKEN-11", Title: "reusing a code revokes the token issued from it", Area: "token",
 			Source: "RFC 6749 §4.1.2 via decisions.md §Token endpoint", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g, nil)
+				g, r, err := e.freshExchange(ctx)
 				if err != nil {
 					return err
 				}
@@ -253,7 +237,7 @@ func tokenChecks() []Check {
 				if p, err := e.GetBearer(ctx, "/api/ping", tok); err != nil || p.Status != 200 {
 					return setupFail("using the token before the replay", errOr(err, p))
 				}
-				if _, err := e.exchange(ctx, g, nil); err != nil {
+				if _, err := e.exchange(ctx, g); err != nil {
 					return err
 				}
 				p, err := e.GetBearer(ctx, "/api/ping", tok)

@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// The suite declares its own wire types on purpose: they mirror the contract,
-// not any implementation, so a renamed field fails the run.
+// The suite reads answers with its own types and member by member on
+// purpose: they mirror the contract, not any implementation (flows included),
+// so a renamed field fails the run.
 
 type oauthError struct {
 	Error            string `json:"error"`
@@ -19,15 +20,6 @@ type tokenResponse struct {
 	AccessToken string `json:"access_token"`
 	TokenType   string `json:"token_type"`
 	ExpiresIn   int64  `json:"expires_in"`
-}
-
-type deviceAuthorization struct {
-	DeviceCode              string `json:"device_code"`
-	UserCode                string `json:"user_code"`
-	VerificationURI         string `json:"verification_uri"`
-	VerificationURIComplete string `json:"verification_uri_complete"`
-	ExpiresIn               int64  `json:"expires_in"`
-	Interval                int64  `json:"interval"`
 }
 
 // object is a JSON object read member by member, so a check can say which

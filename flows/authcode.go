@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -42,8 +44,7 @@ type AuthCodeConfig struct {
 }
 
 // AuthRequest is one authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3,
-// RFC 8707 §2). Fields left empty are omitted from the URL; Extra adds or
-// overrides parameters (the conformance suite uses it for negative tests).
+// RFC 8707 §2). Fields left empty are omitted from the URL.
 type AuthRequest struct {
 	Endpoint    string
 	ClientID    string
@@ -52,7 +53,6 @@ type AuthRequest struct {
 	State       string
 	Verifier    string // the challenge sent is S256(Verifier)
 	Resource    string
-	Extra       url.Values
 }
 
 // URL returns the authorization URL, keeping any query the endpoint has
@@ -78,9 +78,6 @@ func (r *AuthRequest) URL() string {
 		set("code_challenge_method", pkce.MethodS256)
 	}
 	set("resource", r.Resource)
-	for k, v := range r.Extra {
-		q[k] = v
-	}
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -113,27 +110,47 @@ func (cfg AuthCodeConfig) NewRequest(redirectURI string) (*AuthRequest, error) {
 	return r, nil
 }
 
+// Authorize runs the front channel of req with approve standing in for the
+// browser and the loopback listener: approve is given the authorization URL
+// and returns the URL the server redirected the user agent to. The redirect
+// is checked as the listener checks it (CheckCallback); the code it returns
+// is ready for Exchange.
+func (cfg AuthCodeConfig) Authorize(ctx context.Context, req *AuthRequest, approve func(ctx context.Context, authURL string) (*url.URL, error)) (string, error) {
+	if err := cfg.check(); err != nil {
+		return "", err
+	}
+	u, err := approve(ctx, req.URL())
+	if err != nil {
+		return "", fmt.Errorf("authorization: %w", err)
+	}
+	code, err := CheckCallback(u.Query(), cfg.callbackCheck(req))
+	if err != nil {
+		return "", fmt.Errorf("authorization response: %w", err)
+	}
+	return code, nil
+}
+
+func (cfg AuthCodeConfig) callbackCheck(req *AuthRequest) CallbackCheck {
+	md := cfg.Discovery.AuthServer
+	return CallbackCheck{State: req.State, Issuer: md.Issuer, RequireIss: md.AuthorizationResponseIssParameterSupported}
+}
+
 // Exchange trades code for a token at the token endpoint (RFC 6749 §4.1.3,
 // RFC 7636 §4.5), repeating the request's redirect URI and resource.
 func (cfg AuthCodeConfig) Exchange(ctx context.Context, req *AuthRequest, code string) (*Token, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	form := url.Values{
-		"grant_type":    {"authorization_code"},
-		"code":          {code},
-		"redirect_uri":  {req.RedirectURI},
-		"code_verifier": {req.Verifier},
-	}
-	if req.Resource != "" {
-		form.Set("resource", req.Resource)
-	}
 	endpoint := cfg.Discovery.AuthServer.TokenEndpoint
-	resp, body, err := postForm(ctx, cfg.HTTPClient, endpoint, form, &cfg.Client)
-	if err != nil {
-		return nil, fmt.Errorf("token exchange at %s: %w", endpoint, err)
+	conf := cfg.Client.oauth2Config(endpoint)
+	conf.RedirectURL = req.RedirectURI
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(req.Verifier)}
+	if req.Resource != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", req.Resource))
 	}
-	tok, err := parseToken(resp, body, clockOr(cfg.Clock).Now())
+	tok, err := grant(ctx, cfg.HTTPClient, cfg.Clock, func(ctx context.Context) (*oauth2.Token, error) {
+		return conf.Exchange(ctx, code, opts...)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("token exchange at %s: %w", endpoint, err)
 	}
@@ -197,10 +214,8 @@ func (cfg AuthCodeConfig) run(ctx context.Context) (*Token, error) {
 		err  error
 	}
 	res := make(chan result, 1)
-	md := cfg.Discovery.AuthServer
 	go func() {
-		code, err := ln.Wait(ctx2, CallbackCheck{State: req.State, Issuer: md.Issuer,
-			RequireIss: md.AuthorizationResponseIssParameterSupported})
+		code, err := ln.Wait(ctx2, cfg.callbackCheck(req))
 		res <- result{code, err}
 	}()
 	// OpenBrowser runs on its own goroutine: some launchers block until the

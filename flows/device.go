@@ -244,15 +244,11 @@ func (cfg DeviceConfig) Poll(ctx context.Context, da *DeviceAuthorization) (*Tok
 			return nil, ErrDeviceCodeExpired
 		}
 		tok, status, err := cfg.pollOnce(ctx, da.DeviceCode)
+		interval = nextInterval(err, interval)
 		transient := false
-		var oe *OAuthError
 		switch {
-		case err == nil:
-		case errors.As(err, &oe) && oe.Code == "authorization_pending":
+		case err == nil, IsCode(err, "authorization_pending"), IsCode(err, "slow_down"):
 			failures = 0
-		case errors.As(err, &oe) && oe.Code == "slow_down":
-			failures = 0
-			interval += slowDownStep
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("device flow: %w", ctx.Err())
 		case isTransient(err, status):
@@ -275,10 +271,22 @@ func (cfg DeviceConfig) Poll(ctx context.Context, da *DeviceAuthorization) (*Tok
 	return nil, ErrDeviceCodeExpired
 }
 
-// PollOnce makes a single token request for deviceCode.
-func (cfg DeviceConfig) PollOnce(ctx context.Context, deviceCode string) (*Token, error) {
-	tok, _, err := cfg.pollOnce(ctx, deviceCode)
-	return tok, err
+// PollOnce makes one token request for da now, without waiting (RFC 8628
+// §3.4), and returns the interval to wait before the next one: interval, or
+// interval + 5 s after slow_down (§3.5). Poll is PollOnce in a paced loop;
+// callers that pace polls themselves (the conformance suite, the benchmark)
+// call it directly.
+func (cfg DeviceConfig) PollOnce(ctx context.Context, da *DeviceAuthorization, interval time.Duration) (*Token, time.Duration, error) {
+	tok, _, err := cfg.pollOnce(ctx, da.DeviceCode)
+	return tok, nextInterval(err, interval), err
+}
+
+// nextInterval applies slow_down (RFC 8628 §3.5) to the poll interval.
+func nextInterval(err error, interval time.Duration) time.Duration {
+	if IsCode(err, "slow_down") {
+		return interval + slowDownStep
+	}
+	return interval
 }
 
 func (cfg DeviceConfig) pollOnce(ctx context.Context, deviceCode string) (*Token, int, error) {

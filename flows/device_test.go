@@ -348,3 +348,28 @@ func TestDeviceAuthorizationErrors(t *testing.T) {
 		t.Errorf("Expiry %v without expires_in, want zero", tok.Expiry)
 	}
 }
+
+// PollOnce is one request, no waiting, and says what interval comes next.
+func TestDevicePollOnce(t *testing.T) {
+	d := newFakeDevice(t, false, "pending", "slow_down")
+	cfg := d.config(nil)
+	da, err := cfg.Authorize(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		code     string
+		interval time.Duration
+	}{{"authorization_pending", 5 * time.Second}, {"slow_down", 10 * time.Second}, {"", 5 * time.Second}} {
+		tok, next, err := cfg.PollOnce(context.Background(), da, 5*time.Second)
+		if want.code != "" && !flows.IsCode(err, want.code) || want.code == "" && (err != nil || tok == nil) {
+			t.Errorf("poll: token %v, err %v, want %q", tok, err, want.code)
+		}
+		if next != want.interval {
+			t.Errorf("after %q: next interval %s, want %s", want.code, next, want.interval)
+		}
+	}
+	if _, _, times := d.record(); len(times) != 3 || times[2] != times[0] {
+		t.Errorf("polls at %v: PollOnce must not wait", times)
+	}
+}

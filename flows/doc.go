@@ -51,10 +51,12 @@
 // sends state, an S256 PKCE challenge and the RFC 8707 resource, and answers
 // each callback itself: the state is compared in constant time first, and a
 // request with a wrong state or path gets a 400 and is ignored; then the
-// RFC 9207 iss is checked; then the code or error is read. The pieces
-// (AuthCodeConfig.NewRequest, ListenLoopback, Loopback.Wait, CheckCallback,
-// AuthCodeConfig.Exchange) are exported so the conformance suite can drive
-// each step.
+// RFC 9207 iss is checked; then the code or error is read. The steps are
+// exported, as in golang.org/x/oauth2: AuthCodeConfig.NewRequest,
+// AuthCodeConfig.Authorize (the front channel with an injected approver in
+// place of the browser, as the conformance suite and the benchmark run it)
+// and AuthCodeConfig.Exchange; DeviceConfig.Authorize and
+// DeviceConfig.PollOnce likewise for the device flow.
 //
 // # Device flow and its two dialects
 //

@@ -45,9 +45,6 @@ var (
 	// ErrUnauthorized: the resource answered 401 (credential missing,
 	// invalid or expired). *ResourceError carries the challenge.
 	ErrUnauthorized = errors.New("unauthorized")
-	// ErrAuthRequired is ErrUnauthorized under the name the CLI uses for its
-	// "log in first" exit code.
-	ErrAuthRequired = ErrUnauthorized
 	// ErrInsufficientScope: the resource answered 403 insufficient_scope.
 	ErrInsufficientScope = errors.New("insufficient scope")
 )

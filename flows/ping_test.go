@@ -34,7 +34,7 @@ func TestPing(t *testing.T) {
 
 	_, err = flows.Ping(ctx, nil, srv.URL, "expired")
 	var re *flows.ResourceError
-	if !errors.Is(err, flows.ErrUnauthorized) || !errors.Is(err, flows.ErrAuthRequired) || !errors.As(err, &re) {
+	if !errors.Is(err, flows.ErrUnauthorized) || !errors.As(err, &re) {
 		t.Fatalf("err = %v, want ErrUnauthorized with a ResourceError", err)
 	}
 	if re.Challenge.Params["error"] != "invalid_token" || re.Challenge.Params["resource_metadata"] != srv.URL+"/.well-known/oauth-protected-resource" {

@@ -88,8 +88,6 @@ type Token struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	Scope        string    `json:"scope,omitempty"`
-	// Extra holds the other response fields (id_token, ...) as received.
-	Extra map[string]json.RawMessage `json:"extra,omitempty"`
 }
 
 // parseToken reads a token response. A 2xx carrying an "error" field is an
@@ -115,7 +113,7 @@ func parseToken(resp *http.Response, body []byte, now time.Time) (*Token, error)
 	} else if err := json.Unmarshal(body, &fields); err != nil {
 		return nil, fmt.Errorf("token response is not a JSON object: %w", err)
 	}
-	t := &Token{Extra: map[string]json.RawMessage{}}
+	t := &Token{}
 	for k, raw := range fields {
 		var err error
 		switch k {
@@ -129,8 +127,6 @@ func parseToken(resp *http.Response, body []byte, now time.Time) (*Token, error)
 			err = json.Unmarshal(raw, &t.Scope)
 		case "expires_in":
 			t.ExpiresIn, err = parseSeconds(raw)
-		default:
-			t.Extra[k] = raw
 		}
 		if err != nil {
 			return nil, fmt.Errorf("token response field %s: %w", k, err)
@@ -144,9 +140,6 @@ func parseToken(resp *http.Response, body []byte, now time.Time) (*Token, error)
 	}
 	if t.ExpiresIn > 0 {
 		t.Expiry = now.Add(secondsDuration(t.ExpiresIn))
-	}
-	if len(t.Extra) == 0 {
-		t.Extra = nil
 	}
 	return t, nil
 }

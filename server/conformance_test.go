@@ -2,7 +2,11 @@ package server_test
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +91,84 @@ func TestConformanceSuitePasses(t *testing.T) {
 			}
 			t.Logf("%s: %+v in %s", name, rep.Summary(), rep.Duration.Round(time.Millisecond))
 		})
+	}
+}
+
+// The runner against a real server (these used to run against a second,
+// hand-written fake of the service in conformance/).
+
+// A baseline listing the one failing check keeps the run green; where the
+// check passes, the entry is stale and fails the run.
+func TestConformanceBaseline(t *testing.T) {
+	b, _ := conformance.ParseBaseline(strings.NewReader("DISC-07\n"))
+	run := func(target conformance.Target) *conformance.Report {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return conformance.Run(ctx, target, conformance.Options{Baseline: b, Filter: regexp.MustCompile(`^DISC-`)})
+	}
+	var slash fault
+	for _, f := range faults() {
+		if f.name == "issuer with a trailing slash" {
+			slash = f
+		}
+	}
+	clk := clock.NewOffset(nil)
+	rep := run(startSuiteTarget(t, local.Options{Store: memory.New(), Wrap: slash.wrap(clk)}, clk))
+	if rep.Failed() {
+		t.Errorf("the only failure is expected, yet the run failed: %+v", rep.Stale)
+	}
+	rep = run(startSuiteTarget(t, local.Options{Store: memory.New()}, nil))
+	if !rep.Failed() || len(rep.Stale) != 1 {
+		t.Errorf("DISC-07 passes against a correct server: want a stale entry, got %q", rep.Stale)
+	}
+}
+
+// A target without approver, clock, session or API key runs what it can and
+// skips the rest, saying why; nothing that needs those passes silently.
+func TestConformanceMissingCapabilitiesSkip(t *testing.T) {
+	base := startSuiteTarget(t, local.Options{Store: memory.New()}, nil).BaseURL
+	rep := conformance.Run(context.Background(), conformance.Target{BaseURL: base}, conformance.Options{Parallel: 8})
+	ran := 0
+	for i, c := range conformance.Catalogue() {
+		r := rep.Results[i]
+		switch {
+		case len(c.Needs) == 0 && r.Verdict == conformance.VerdictPass:
+			ran++
+		case len(c.Needs) == 0 && r.Verdict == conformance.VerdictSkip && strings.Contains(r.Reason, "asks for login"):
+			// error redirects: this server asks for login before judging
+		case len(c.Needs) == 0:
+			t.Errorf("%s: %s %s", r.ID, r.Verdict, r.Reason)
+		case r.Verdict != conformance.VerdictSkip || !strings.HasPrefix(r.Reason, "needs") && !strings.Contains(r.Reason, "destructive") && !strings.Contains(r.Reason, "changes state"):
+			t.Errorf("%s (needs %v): got %s %q, want a skip that says what it needs", r.ID, c.Needs, r.Verdict, r.Reason)
+		}
+	}
+	if ran < 50 {
+		t.Errorf("only %d checks run without approver or clock", ran)
+	}
+}
+
+func TestFormApproverReportsMissingPages(t *testing.T) {
+	base := startSuiteTarget(t, local.Options{Store: memory.New()}, nil).BaseURL
+	a, err := conformance.NewFormApprover(base, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// A device code nobody issued: the confirmation form never appears.
+	err = a.ApproveDevice(ctx, base+"/auth/device", "ZZZZ-0000")
+	if err == nil || !strings.Contains(err.Error(), "no form with a \"approve\" button") {
+		t.Errorf("unknown user code: err = %v", err)
+	}
+	// An authorization request for an unknown client: a 400 page, no consent form.
+	_, err = a.ApproveConsent(ctx, base+"/oauth/authorize?client_id=nope&redirect_uri="+url.QueryEscape("http://127.0.0.1:43117/callback"))
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400") {
+		t.Errorf("unknown client: err = %v", err)
+	}
+	if _, err := conformance.NewFormApprover("not a url", "", nil); err == nil {
+		t.Errorf("relative base URL accepted")
+	}
+	cs, err := a.Session(ctx)
+	if err != nil || !slices.ContainsFunc(cs, func(c *http.Cookie) bool { return c.Name == "auth_token" && c.Raw != "" }) {
+		t.Errorf("session: %v %v", cs, err)
 	}
 }

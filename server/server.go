@@ -282,9 +282,6 @@ func normalizeBaseURL(raw string) (string, error) {
 	return strings.TrimSuffix(u.String(), "/"), nil
 }
 
-// BaseURL is the issuer URL.
-func (s *Server) BaseURL() string { return s.baseURL }
-
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 

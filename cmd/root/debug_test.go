@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
@@ -68,9 +69,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func recordSecrets(c *cli) *recorder {
+func recordSecrets(c *clitest.CLI) *recorder {
 	rec := &recorder{secrets: map[[2]string]bool{}}
-	c.wrap = func(f *cmdutil.Factory) {
+	c.Wrap = func(f *cmdutil.Factory) {
 		f.HTTPClient = func() (*http.Client, error) {
 			hc, err := cmdutil.NewHTTPClient(f.Globals, f.IO.ErrOut, f.Getenv)
 			if err != nil {
@@ -108,29 +109,29 @@ func assertNoSecrets(t *testing.T, rec *recorder, trace string, want ...string) 
 func TestDebugTraceRedactsEverySecret(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
 
-	c := newCLI(t, env)
+	c := clitest.New(t, env)
 	rec := recordSecrets(c)
-	c.open = approvingBrowser(t, env, "uma", "approve")
-	code, _, stderr := c.run("login", env.URL+"/mcp", "--debug")
+	c.Open = clitest.ApprovingBrowser(t, env, "uma", "approve")
+	code, _, stderr := c.Run("login", env.URL+"/mcp", "--debug")
 	if code != 0 {
 		t.Fatalf("login: %s", stderr)
 	}
 	if !strings.Contains(stderr, "POST "+env.URL+"/oauth/token") {
 		t.Fatalf("the token request is not traced:\n%s", stderr)
 	}
-	code, _, pingTrace := c.run("ping", "--debug")
+	code, _, pingTrace := c.Run("ping", "--debug")
 	if code != 0 {
 		t.Fatal(pingTrace)
 	}
 	assertNoSecrets(t, rec, stderr+pingTrace, "code", "code_verifier", "access_token", "Authorization")
 
-	c = newCLI(t, env)
+	c = clitest.New(t, env)
 	rec = recordSecrets(c)
-	d := startDevice(t, c, "--debug")
-	d.approve("uma", "approve")
-	d.poll(5 * time.Second)
-	if code := d.exit(); code != 0 {
-		t.Fatalf("device: %s", d.errOut.String())
+	d := clitest.StartDevice(t, c, "--debug")
+	d.Approve("uma", "approve")
+	d.Poll(5 * time.Second)
+	if code := d.Exit(); code != 0 {
+		t.Fatalf("device: %s", d.ErrOut.String())
 	}
-	assertNoSecrets(t, rec, d.errOut.String(), "device_code", "access_token")
+	assertNoSecrets(t, rec, d.ErrOut.String(), "device_code", "access_token")
 }

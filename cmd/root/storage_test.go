@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -67,8 +68,10 @@ func (b hangingBackend) Get(string, string) (string, error) {
 	<-b.release
 	return "", errors.New("released")
 }
+
 func (b hangingBackend) Set(string, string, string) error { <-b.release; return errors.New("released") }
-func (b hangingBackend) Delete(string, string) error      { <-b.release; return errors.New("released") }
+
+func (b hangingBackend) Delete(string, string) error { <-b.release; return errors.New("released") }
 
 // absentBackend fails at once, as go-keyring does without a D-Bus session.
 type absentBackend struct{}
@@ -81,19 +84,19 @@ func (absentBackend) Delete(string, string) error        { return errNoBus }
 
 func TestKeyringBackendStoresOnlyCiphertext(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
-	c := newCLI(t, env)
-	c.vars["MCPAUTH_STORAGE"] = "auto"
-	c.backend = &memBackend{}
-	c.open = approvingBrowser(t, env, "kim", "approve")
-	if code, _, stderr := c.run("login", env.URL+"/mcp"); code != 0 || !strings.Contains(stderr, "Stored in the OS keyring") {
+	c := clitest.New(t, env)
+	c.Vars["MCPAUTH_STORAGE"] = "auto"
+	c.Backend = &memBackend{}
+	c.Open = clitest.ApprovingBrowser(t, env, "kim", "approve")
+	if code, _, stderr := c.Run("login", env.URL+"/mcp"); code != 0 || !strings.Contains(stderr, "Stored in the OS keyring") {
 		t.Fatalf("login: exit %d %s", code, stderr)
 	}
-	code, tok, _ := c.run("token")
+	code, tok, _ := c.Run("token")
 	tok = strings.TrimSpace(tok)
 	if code != 0 || tok == "" {
 		t.Fatalf("token: exit %d", code)
 	}
-	code, stdout, _ := c.run("status", "-o", "json")
+	code, stdout, _ := c.Run("status", "-o", "json")
 	var entries []struct {
 		Backend   string `json:"backend"`
 		Protected bool   `json:"protected_by_keyring"`
@@ -102,17 +105,17 @@ func TestKeyringBackendStoresOnlyCiphertext(t *testing.T) {
 		t.Fatalf("status: %d %s", code, stdout)
 	}
 	// The token is on disk only encrypted, under a key in the keyring.
-	files, _ := filepath.Glob(filepath.Join(c.vars["MCPAUTH_CONFIG_DIR"], "*"))
+	files, _ := filepath.Glob(filepath.Join(c.Vars["MCPAUTH_CONFIG_DIR"], "*"))
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
 		if strings.Contains(string(data), tok) {
 			t.Fatalf("%s holds the access token in clear", f)
 		}
 	}
-	if code, _, stderr := c.run("logout"); code != 0 {
+	if code, _, stderr := c.Run("logout"); code != 0 {
 		t.Fatal(stderr)
 	}
-	if code, _, _ := c.run("token"); code != cmdutil.ExitAuthRequired {
+	if code, _, _ := c.Run("token"); code != cmdutil.ExitAuthRequired {
 		t.Fatalf("token after logout: %d", code)
 	}
 }
@@ -131,20 +134,20 @@ func TestKeyringHangsOrIsAbsent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newCLI(t, env)
-			c.vars["MCPAUTH_STORAGE"] = tt.storage
-			c.backend, c.keyringTimeout = tt.backend(t), 200*time.Millisecond
+			c := clitest.New(t, env)
+			c.Vars["MCPAUTH_STORAGE"] = tt.storage
+			c.Backend, c.KeyringTimeout = tt.backend(t), 200*time.Millisecond
 			within := func(args ...string) (int, string, string) {
 				t.Helper()
 				start := time.Now()
-				code, stdout, stderr := c.run(args...)
+				code, stdout, stderr := c.Run(args...)
 				if d := time.Since(start); d > 5*time.Second {
 					t.Fatalf("%v took %s: the keyring timeout did not bound the call", args, d)
 				}
 				return code, stdout, stderr
 			}
 			// A command that stores refuses: no silent plain file.
-			c.stdin = "mcpa_key\n"
+			c.Stdin = "mcpa_key\n"
 			code, _, stderr := within("apikey", "set", env.URL)
 			if code != cmdutil.ExitStorage || !strings.Contains(stderr, tt.want) {
 				t.Fatalf("apikey set: exit %d, want %d and %q: %s", code, cmdutil.ExitStorage, tt.want, stderr)
@@ -163,7 +166,7 @@ func TestKeyringHangsOrIsAbsent(t *testing.T) {
 				t.Fatalf("token: exit %d, want %d: %s", code, wantToken, stderr)
 			}
 			// The explicit opt-in never touches the keyring.
-			if code, _, stderr := c.run("status", "--storage=file"); code != 0 {
+			if code, _, stderr := c.Run("status", "--storage=file"); code != 0 {
 				t.Fatalf("--storage=file: exit %d %s", code, stderr)
 			}
 		})
@@ -173,18 +176,18 @@ func TestKeyringHangsOrIsAbsent(t *testing.T) {
 func TestNoKeyringPromptsOnATerminal(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
 
-	c := newCLI(t, env)
-	c.vars["MCPAUTH_STORAGE"] = "auto"
-	c.backend, c.tty = absentBackend{}, true
-	c.open = approvingBrowser(t, env, "lee", "approve")
-	c.stdin = "n\n"
-	code, _, stderr := c.run("login", env.URL+"/mcp")
+	c := clitest.New(t, env)
+	c.Vars["MCPAUTH_STORAGE"] = "auto"
+	c.Backend, c.TTY = absentBackend{}, true
+	c.Open = clitest.ApprovingBrowser(t, env, "lee", "approve")
+	c.Stdin = "n\n"
+	code, _, stderr := c.Run("login", env.URL+"/mcp")
 	if code != cmdutil.ExitStorage || !strings.Contains(stderr, "Store tokens in a file readable only by you, without keyring protection? [y/N]") {
 		t.Fatalf("declined: exit %d %s", code, stderr)
 	}
 
-	c.stdin = "y\n"
-	code, _, stderr = c.run("login", env.URL+"/mcp")
+	c.Stdin = "y\n"
+	code, _, stderr = c.Run("login", env.URL+"/mcp")
 	if code != 0 {
 		t.Fatalf("accepted: exit %d %s", code, stderr)
 	}
@@ -193,8 +196,8 @@ func TestNoKeyringPromptsOnATerminal(t *testing.T) {
 	if warn < 0 || done < 0 || warn > done {
 		t.Fatalf("no warning before the write:\n%s", stderr)
 	}
-	c.tty, c.stdin = false, ""
-	code, stdout, _ := c.run("status", "--storage=file")
+	c.TTY, c.Stdin = false, ""
+	code, stdout, _ := c.Run("status", "--storage=file")
 	if code != 0 || !strings.Contains(stdout, "file (no keyring!)") {
 		t.Fatalf("status does not flag the plaintext entry: %s", stdout)
 	}
@@ -204,28 +207,28 @@ func TestNoKeyringPromptsOnATerminal(t *testing.T) {
 // chosen: anyone who can write the tokens folder could have planted it.
 func TestPlainEntryRefusedWhileUsingTheKeyring(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
-	c := newCLI(t, env)
-	c.stdin = "mcpa_planted\n"
-	if code, _, stderr := c.run("apikey", "set", env.URL, "--storage=file"); code != 0 {
+	c := clitest.New(t, env)
+	c.Stdin = "mcpa_planted\n"
+	if code, _, stderr := c.Run("apikey", "set", env.URL, "--storage=file"); code != 0 {
 		t.Fatalf("apikey set --storage=file: exit %d %s", code, stderr)
 	}
-	files, _ := filepath.Glob(filepath.Join(c.vars["MCPAUTH_CONFIG_DIR"], "tok-*.json"))
+	files, _ := filepath.Glob(filepath.Join(c.Vars["MCPAUTH_CONFIG_DIR"], "tok-*.json"))
 	if len(files) != 1 {
 		t.Fatalf("entry files: %v", files)
 	}
-	c.backend = &memBackend{}
+	c.Backend = &memBackend{}
 	for _, storage := range []string{"keyring", "auto"} {
-		c.vars["MCPAUTH_STORAGE"] = storage
-		code, stdout, stderr := c.run("token")
+		c.Vars["MCPAUTH_STORAGE"] = storage
+		code, stdout, stderr := c.Run("token")
 		if code != cmdutil.ExitStorage || stdout != "" || !strings.Contains(stderr, files[0]) || !strings.Contains(stderr, "--storage=file") {
 			t.Fatalf("%s: token: exit %d, stdout %q; want %d naming %s and --storage=file: %s", storage, code, stdout, cmdutil.ExitStorage, files[0], stderr)
 		}
 		// status still lists it, marked.
-		if code, stdout, _ := c.run("status"); code != 0 || !strings.Contains(stdout, "file (no keyring!)") {
+		if code, stdout, _ := c.Run("status"); code != 0 || !strings.Contains(stdout, "file (no keyring!)") {
 			t.Fatalf("%s: status: exit %d %s", storage, code, stdout)
 		}
 	}
-	if code, stdout, stderr := c.run("token", "--storage=file"); code != 0 || strings.TrimSpace(stdout) != "mcpa_planted" {
+	if code, stdout, stderr := c.Run("token", "--storage=file"); code != 0 || strings.TrimSpace(stdout) != "mcpa_planted" {
 		t.Fatalf("token --storage=file: exit %d %q %s", code, stdout, stderr)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
 
 // Browser is an HTTP client that behaves like a person's browser towards the
@@ -68,23 +70,23 @@ func (b *Browser) Get(ctx context.Context, rawURL string) (*Page, error) {
 // Submit posts the first form on page whose buttons include action, with
 // extra fields set, and returns the page it leads to.
 func (b *Browser) Submit(ctx context.Context, page *Page, action string, extra url.Values) (*Page, error) {
-	forms, _, err := parseForms(bytes.NewReader(page.Body))
+	hp, err := htmlform.Parse(page.URL, page.Body)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range forms {
-		vals, err := f.submit(action)
-		if err != nil {
+	for _, f := range hp.Forms {
+		btn, ok := f.Button(action)
+		if action == "" && len(f.Buttons) > 0 {
+			btn, ok = f.Buttons[0], true
+		}
+		if !ok {
 			continue
 		}
+		vals := f.Submission(btn, nil)
 		for k, v := range extra {
 			vals[k] = v
 		}
-		target, err := page.URL.Parse(f.Action)
-		if err != nil {
-			return nil, fmt.Errorf("form action %q: %w", f.Action, err)
-		}
-		p, err := b.do(ctx, http.MethodPost, target.String(), vals)
+		p, err := b.do(ctx, http.MethodPost, f.Action.String(), vals)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +194,7 @@ func (b *Browser) APIKey(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return elementText(bytes.NewReader(p.Body), "api-key")
+	return apiKey(p)
 }
 
 // RegenerateAPIKey presses regenerate in Settings and returns the new key.
@@ -205,7 +207,19 @@ func (b *Browser) RegenerateAPIKey(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return elementText(bytes.NewReader(p.Body), "api-key")
+	return apiKey(p)
+}
+
+// apiKey reads the key a Settings page shows.
+func apiKey(p *Page) (string, error) {
+	hp, err := htmlform.Parse(p.URL, p.Body)
+	if err != nil {
+		return "", err
+	}
+	if k := hp.APIKey(); k != "" {
+		return k, nil
+	}
+	return "", fmt.Errorf("no API key on %s (status %d)", p.URL, p.Status)
 }
 
 func snippet(b []byte) string {

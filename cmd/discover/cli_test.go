@@ -1,62 +1,32 @@
-package root_test
+package discover_test
 
 import (
 	"encoding/json"
 	"encoding/pem"
-	"flag"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
-	"github.com/mcpauth/mcpauth/server/clock"
+	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/name after replacing each digit of a
-// loopback port with X (keeping table columns aligned), so the files are
-// stable across runs; -update rewrites them. Ephemeral ports have 5 digits
-// on Linux, macOS and Windows. Times are already fixed: the server's and
-// the CLI's clocks start at servertest.Start.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	got = regexp.MustCompile(`127\.0\.0\.1:\d+`).ReplaceAllStringFunc(got, func(hostPort string) string {
-		return "127.0.0.1:" + strings.Repeat("X", len(hostPort)-len("127.0.0.1:"))
-	})
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
 func TestDiscoverReferenceServerGolden(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
-	c := newCLI(t, env)
-	code, stdout, stderr := c.run("discover", env.URL+"/mcp")
+	c := clitest.New(t, env)
+	code, stdout, stderr := c.Run("discover", env.URL+"/mcp")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	golden(t, "discover.txt", stdout)
+	clitest.Golden(t, "discover.txt", stdout)
 
-	code, stdout, _ = c.run("discover", env.URL+"/mcp", "-o", "json")
+	code, stdout, _ = c.Run("discover", env.URL+"/mcp", "-o", "json")
 	var d struct {
 		Resource string `json:"resource"`
 		Issuer   string `json:"issuer"`
@@ -72,7 +42,7 @@ func TestDiscoverReferenceServerGolden(t *testing.T) {
 	if d.Resource != env.URL+"/mcp" || d.Issuer != env.URL || len(d.Probes) == 0 || d.Probes[0].Status != 401 {
 		t.Fatalf("discovery %+v", d)
 	}
-	golden(t, "discover.json", stdout)
+	clitest.Golden(t, "discover.json", stdout)
 }
 
 // otherServer simulates servers other than the reference server (which
@@ -128,8 +98,8 @@ func TestDiscoverFallbacks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := otherServer(t, tt.paths)
-			c := newCLI(t, nil)
-			code, stdout, stderr := c.run("discover", srv.URL+"/mcp", "-o", "json")
+			c := clitest.New(t, nil)
+			code, stdout, stderr := c.Run("discover", srv.URL+"/mcp", "-o", "json")
 			if code != 0 {
 				t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 			}
@@ -166,44 +136,15 @@ func TestDiscoverRefusesServerWithoutS256(t *testing.T) {
 			return m
 		},
 	})
-	c := newCLI(t, nil)
-	code, _, stderr := c.run("discover", srv.URL+"/mcp")
+	c := clitest.New(t, nil)
+	code, _, stderr := c.Run("discover", srv.URL+"/mcp")
 	if code == 0 || !strings.Contains(stderr, "S256") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if code, _, _ := c.run("discover", srv.URL+"/mcp", "--allow-missing-s256"); code != 0 {
+	if code, _, _ := c.Run("discover", srv.URL+"/mcp", "--allow-missing-s256"); code != 0 {
 		t.Fatalf("override: exit %d", code)
 	}
 }
-
-func TestStatusGolden(t *testing.T) {
-	env := servertest.New(t, servertest.Options{})
-	c := newCLI(t, env)
-	c.clock = &fixedClock{env.Clock}
-	c.open = approvingBrowser(t, env, "hana", "approve")
-	if code, _, stderr := c.run("login", env.URL+"/mcp"); code != 0 {
-		t.Fatalf("login: %s", stderr)
-	}
-	code, stdout, stderr := c.run("status")
-	if code != 0 || !strings.Contains(stderr, "protected only by file permissions") {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	golden(t, "status.txt", stdout)
-	code, stdout, stderr = c.run("status", "-o", "json")
-	if code != 0 {
-		t.Fatal(stderr)
-	}
-	golden(t, "status.json", stdout)
-	if code, stdout, _ := c.run("status", "--account", "nobody"); code != 0 || !strings.Contains(stdout, "default") {
-		t.Fatalf("status lists every account: %s", stdout)
-	}
-}
-
-// fixedClock reads the server's fake clock and waits for real.
-type fixedClock struct{ c *clock.Fake }
-
-func (f *fixedClock) Now() time.Time                         { return f.c.Now() }
-func (f *fixedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // --ca-file adds roots: a server with a certificate from an unknown CA is
 // refused (exit 6) until its CA is given.
@@ -227,18 +168,18 @@ func TestCAFile(t *testing.T) {
 	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := newCLI(t, nil)
-	if code, _, stderr := c.run("discover", srv.URL+"/mcp"); code != cmdutil.ExitNetwork || !strings.Contains(stderr, "certificate") {
+	c := clitest.New(t, nil)
+	if code, _, stderr := c.Run("discover", srv.URL+"/mcp"); code != cmdutil.ExitNetwork || !strings.Contains(stderr, "certificate") {
 		t.Fatalf("unknown CA: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := c.run("discover", srv.URL+"/mcp", "--ca-file", caFile); code != 0 {
+	if code, _, stderr := c.Run("discover", srv.URL+"/mcp", "--ca-file", caFile); code != 0 {
 		t.Fatalf("--ca-file: exit %d: %s", code, stderr)
 	}
-	c.vars["MCPAUTH_CA_FILE"] = caFile
-	if code, _, stderr := c.run("discover", srv.URL+"/mcp"); code != 0 {
+	c.Vars["MCPAUTH_CA_FILE"] = caFile
+	if code, _, stderr := c.Run("discover", srv.URL+"/mcp"); code != 0 {
 		t.Fatalf("MCPAUTH_CA_FILE: exit %d: %s", code, stderr)
 	}
-	if code, _, _ := c.run("discover", srv.URL+"/mcp", "--ca-file", filepath.Join(t.TempDir(), "none.pem")); code != cmdutil.ExitUsage {
+	if code, _, _ := c.Run("discover", srv.URL+"/mcp", "--ca-file", filepath.Join(t.TempDir(), "none.pem")); code != cmdutil.ExitUsage {
 		t.Fatalf("missing --ca-file: exit %d, want 2", code)
 	}
 }

@@ -2,8 +2,7 @@ package bench
 
 import (
 	"context"
-	"io"
-	"net/http"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,23 +15,23 @@ import (
 // latency are measured honestly together (no coordinated omission hides
 // behind an open-loop rate), and the same generator loads every path.
 
+// errSpent ends a worker: a finite supply (pre-issued codes) is used up.
+var errSpent = errors.New("supply spent")
+
 // Result is one path's measurement in one round.
 type Result struct {
-	Requests  int           `json:"requests"`
-	Errors    int           `json:"errors"`
-	Elapsed   time.Duration `json:"elapsed_ns"`
-	RPS       float64       `json:"rps"`
-	P50       time.Duration `json:"p50_ns"`
-	P99       time.Duration `json:"p99_ns"`
-	Ratio     float64       `json:"ratio_to_baseline"`
-	latencies []time.Duration
+	Requests int           `json:"requests"`
+	Errors   int           `json:"errors"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	RPS      float64       `json:"rps"`
+	P50      time.Duration `json:"p50_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	Ratio    float64       `json:"ratio_to_baseline"`
 }
 
-// load runs next() from concurrency workers for d, or until next returns
-// nil (a finite supply, such as pre-issued codes). ok decides whether an
-// answer counts as expected.
-func load(ctx context.Context, client *http.Client, concurrency int, d time.Duration,
-	next func() *http.Request, ok func(*http.Response) bool) Result {
+// load runs do from concurrency workers for d, or until do returns errSpent.
+// Every answered call counts with its latency; an error counts as one too.
+func load(ctx context.Context, concurrency int, d time.Duration, do func(context.Context) error) Result {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var (
@@ -46,22 +45,16 @@ func load(ctx context.Context, client *http.Client, concurrency int, d time.Dura
 		wg.Go(func() {
 			local := make([]time.Duration, 0, 4096)
 			for ctx.Err() == nil {
-				req := next()
-				if req == nil {
+				t0 := time.Now()
+				err := do(ctx)
+				if errors.Is(err, errSpent) {
 					break
 				}
-				t0 := time.Now()
-				resp, err := client.Do(req.WithContext(ctx))
-				if err != nil {
-					if ctx.Err() == nil {
-						errs.Add(1)
-					}
-					continue
+				if err != nil && ctx.Err() != nil {
+					break // cut off by the deadline: neither answer nor error
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
 				local = append(local, time.Since(t0))
-				if !ok(resp) {
+				if err != nil {
 					errs.Add(1)
 				}
 			}
@@ -73,7 +66,7 @@ func load(ctx context.Context, client *http.Client, concurrency int, d time.Dura
 	wg.Wait()
 	elapsed := time.Since(start)
 	slices.Sort(all)
-	r := Result{Requests: len(all), Errors: int(errs.Load()), Elapsed: elapsed, latencies: all}
+	r := Result{Requests: len(all), Errors: int(errs.Load()), Elapsed: elapsed}
 	if elapsed > 0 {
 		r.RPS = float64(len(all)) / elapsed.Seconds()
 	}
@@ -85,8 +78,7 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
-	i := int(q * float64(len(sorted)-1))
-	return sorted[i]
+	return sorted[int(q*float64(len(sorted)-1))]
 }
 
 func median(vs []float64) float64 {

@@ -1,4 +1,8 @@
-package conformance
+// Package htmlform reads HTML pages as a browser without JavaScript does:
+// each form with what submitting it would send, and the text a person would
+// read. The conformance suite's form approver and the server's test browser
+// both drive the service's pages with it.
+package htmlform
 
 import (
 	"bytes"
@@ -9,33 +13,34 @@ import (
 	"golang.org/x/net/html"
 )
 
-// htmlForm is a <form> as a browser would submit it.
-type htmlForm struct {
+// Form is a <form> as a browser would submit it.
+type Form struct {
 	Action  *url.URL
 	Method  string     // GET or POST
 	Fields  url.Values // successful controls: inputs with a name, checked boxes, textareas, selects
 	Inputs  map[string]bool
-	Buttons []formButton // named submit buttons, in document order
+	Buttons []Button // submit buttons, in document order
 }
 
-type formButton struct{ Name, Value string }
+// Button is a submit button; one without a name adds nothing to the form.
+type Button struct{ Name, Value string }
 
-// hasInput reports whether the form has a control named name.
-func (f *htmlForm) hasInput(name string) bool { return f.Inputs[name] }
+// HasInput reports whether the form has a control named name.
+func (f *Form) HasInput(name string) bool { return f.Inputs[name] }
 
-// button returns the submit button whose value is value.
-func (f *htmlForm) button(value string) (formButton, bool) {
+// Button returns the submit button whose value is value.
+func (f *Form) Button(value string) (Button, bool) {
 	for _, b := range f.Buttons {
 		if b.Value == value {
 			return b, true
 		}
 	}
-	return formButton{}, false
+	return Button{}, false
 }
 
-// submission returns the values to send when the form is submitted with
+// Submission returns the values to send when the form is submitted with
 // button b (zero: no named button) and set overriding fields.
-func (f *htmlForm) submission(b formButton, set map[string]string) url.Values {
+func (f *Form) Submission(b Button, set map[string]string) url.Values {
 	v := url.Values{}
 	for k, vs := range f.Fields {
 		v[k] = append([]string(nil), vs...)
@@ -49,19 +54,46 @@ func (f *htmlForm) submission(b formButton, set map[string]string) url.Values {
 	return v
 }
 
-// parseForms returns the forms of an HTML page; page is the URL it came from.
-func parseForms(page *url.URL, body []byte) ([]*htmlForm, *html.Node, error) {
+// Page is a parsed HTML page.
+type Page struct {
+	Forms []*Form
+	Doc   *html.Node
+}
+
+// FormWith returns the first form with a submit button of the given value.
+func (p *Page) FormWith(button string) (*Form, Button) {
+	for _, f := range p.Forms {
+		if b, ok := f.Button(button); ok {
+			return f, b
+		}
+	}
+	return nil, Button{}
+}
+
+// FormWithInput returns the first form with a control named name.
+func (p *Page) FormWithInput(name string) *Form {
+	for _, f := range p.Forms {
+		if f.HasInput(name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// Parse reads an HTML page; page is the URL it came from, against which form
+// actions resolve.
+func Parse(page *url.URL, body []byte) (*Page, error) {
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, fmt.Errorf("parsing HTML: %w", err)
+		return nil, fmt.Errorf("parsing HTML: %w", err)
 	}
-	var forms []*htmlForm
-	var walk func(n *html.Node, f *htmlForm)
-	walk = func(n *html.Node, f *htmlForm) {
+	var forms []*Form
+	var walk func(n *html.Node, f *Form)
+	walk = func(n *html.Node, f *Form) {
 		if n.Type == html.ElementNode {
 			switch n.Data {
 			case "form":
-				f = &htmlForm{Method: "GET", Action: page, Fields: url.Values{}, Inputs: map[string]bool{}}
+				f = &Form{Method: "GET", Action: page, Fields: url.Values{}, Inputs: map[string]bool{}}
 				if m := strings.ToUpper(attr(n, "method")); m == "POST" {
 					f.Method = m
 				}
@@ -77,8 +109,8 @@ func parseForms(page *url.URL, body []byte) ([]*htmlForm, *html.Node, error) {
 				}
 			case "button":
 				if f != nil {
-					if t := strings.ToLower(attr(n, "type")); (t == "" || t == "submit") && attr(n, "name") != "" {
-						f.Buttons = append(f.Buttons, formButton{Name: attr(n, "name"), Value: attr(n, "value")})
+					if t := strings.ToLower(attr(n, "type")); t == "" || t == "submit" {
+						f.Buttons = append(f.Buttons, Button{Name: attr(n, "name"), Value: attr(n, "value")})
 					}
 				}
 			case "textarea":
@@ -98,10 +130,10 @@ func parseForms(page *url.URL, body []byte) ([]*htmlForm, *html.Node, error) {
 		}
 	}
 	walk(doc, nil)
-	return forms, doc, nil
+	return &Page{Forms: forms, Doc: doc}, nil
 }
 
-func addInput(f *htmlForm, n *html.Node) {
+func addInput(f *Form, n *html.Node) {
 	name := attr(n, "name")
 	if name == "" {
 		return
@@ -109,7 +141,7 @@ func addInput(f *htmlForm, n *html.Node) {
 	f.Inputs[name] = true
 	switch strings.ToLower(attr(n, "type")) {
 	case "submit", "image":
-		f.Buttons = append(f.Buttons, formButton{Name: name, Value: attr(n, "value")})
+		f.Buttons = append(f.Buttons, Button{Name: name, Value: attr(n, "value")})
 	case "button", "reset", "file":
 	case "checkbox", "radio":
 		if _, checked := attrOK(n, "checked"); checked {
@@ -182,10 +214,10 @@ func textContent(n *html.Node) string {
 	return b.String()
 }
 
-// findAPIKey finds the API key on a Settings page: the element with
+// APIKey finds the API key on the service's Settings page: the element with
 // id="api-key" (its text, or its value if it is an input), or else the first
-// element with a data-api-key attribute.
-func findAPIKey(doc *html.Node) string {
+// element with a data-api-key attribute; "" when there is none.
+func (p *Page) APIKey() string {
 	var byID, byData string
 	var walk func(*html.Node)
 	walk = func(n *html.Node) {
@@ -205,15 +237,16 @@ func findAPIKey(doc *html.Node) string {
 			walk(c)
 		}
 	}
-	walk(doc)
+	walk(p.Doc)
 	if byID != "" {
 		return byID
 	}
 	return byData
 }
 
-// pageText is the visible text of a page, squeezed, for error messages.
-func pageText(doc *html.Node) string {
+// Text is the visible text of the page, squeezed and cut at 200 bytes, for
+// error messages.
+func (p *Page) Text() string {
 	var b strings.Builder
 	var walk func(*html.Node)
 	walk = func(n *html.Node) {
@@ -227,7 +260,7 @@ func pageText(doc *html.Node) string {
 			walk(c)
 		}
 	}
-	walk(doc)
+	walk(p.Doc)
 	s := strings.Join(strings.Fields(b.String()), " ")
 	if len(s) > 200 {
 		s = s[:200] + "…"

@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestLoadCountsAnswersAndErrors(t *testing.T) {
+	var n atomic.Int64
+	res := load(context.Background(), 2, 50*time.Millisecond, func(ctx context.Context) error {
+		if n.Add(1)%2 == 0 {
+			return context.DeadlineExceeded // any error counts
+		}
+		return nil
+	})
+	if res.Requests == 0 || res.Errors == 0 || res.Errors > res.Requests || res.RPS <= 0 {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestLoadStopsWhenSpent(t *testing.T) {
+	var n atomic.Int64
+	res := load(context.Background(), 4, time.Minute, func(context.Context) error {
+		if n.Add(1) > 10 {
+			return errSpent
+		}
+		return nil
+	})
+	if res.Requests != 10 || res.Errors != 0 {
+		t.Errorf("result %+v, want 10 requests and no errors", res)
+	}
+}
+
+func TestMedianAndQuantile(t *testing.T) {
+	if m := median([]float64{3, 1, 2, 10}); m != 2.5 {
+		t.Errorf("median = %v", m)
+	}
+	ds := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if q := quantile(ds, 0.5); q != 5 {
+		t.Errorf("p50 = %v", q)
+	}
+	if q := quantile(nil, 0.99); q != 0 {
+		t.Errorf("p99 of nothing = %v", q)
+	}
+}
+
+// A remote target is loaded on its ping path with the given token.
+func TestRunRemote(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/ping" || r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	}))
+	defer srv.Close()
+	rep, err := Run(context.Background(), Options{Target: srv.URL, Token: "tok", Rounds: 2, Duration: 30 * time.Millisecond, Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Paths) != 2 || rep.Paths[0].Ratio != 1 || rep.Paths[1].Errors != 0 || rep.Paths[1].RPS == 0 || len(rep.PerRound) != 2 {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+// In-process: credentials come through flows and every path answers as
+// expected (no errors), exchanges included.
+func TestRunLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the reference server")
+	}
+	var lines []string
+	rep, err := Run(context.Background(), Options{DB: t.TempDir() + "/bench.db", Rounds: 1, Duration: 30 * time.Millisecond,
+		Concurrency: 2, Codes: 5, Progress: func(f string, _ ...any) { lines = append(lines, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Paths) != 6 {
+		t.Fatalf("%d paths, want 6", len(rep.Paths))
+	}
+	for _, s := range rep.Paths {
+		if s.Errors != 0 || s.RPS == 0 {
+			t.Errorf("%s: %d errors, %.0f req/s", s.Name, s.Errors, s.RPS)
+		}
+	}
+	if len(lines) == 0 {
+		t.Error("no progress")
+	}
+}
+
+func sampleReport() *Report {
+	no, yes := false, true
+	return &Report{Machine: "linux/amd64", Cores: 2, Rounds: 3, Concurrency: 16, Duration: "2s", Paths: []Summary{
+		{Name: "bare baseline", RPS: 1000, Ratio: 1},
+		{Name: "ping <JWT>", RPS: 900, Ratio: 0.9, Target: 0.9, MeetsGoal: &yes},
+		{Name: "code exchange", RPS: 180, Ratio: 0.18, Target: 0.25, MeetsGoal: &no},
+	}}
+}
+
+func TestSVGIsWellFormed(t *testing.T) {
+	svg := sampleReport().SVG()
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	rects, texts := 0, 0
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("not well-formed XML: %v\n%s", err, svg)
+			}
+			break
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			switch se.Name.Local {
+			case "rect":
+				rects++
+			case "text":
+				texts++
+			}
+		}
+	}
+	// background, three bars, two target ticks
+	if rects != 6 || texts == 0 {
+		t.Errorf("%d rects, %d texts", rects, texts)
+	}
+	if !bytes.Contains(svg, []byte("ping &lt;JWT&gt;")) {
+		t.Error("path names are not escaped")
+	}
+}
+
+func TestMarkdownKeepsHandWrittenNotes(t *testing.T) {
+	old := []byte("# old\n\n" + ManualMarker + "\n## Notes\nkept\n")
+	md := string(sampleReport().Markdown("BENCHMARKS.svg", old))
+	for _, want := range []string{"| code exchange | 180 |", "≥ 0.25 ✗", "![ratios to the bare baseline](BENCHMARKS.svg)", "--chart BENCHMARKS.svg", ManualMarker + "\n## Notes\nkept\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "# old") {
+		t.Error("the generated part of the old file survived")
+	}
+}

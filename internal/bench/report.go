@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss/table"
+)
+
+// WriteTable writes the medians as a table.
+func (r *Report) WriteTable(w io.Writer) error {
+	t := table.New().Headers("PATH", "REQ/S", "P50 MS", "P99 MS", "ERRORS", "RATIO", "TARGET")
+	for _, s := range r.Paths {
+		t.Row(s.Name, fmt.Sprintf("%.0f", s.RPS), fmt.Sprintf("%.3f", s.P50ms), fmt.Sprintf("%.3f", s.P99ms),
+			fmt.Sprint(s.Errors), fmt.Sprintf("%.2f", s.Ratio), targetText(s))
+	}
+	_, err := fmt.Fprintf(w, "medians over %d rounds, %d workers, %s per path, %d cores\n%s\n",
+		r.Rounds, r.Concurrency, r.Duration, r.Cores, t.Render())
+	return err
+}
+
+// JSON is the report as indented JSON.
+func (r *Report) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the report: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// ManualMarker starts the part of BENCHMARKS.md that is kept as is.
+const ManualMarker = "<!-- kept by mcpauth bench: notes below are written by hand -->"
+
+// Markdown renders a BENCHMARKS.md: the generated part, linking chart when
+// not empty, then the hand-written part of old (from ManualMarker on), so
+// notes survive regeneration.
+func (r *Report) Markdown(chart string, old []byte) []byte {
+	var b strings.Builder
+	command := fmt.Sprintf("mcpauth bench --rounds %d --duration %s --concurrency %d --markdown BENCHMARKS.md", r.Rounds, r.Duration, r.Concurrency)
+	if chart != "" {
+		command += " --chart " + chart
+	}
+	b.WriteString("# Benchmarks\n\nWhat authentication costs per request on the reference server, as a ratio to a bare `net/http` handler serving the same ping JSON on the same kind of loopback listener, measured in the same run. Only the ratios are meant to be compared across machines.\n\n")
+	fmt.Fprintf(&b, "- machine: %s, %d cores (load generator and server share them)\n- command: `%s`\n- store: SQLite (WAL) in a temp dir; rate limits off\n- load: closed loop, %d workers on keep-alive connections; medians over %d rounds\n\n",
+		r.Machine, r.Cores, command, r.Concurrency, r.Rounds)
+	b.WriteString("| path | req/s | p50 ms | p99 ms | errors | ratio to baseline | target |\n|---|---:|---:|---:|---:|---:|---|\n")
+	for _, s := range r.Paths {
+		fmt.Fprintf(&b, "| %s | %.0f | %.3f | %.3f | %d | %.2f | %s |\n", s.Name, s.RPS, s.P50ms, s.P99ms, s.Errors, s.Ratio, targetText(s))
+	}
+	if chart != "" {
+		fmt.Fprintf(&b, "\n![ratios to the bare baseline](%s)\n", chart)
+	}
+	fmt.Fprintf(&b, "\nRegenerate with:\n\n```sh\ngo run ./cmd/%s\n```\n", command)
+	if i := bytes.Index(old, []byte(ManualMarker)); i >= 0 {
+		b.WriteString("\n")
+		b.Write(old[i:])
+	}
+	return []byte(b.String())
+}
+
+func targetText(s Summary) string {
+	switch {
+	case s.MeetsGoal == nil:
+		return ""
+	case *s.MeetsGoal:
+		return fmt.Sprintf("≥ %.2f ✓", s.Target)
+	}
+	return fmt.Sprintf("≥ %.2f ✗", s.Target)
+}
+
+// SVG draws a horizontal bar per path: its ratio to the baseline, with a red
+// tick at its target. Plain SVG text, so the chart needs no font or image
+// library and diffs as text.
+func (r *Report) SVG() []byte {
+	const w, rowH, left, top, maxRatio = 900, 44, 250, 50, 1.1
+	h := top + rowH*len(r.Paths) + 40
+	scale := float64(w-left-60) / maxRatio
+	x := func(ratio float64) float64 { return left + min(ratio, maxRatio)*scale }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="monospace" font-size="13">`+"\n", w, h, w, h)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#fff"/>`+"\n", w, h)
+	text := func(x, y float64, fill, anchor, s string) {
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s" text-anchor="%s">%s</text>`+"\n", x, y, fill, anchor, html.EscapeString(s))
+	}
+	text(10, 25, "#000", "start", fmt.Sprintf("mcpauth bench: ratio of requests/s to the bare baseline (medians of %d rounds, %d cores)", r.Rounds, r.Cores))
+	for i, s := range r.Paths {
+		y := float64(top + i*rowH)
+		text(10, y+22, "#000", "start", s.Name)
+		fill := "#2454d6"
+		if s.MeetsGoal != nil && !*s.MeetsGoal {
+			fill = "#d97c06"
+		}
+		fmt.Fprintf(&b, `<rect x="%d" y="%.0f" width="%.1f" height="22" fill="%s"/>`+"\n", left, y+8, x(s.Ratio)-left, fill)
+		text(x(s.Ratio)+6, y+24, "#000", "start", fmt.Sprintf("%.2f", s.Ratio))
+		if s.Target > 0 {
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="2" height="32" fill="#b42318"/>`+"\n", x(s.Target)-1, y+3)
+		}
+	}
+	axisY := float64(top + rowH*len(r.Paths) + 5)
+	fmt.Fprintf(&b, `<line x1="%d" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#888"/>`+"\n", left, axisY, x(maxRatio), axisY)
+	for _, t := range []float64{0, 0.25, 0.5, 0.75, 1.0} {
+		text(x(t), axisY+18, "#444", "middle", fmt.Sprintf("%.2f", t))
+	}
+	text(w-10, axisY+32, "#b42318", "end", "red tick: target ratio")
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}
