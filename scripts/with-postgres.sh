@@ -4,7 +4,8 @@
 # 127.0.0.1, with its URL in MCPAUTH_TEST_POSTGRES_URL (database
 # mcpauth_test, user postgres, trust auth); exits with CMD's status. The
 # cluster lives in a temporary directory that is removed afterwards. Installs
-# Debian's postgresql with apt-get (as root) when it is missing.
+# Debian's postgresql with apt-get (as root or through sudo -n) when it is
+# missing.
 set -euo pipefail
 
 fail() { echo "with-postgres: $*" >&2; exit 1; }
@@ -13,10 +14,14 @@ fail() { echo "with-postgres: $*" >&2; exit 1; }
 pg_bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 bin="$(pg_bindir || true)"
 if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
-  [ "$(id -u)" = 0 ] || fail "postgresql is not installed and only root may install it"
+  sudo=()
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 || fail "postgresql is not installed; not root and no sudo to install it"
+    sudo=(sudo -n)
+  fi
   echo "with-postgres: installing postgresql with apt-get" >&2
-  apt-get update -qq >&2 || fail "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >&2 \
+  "${sudo[@]}" apt-get update -qq >&2 || fail "apt-get update failed"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >&2 \
     || fail "apt-get install postgresql failed"
   bin="$(pg_bindir || true)"
   [ -n "$bin" ] && [ -x "$bin/initdb" ] || fail "no initdb even after apt-get install postgresql"
