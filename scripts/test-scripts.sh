@@ -32,6 +32,7 @@ if command -v dbus-launch >/dev/null 2>&1; then
 fi
 # The round trip runs inside the wrapper; it reports the bus it saw on fd 3
 # so we can check afterwards that the bus is gone.
+# shellcheck disable=SC2016 # expanded by the inner bash, not here
 keyring_check='
 set -euo pipefail
 [ -n "${DBUS_SESSION_BUS_ADDRESS:-}" ] || { echo "no DBUS_SESSION_BUS_ADDRESS" >&2; exit 1; }
@@ -63,10 +64,14 @@ else
 fi
 status=0
 scripts/with-keyring.sh bash -c 'exit 7' || status=$?
-[ "$status" = 7 ] && pass "with-keyring.sh passes the exit status through" \
-  || flunk "with-keyring.sh exited $status for a command that exited 7"
+if [ "$status" = 7 ]; then
+  pass "with-keyring.sh passes the exit status through"
+else
+  flunk "with-keyring.sh exited $status for a command that exited 7"
+fi
 
 # --- with-postgres.sh ------------------------------------------------------
+# shellcheck disable=SC2016 # expanded by the inner bash, not here
 postgres_check='
 set -euo pipefail
 url="${MCPAUTH_TEST_POSTGRES_URL:-}"
@@ -92,8 +97,11 @@ else
 fi
 status=0
 scripts/with-postgres.sh bash -c 'exit 7' || status=$?
-[ "$status" = 7 ] && pass "with-postgres.sh passes the exit status through" \
-  || flunk "with-postgres.sh exited $status for a command that exited 7"
+if [ "$status" = 7 ]; then
+  pass "with-postgres.sh passes the exit status through"
+else
+  flunk "with-postgres.sh exited $status for a command that exited 7"
+fi
 
 if [ "$failures" -gt 0 ]; then
   echo "test-scripts: $failures check(s) failed" >&2

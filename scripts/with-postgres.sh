@@ -11,9 +11,13 @@ set -euo pipefail
 fail() { echo "with-postgres: $*" >&2; exit 1; }
 [ "$#" -gt 0 ] || fail "usage: scripts/with-postgres.sh CMD [ARGS...]"
 
-pg_bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+# pg_bindir prints the newest installed server's bin directory, if any.
+pg_bindir() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && echo "$d"; done | sort -V | tail -n 1
+}
 bin="$(pg_bindir || true)"
-if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+if [ -z "$bin" ]; then
   sudo=()
   if [ "$(id -u)" != 0 ]; then
     command -v sudo >/dev/null 2>&1 || fail "postgresql is not installed; not root and no sudo to install it"
@@ -24,7 +28,7 @@ if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >&2 \
     || fail "apt-get install postgresql failed"
   bin="$(pg_bindir || true)"
-  [ -n "$bin" ] && [ -x "$bin/initdb" ] || fail "no initdb even after apt-get install postgresql"
+  [ -n "$bin" ] || fail "no initdb even after apt-get install postgresql"
 fi
 
 # initdb refuses to run as root, so root runs the cluster as user postgres.
@@ -37,6 +41,7 @@ fi
 dir="$(mktemp -d "${TMPDIR:-/tmp}/with-postgres.XXXXXX")"
 chmod 755 "$dir"
 if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
   "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
   rm -rf "$dir"
