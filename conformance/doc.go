@@ -1,5 +1,5 @@
 // Package conformance checks a deployment of the mcpauth service contract
-// (service.md, completed by decisions.md) over HTTP, check by check. It never
+// (docs/service.md, completed by docs/decisions.md) over HTTP, check by check. It never
 // imports the reference server: every check talks to a base URL and reads
 // status codes, headers and bodies off the wire, decoding them member by
 // member, so a renamed field fails the run instead of passing. The happy

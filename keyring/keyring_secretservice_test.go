@@ -3,7 +3,7 @@ package keyring
 // Tests against the real OS keyring (Secret Service over D-Bus). They need a
 // session bus with an unlocked keyring daemon:
 //
-//	/work/shared/recipes/with-keyring.sh go test -race -run SecretService ./keyring/
+//	scripts/with-keyring.sh go test -race -run SecretService ./keyring/
 //
 // Without one they skip, or fail when CI=true.
 
@@ -18,18 +18,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/testenv"
 )
 
 const ssTimeout = 5 * time.Second
 
 func secretServiceUnavailable(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...) +
-		"; run via /work/shared/recipes/with-keyring.sh go test -race -run SecretService ./keyring/"
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("Secret Service required when CI=true: %s", msg)
-	}
-	t.Skipf("no Secret Service: %s", msg)
+	testenv.Missing(t, testenv.SecretService, fmt.Sprintf(format, args...))
 }
 
 // secretServiceStore opens a keyring-mode store over the real OS backend,

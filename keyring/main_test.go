@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/testenv"
 )
 
 // childModeEnv makes the test binary act as a helper process (see
@@ -20,7 +22,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(childModeEnv); mode != "" {
 		os.Exit(runChild(mode))
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Main(m))
 }
 
 func runChild(mode string) int {

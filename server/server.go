@@ -1,5 +1,5 @@
 // Package server is mcpauth's reference implementation of the service in
-// shared/spec/service.md: an MCP endpoint that is its own OAuth 2.0
+// docs/service.md: an MCP endpoint that is its own OAuth 2.0
 // authorization server. New builds it from a Config; Handler serves it.
 package server
 

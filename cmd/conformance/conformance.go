@@ -72,8 +72,8 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 	cmd := &cobra.Command{
 		Use:   "conformance [<base_url>]",
 		Short: "Check a deployment against the service contract",
-		Long: `Run the conformance suite: every rule of the service contract (service.md)
-and of decisions.md, one check each, over HTTP against <base_url>.
+		Long: `Run the conformance suite: every rule of the service contract (docs/service.md)
+and of docs/decisions.md, one check each, over HTTP against <base_url>.
 
 Checks that need something the target cannot provide are skipped with the
 reason, never passed: approving consent screens and device codes (--approve),

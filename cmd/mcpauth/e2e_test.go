@@ -18,13 +18,14 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpauth/mcpauth/internal/testenv"
 	"github.com/mcpauth/mcpauth/server/browsertest"
 )
 
 // End to end with the real parts: the mcpauth binary as a process (login,
 // device, ping) against `mcpauth serve` as a process (SQLite in a temp dir),
 // with headless Chromium as the person's browser and, where a Secret Service
-// runs (CI: with-keyring.sh), the OS keyring as token storage.
+// runs (CI: scripts/with-keyring.sh), the OS keyring as token storage.
 //
 // `mcpauth login --browser-command` runs this test binary again as the
 // "browser": with MCPAUTH_E2E_DRIVER set, TestMain drives Chromium through
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 	if action := os.Getenv(driverEnv); action != "" {
 		os.Exit(drive(action, os.Args[len(os.Args)-1]))
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Main(m))
 }
 
 // drive opens authURL in headless Chromium, signs in at the development
@@ -127,9 +128,9 @@ func newE2E(t *testing.T) *e2e {
 	}
 	e := &e2e{t: t, bin: builtBin, storage: "file"}
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
-		e.storage = "keyring" // a Secret Service is there (CI runs inside with-keyring.sh)
+		e.storage = "keyring" // a Secret Service is there (CI runs inside scripts/with-keyring.sh)
 	} else if os.Getenv("CI") == "true" {
-		t.Fatal("CI=true but no D-Bus session: the end-to-end tests must use the real keyring in CI (with-keyring.sh)")
+		t.Fatal("CI=true but no D-Bus session: the end-to-end tests must use the real keyring in CI (scripts/with-keyring.sh)")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -5,7 +5,9 @@
 //
 // The binary is $MCPAUTH_CHROMIUM, else chromium on PATH. When neither is
 // there the test is skipped, unless CI=true, where a missing browser is a
-// failure (tests against real parts must not silently vanish in CI).
+// failure (tests against real parts must not silently vanish in CI); see
+// internal/testenv, whose Main every package using Require must run.
+// scripts/install-chromium.sh installs it and prints the path.
 package browsertest
 
 import (
@@ -20,6 +22,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/mcpauth/mcpauth/internal/testenv"
 )
 
 // EnvChromium names the Chromium binary; EnvArtifacts the screenshot folder.
@@ -54,14 +58,10 @@ func Lookup() (string, error) {
 func Require(t testing.TB) string {
 	t.Helper()
 	p, err := Lookup()
-	if err == nil {
-		return p
+	if err != nil {
+		testenv.Missing(t, testenv.Chromium, err.Error())
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("real browser required with CI=true: %v", err)
-	}
-	t.Skipf("skipping browser test: %v (install with shared/recipes/install-chromium.sh)", err)
-	return ""
+	return p
 }
 
 // Options tune Start. The zero value is a 1280x800 desktop window and

@@ -1,7 +1,7 @@
 // Package pgtest gives tests a real, empty PostgreSQL database. The server
-// comes from MCPAUTH_TEST_POSTGRES_URL (../shared/recipes/with-postgres.sh
-// sets it). Without it tests skip, except under CI=true, where a missing
-// PostgreSQL is a failure.
+// comes from MCPAUTH_TEST_POSTGRES_URL (scripts/with-postgres.sh sets it).
+// Without it tests skip, except under CI=true, where a missing PostgreSQL is
+// a failure; packages using it run internal/testenv's Main to report skips.
 package pgtest
 
 import (
@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
+
+	"github.com/mcpauth/mcpauth/internal/testenv"
 )
 
 // URL returns the PostgreSQL server's URL, or skips/fails tb.
@@ -21,10 +23,7 @@ func URL(tb testing.TB) string {
 	tb.Helper()
 	u := os.Getenv("MCPAUTH_TEST_POSTGRES_URL")
 	if u == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal("CI=true but MCPAUTH_TEST_POSTGRES_URL is unset: PostgreSQL tests must run in CI (use with-postgres.sh)")
-		}
-		tb.Skip("MCPAUTH_TEST_POSTGRES_URL unset: skipping PostgreSQL tests (run under ../shared/recipes/with-postgres.sh)")
+		testenv.Missing(tb, testenv.PostgreSQL, "MCPAUTH_TEST_POSTGRES_URL is unset")
 	}
 	return u
 }
