@@ -34,12 +34,12 @@ flakes=0
 for t in "${targets[@]}"; do
   read -r pkg name <<<"$t"
   corpus="$pkg/testdata/fuzz/$name"
-  before="$(ls "$corpus" 2>/dev/null | wc -l)"
+  before="$( (ls "$corpus" 2>/dev/null || true) | wc -l)"
   echo "fuzz: $name ($pkg) for $fuzztime"
   if go test -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | tee "$log"; then
     continue
   fi
-  after="$(ls "$corpus" 2>/dev/null | wc -l)"
+  after="$( (ls "$corpus" 2>/dev/null || true) | wc -l)"
   if [ "$after" = "$before" ] && grep -qx '    context deadline exceeded' "$log" && ! grep -q 'Failing input written' "$log"; then
     echo "fuzz: $name stopped with Go's coordinator deadline race (golang/go#75804); replaying its corpus"
     go test -count=1 -run "^$name\$" "$pkg"
