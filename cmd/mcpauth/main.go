@@ -8,4 +8,9 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/root"
 )
 
-func main() { os.Exit(root.Main(os.Args[1:])) }
+// version is set by release builds: -ldflags "-X main.version=v1.2.3".
+// Otherwise `mcpauth version` reports the module version go install
+// recorded, or "dev".
+var version string
+
+func main() { os.Exit(root.Main(os.Args[1:], version)) }

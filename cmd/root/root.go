@@ -28,11 +28,14 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/version"
 )
 
-// Main runs the CLI with the process's environment and returns the exit code.
-func Main(args []string) int {
+// Main runs the CLI with the process's environment and returns the exit
+// code; version is the release version the binary was built with, or "".
+func Main(args []string, version string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return Run(ctx, cmdutil.New(cmdutil.System(os.Getenv), os.Getenv), args)
+	f := cmdutil.New(cmdutil.System(os.Getenv), os.Getenv)
+	f.Version = version
+	return Run(ctx, f, args)
 }
 
 // Run executes args against factory f and returns the exit code.
