@@ -146,12 +146,14 @@ func Require(tb testing.TB) (dir, version string) {
 	dir = filepath.Join(root, "testdata", "mcp-ts-server")
 	node, err := exec.LookPath("node")
 	if err != nil {
-		unavailable(tb, "no node on PATH", "install Node.js 18 or newer, e.g. apt-get install nodejs npm, then "+InstallCommand)
+		unavailable(tb, "no node on PATH", "install Node.js 20 or newer with npm, then "+InstallCommand)
 	}
 	if v, err := exec.Command(node, "-p", "process.versions.node").Output(); err != nil {
-		unavailable(tb, fmt.Sprintf("%s does not run: %v", node, err), "install Node.js 18 or newer")
-	} else if major, _, _ := strings.Cut(strings.TrimSpace(string(v)), "."); atoi(major) < 18 {
-		unavailable(tb, fmt.Sprintf("node %s is too old for the MCP TypeScript SDK", strings.TrimSpace(string(v))), "install Node.js 18 or newer")
+		unavailable(tb, fmt.Sprintf("%s does not run: %v", node, err), "install Node.js 20 or newer")
+	} else if major, _, _ := strings.Cut(strings.TrimSpace(string(v)), "."); atoi(major) < 20 {
+		// The SDK says 18, but its Streamable HTTP server imports
+		// @hono/node-server, which needs 20.
+		unavailable(tb, fmt.Sprintf("node %s is too old for the MCP TypeScript SDK's server", strings.TrimSpace(string(v))), "install Node.js 20 or newer")
 	}
 	want, err := pinned(filepath.Join(dir, "package.json"))
 	if err != nil {
