@@ -47,7 +47,11 @@ type Server struct {
 	// SDKVersion is the installed @modelcontextprotocol/sdk version.
 	SDKVersion string
 
-	out *lockedBuffer
+	dir, node         string
+	mcpPort, authPort int
+	out               *lockedBuffer
+	cmd               *exec.Cmd
+	exited            chan struct{}
 }
 
 // Output is what the server printed so far (stdout and stderr).
@@ -64,23 +68,59 @@ func Start(tb testing.TB) *Server {
 	tb.Helper()
 	dir, version := Require(tb)
 	node, _ := exec.LookPath("node")
+	mcpLn, mcpFile := listen(tb, 0)
+	authLn, authFile := listen(tb, 0)
+	s := &Server{
+		SDKVersion: version,
+		dir:        dir,
+		node:       node,
+		mcpPort:    mcpLn.Addr().(*net.TCPAddr).Port,
+		authPort:   authLn.Addr().(*net.TCPAddr).Port,
+		out:        &lockedBuffer{},
+	}
+	s.MCPURL = fmt.Sprintf("http://localhost:%d/mcp", s.mcpPort)
+	s.AuthURL = fmt.Sprintf("http://localhost:%d", s.authPort)
+	tb.Cleanup(func() {
+		s.stop()
+		if tb.Failed() {
+			tb.Logf("MCP TypeScript SDK %s example server output:\n%s", version, s.out.String())
+		}
+	})
+	s.launch(tb, mcpLn, authLn, mcpFile, authFile)
+	return s
+}
 
-	mcpLn, mcpFile := listen(tb)
-	authLn, authFile := listen(tb)
-	mcpPort := mcpLn.Addr().(*net.TCPAddr).Port
-	authPort := authLn.Addr().(*net.TCPAddr).Port
+// Restart stops the server and starts a new one on the same ports, as a
+// server restart in production: the demo provider keeps its registered
+// clients, codes and tokens in memory, so all of them are gone.
+func (s *Server) Restart(tb testing.TB) {
+	tb.Helper()
+	s.stop()
+	fmt.Fprintf(s.out, "--- mcpauth test: restarted ---\n")
+	mcpLn, mcpFile := listen(tb, s.mcpPort)
+	authLn, authFile := listen(tb, s.authPort)
+	s.launch(tb, mcpLn, authLn, mcpFile, authFile)
+}
 
-	out := &lockedBuffer{}
-	cmd := exec.Command(node, "serve.mjs", "--oauth")
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = out, out
+func (s *Server) stop() {
+	if s.cmd != nil {
+		stopProcessGroup(s.cmd, s.exited)
+		s.cmd = nil
+	}
+}
+
+func (s *Server) launch(tb testing.TB, mcpLn, authLn *net.TCPListener, mcpFile, authFile *os.File) {
+	tb.Helper()
+	cmd := exec.Command(s.node, "serve.mjs", "--oauth")
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = s.out, s.out
 	// The sockets become fds 3 and 4 in node; serve.mjs listens on them
 	// when the example asks for their ports.
 	cmd.ExtraFiles = []*os.File{mcpFile, authFile}
 	cmd.Env = append(os.Environ(),
-		"MCP_PORT="+strconv.Itoa(mcpPort),
-		"MCP_AUTH_PORT="+strconv.Itoa(authPort),
-		fmt.Sprintf("MCP_LISTEN_FDS=%d=3,%d=4", mcpPort, authPort),
+		"MCP_PORT="+strconv.Itoa(s.mcpPort),
+		"MCP_AUTH_PORT="+strconv.Itoa(s.authPort),
+		fmt.Sprintf("MCP_LISTEN_FDS=%d=3,%d=4", s.mcpPort, s.authPort),
 	)
 	setProcessGroup(cmd)
 	err := cmd.Start()
@@ -94,23 +134,11 @@ func Start(tb testing.TB) *Server {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-
-	s := &Server{
-		MCPURL:     fmt.Sprintf("http://localhost:%d/mcp", mcpPort),
-		AuthURL:    fmt.Sprintf("http://localhost:%d", authPort),
-		SDKVersion: version,
-		out:        out,
-	}
-	tb.Cleanup(func() {
-		stopProcessGroup(cmd, exited)
-		if tb.Failed() {
-			tb.Logf("MCP TypeScript SDK %s example server output:\n%s", version, out.String())
-		}
-	})
+	s.cmd, s.exited = cmd, exited
 
 	ready := []string{
-		fmt.Sprintf("http://127.0.0.1:%d/.well-known/oauth-protected-resource/mcp", mcpPort),
-		fmt.Sprintf("http://127.0.0.1:%d/.well-known/oauth-authorization-server", authPort),
+		fmt.Sprintf("http://127.0.0.1:%d/.well-known/oauth-protected-resource/mcp", s.mcpPort),
+		fmt.Sprintf("http://127.0.0.1:%d/.well-known/oauth-authorization-server", s.authPort),
 	}
 	hc := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(StartupTimeout)
@@ -122,16 +150,15 @@ func Start(tb testing.TB) *Server {
 			}
 			select {
 			case <-exited:
-				tb.Fatalf("the MCP TypeScript SDK example server exited before serving %s (%v):\n%s", u, cmd.ProcessState, out.String())
+				tb.Fatalf("the MCP TypeScript SDK example server exited before serving %s (%v):\n%s", u, cmd.ProcessState, s.out.String())
 			default:
 			}
 			if time.Now().After(deadline) {
-				tb.Fatalf("the MCP TypeScript SDK example server did not serve %s within %s (%v):\n%s", u, StartupTimeout, err, out.String())
+				tb.Fatalf("the MCP TypeScript SDK example server did not serve %s within %s (%v):\n%s", u, StartupTimeout, err, s.out.String())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	return s
 }
 
 // Require returns the example's directory and the installed SDK version,
@@ -181,9 +208,19 @@ func unavailable(tb testing.TB, why, fix string) {
 	tb.Skipf("no MCP TypeScript SDK server: %s (run: %s)", why, fix)
 }
 
-func listen(tb testing.TB) (*net.TCPListener, *os.File) {
+// listen opens a loopback socket on port (0: a free one). A given port was
+// just freed by a stopped server; it is retried for a few seconds in case
+// the kernel still holds it.
+func listen(tb testing.TB, port int) (*net.TCPListener, *os.File) {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	var ln net.Listener
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if ln, err = net.Listen("tcp", addr); err == nil || port == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -58,3 +58,40 @@ func getJSON(t *testing.T, u string, v any) {
 		t.Fatalf("GET %s: %v", u, err)
 	}
 }
+
+// Restart keeps the URLs and forgets every client and token.
+func TestRestart(t *testing.T) {
+	s := tsserver.Start(t)
+	mcpURL, authURL := s.MCPURL, s.AuthURL
+	resp, err := http.Post(s.AuthURL+"/register", "application/json",
+		strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/callback"],"token_endpoint_auth_method":"none"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&reg)
+	resp.Body.Close()
+	if err != nil || reg.ClientID == "" {
+		t.Fatalf("register: %s %v", resp.Status, err)
+	}
+	authorize := s.AuthURL + "/authorize?response_type=code&code_challenge=" + strings.Repeat("a", 43) +
+		"&code_challenge_method=S256&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcallback&client_id=" + reg.ClientID
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := noFollow.Get(authorize); err != nil || resp.StatusCode != http.StatusFound {
+		t.Fatalf("authorize before the restart: %v %v", resp, err)
+	}
+	s.Restart(t)
+	if s.MCPURL != mcpURL || s.AuthURL != authURL {
+		t.Fatalf("URLs changed: %s %s", s.MCPURL, s.AuthURL)
+	}
+	resp, err = noFollow.Get(authorize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("authorize with a client registered before the restart: %s, want 400", resp.Status)
+	}
+}
