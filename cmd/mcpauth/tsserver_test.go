@@ -54,9 +54,8 @@ type tsCLI struct {
 	browse string // the browser stand-in's log
 }
 
-func newTSCLI(t *testing.T) *tsCLI {
+func newTSCLI(t *testing.T, srv *tsserver.Server) *tsCLI {
 	t.Helper()
-	srv := tsserver.Start(t)
 	bin := filepath.Join(t.TempDir(), "mcpauth")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("building mcpauth: %v\n%s", err, out)
@@ -109,7 +108,7 @@ func (c *tsCLI) browserLog() string {
 }
 
 func TestTSServerDiscover(t *testing.T) {
-	c := newTSCLI(t)
+	c := newTSCLI(t, tsserver.Start(t))
 	code, stdout, stderr := c.run("discover", c.srv.MCPURL, "-o", "json")
 	if code != 0 {
 		t.Fatalf("discover %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.srv.MCPURL, code, stdout, stderr)
@@ -131,7 +130,7 @@ func TestTSServerDiscover(t *testing.T) {
 // /authorize, receives the code on its loopback listener and stores the
 // token; token prints it, and the SDK's MCP server accepts it.
 func TestTSServerLoginThenToken(t *testing.T) {
-	c := newTSCLI(t)
+	c := newTSCLI(t, tsserver.Start(t))
 	c.login()
 	code, stdout, stderr := c.run("token", c.srv.MCPURL)
 	tok := strings.TrimSpace(stdout)
@@ -156,7 +155,7 @@ func TestTSServerLoginThenToken(t *testing.T) {
 // answers 404. The test skips on exactly that failure and asserts ping's
 // success once the fallback lands; any other failure fails it.
 func TestTSServerPingPendingMCPFallback(t *testing.T) {
-	c := newTSCLI(t)
+	c := newTSCLI(t, tsserver.Start(t))
 	c.login()
 	code, stdout, stderr := c.run("ping", c.srv.MCPURL)
 	if code != 0 && strings.Contains(stderr, "/api/ping: unexpected response (HTTP 404)") {
@@ -217,7 +216,7 @@ func initialize(t *testing.T, mcpURL, token string) (int, string) {
 // restart `mcpauth register` replaces the cached client and login works
 // again.
 func TestTSServerRegisterAgainAfterRestart(t *testing.T) {
-	c := newTSCLI(t)
+	c := newTSCLI(t, tsserver.Start(t))
 	c.login()
 	_, before, _ := c.run("token", c.srv.MCPURL)
 	c.srv.Restart(t)
@@ -244,7 +243,7 @@ func TestTSServerRegisterAgainAfterRestart(t *testing.T) {
 // the CLI notices (e.g. by checking the authorization request before
 // opening the browser, and registering again).
 func TestTSServerLoginAfterRestartPendingStaleClient(t *testing.T) {
-	c := newTSCLI(t)
+	c := newTSCLI(t, tsserver.Start(t))
 	c.login()
 	c.srv.Restart(t)
 	code, stdout, stderr := c.run("login", c.srv.MCPURL, "--timeout", "5s")
@@ -261,4 +260,26 @@ func TestTSServerLoginAfterRestartPendingStaleClient(t *testing.T) {
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	return s[strings.LastIndex(s, "\n")+1:]
+}
+
+// With --oauth-strict the demo provider refuses a code whose resource
+// parameter is not this MCP server's URL, and the MCP server refuses a
+// token issued for anything else: login's RFC 8707 resource is exact.
+func TestTSServerLoginStrictResource(t *testing.T) {
+	c := newTSCLI(t, tsserver.StartStrict(t))
+	c.login()
+	code, stdout, stderr := c.run("token", c.srv.MCPURL)
+	if code != 0 {
+		t.Fatalf("token: exit %d\n%s", code, stderr)
+	}
+	if status, body := initialize(t, c.srv.MCPURL, strings.TrimSpace(stdout)); status != http.StatusOK {
+		t.Fatalf("MCP initialize with the token, --oauth-strict: %d\n%s", status, body)
+	}
+	// The check means something: without the resource parameter the
+	// strict provider issues nothing (its token endpoint answers 500
+	// server_error, having thrown a plain Error).
+	code, stdout, stderr = c.run("login", c.srv.MCPURL, "--no-resource", "--timeout", "60s")
+	if code == 0 || !strings.Contains(stderr, "token exchange") {
+		t.Fatalf("login --no-resource against --oauth-strict: exit %d, want a failed token exchange\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
 }

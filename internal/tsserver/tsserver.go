@@ -48,6 +48,7 @@ type Server struct {
 	SDKVersion string
 
 	dir, node         string
+	args              []string // the example's: --oauth, maybe --oauth-strict
 	mcpPort, authPort int
 	out               *lockedBuffer
 	cmd               *exec.Cmd
@@ -66,6 +67,19 @@ var StartupTimeout = 60 * time.Second
 // is logged if tb failed.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	return start(tb, "--oauth")
+}
+
+// StartStrict is Start with --oauth-strict: the demo provider issues
+// tokens only for a resource parameter (RFC 8707) naming this MCP server,
+// and the MCP server accepts only tokens issued for it.
+func StartStrict(tb testing.TB) *Server {
+	tb.Helper()
+	return start(tb, "--oauth", "--oauth-strict")
+}
+
+func start(tb testing.TB, args ...string) *Server {
+	tb.Helper()
 	dir, version := Require(tb)
 	node, _ := exec.LookPath("node")
 	mcpLn, mcpFile := listen(tb, 0)
@@ -74,6 +88,7 @@ func Start(tb testing.TB) *Server {
 		SDKVersion: version,
 		dir:        dir,
 		node:       node,
+		args:       args,
 		mcpPort:    mcpLn.Addr().(*net.TCPAddr).Port,
 		authPort:   authLn.Addr().(*net.TCPAddr).Port,
 		out:        &lockedBuffer{},
@@ -111,7 +126,7 @@ func (s *Server) stop() {
 
 func (s *Server) launch(tb testing.TB, mcpLn, authLn *net.TCPListener, mcpFile, authFile *os.File) {
 	tb.Helper()
-	cmd := exec.Command(s.node, "serve.mjs", "--oauth")
+	cmd := exec.Command(s.node, append([]string{"serve.mjs"}, s.args...)...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	// The sockets become fds 3 and 4 in node; serve.mjs listens on them
