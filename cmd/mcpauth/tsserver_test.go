@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/tsserver"
+)
+
+// The mcpauth binary against a server nobody here wrote: the MCP
+// TypeScript SDK's example server with its demo OAuth provider
+// (internal/tsserver, testdata/mcp-ts-server).
+//
+// `mcpauth login` runs this test binary again as its browser: with
+// tsBrowserEnv set to a log file, init follows the authorization URL with
+// an HTTP client (the demo provider approves at once) until the CLI's
+// loopback callback has been requested, writes what happened to the log
+// and exits before any test runs.
+
+const tsBrowserEnv = "MCPAUTH_TSSERVER_BROWSER"
+
+func init() {
+	logPath := os.Getenv(tsBrowserEnv)
+	if logPath == "" {
+		return
+	}
+	authURL := os.Args[len(os.Args)-1]
+	callback, err := tsserver.Approve(authURL, 30*time.Second)
+	msg := fmt.Sprintf("opened %s\ncallback %v\n", authURL, callback)
+	code := 0
+	if err != nil {
+		msg += fmt.Sprintf("error: %v\n", err)
+		code = 1
+	}
+	_ = os.WriteFile(logPath, []byte(msg), 0o600)
+	os.Exit(code)
+}
+
+// tsCLI is the mcpauth binary with its own config directory and file
+// token storage, beside one example server.
+type tsCLI struct {
+	t      *testing.T
+	bin    string
+	env    []string
+	srv    *tsserver.Server
+	browse string // the browser stand-in's log
+}
+
+func newTSCLI(t *testing.T, srv *tsserver.Server) *tsCLI {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mcpauth")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building mcpauth: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &tsCLI{t: t, bin: bin, srv: srv, browse: filepath.Join(t.TempDir(), "browser.log")}
+	for _, kv := range os.Environ() {
+		// The user's own settings stay out: this is a fresh machine.
+		if !strings.HasPrefix(kv, "MCPAUTH_") {
+			c.env = append(c.env, kv)
+		}
+	}
+	c.env = append(c.env,
+		"MCPAUTH_STORAGE=file",
+		"MCPAUTH_CONFIG_DIR="+t.TempDir(),
+		"MCPAUTH_BROWSER="+self,
+		tsBrowserEnv+"="+c.browse,
+	)
+	return c
+}
+
+// run runs mcpauth and returns its exit code, stdout and stderr.
+func (c *tsCLI) run(args ...string) (int, string, string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Env = c.env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+func (c *tsCLI) browserLog() string {
+	b, err := os.ReadFile(c.browse)
+	if err != nil {
+		return fmt.Sprintf("(no browser log: %v)", err)
+	}
+	return string(b)
+}
+
+func TestTSServerDiscover(t *testing.T) {
+	c := newTSCLI(t, tsserver.Start(t))
+	code, stdout, stderr := c.run("discover", c.srv.MCPURL, "-o", "json")
+	if code != 0 {
+		t.Fatalf("discover %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.srv.MCPURL, code, stdout, stderr)
+	}
+	for _, want := range []string{c.srv.MCPURL, c.srv.AuthURL + "/authorize", c.srv.AuthURL + "/token", c.srv.AuthURL + "/register"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("discover output lacks %s:\n%s", want, stdout)
+		}
+	}
+	// The demo provider has no device endpoint: device says so and points
+	// to login instead of failing somewhere later.
+	code, _, stderr = c.run("device", c.srv.MCPURL)
+	if code == 0 || !strings.Contains(stderr, "mcpauth login "+c.srv.MCPURL) {
+		t.Errorf("device against a server without the device flow: exit %d\n%s", code, stderr)
+	}
+}
+
+// login registers a client, sends the browser to the demo provider's
+// /authorize, receives the code on its loopback listener and stores the
+// token; token prints it, and the SDK's MCP server accepts it.
+func TestTSServerLoginThenToken(t *testing.T) {
+	c := newTSCLI(t, tsserver.Start(t))
+	c.login()
+	code, stdout, stderr := c.run("token", c.srv.MCPURL)
+	tok := strings.TrimSpace(stdout)
+	if code != 0 || tok == "" || strings.ContainsAny(tok, " \n") {
+		t.Fatalf("token: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if status, body := initialize(t, c.srv.MCPURL, tok); status != http.StatusOK || !strings.Contains(body, "serverInfo") {
+		t.Fatalf("MCP initialize with the token from mcpauth token: %d\n%s", status, body)
+	}
+	// A wrong token is refused, so the check above means something. The
+	// example answers 500 server_error, not 401, for a token its
+	// introspection does not know: its verifier throws a plain Error, which
+	// the SDK's bearer middleware turns into a 500 without a challenge.
+	if status, body := initialize(t, c.srv.MCPURL, tok+"x"); status == http.StatusOK {
+		t.Fatalf("MCP initialize with a wrong token was accepted:\n%s", body)
+	}
+}
+
+// Pending CLI support for ping over MCP (the "ping MCP fallback" being
+// built in cmd/ping and flows): `mcpauth ping <mcp-url>` asks
+// GET {origin}/api/ping, which only mcpauth serve has; the SDK's server
+// answers 404. The test skips on exactly that failure and asserts ping's
+// success once the fallback lands; any other failure fails it.
+func TestTSServerPingPendingMCPFallback(t *testing.T) {
+	c := newTSCLI(t, tsserver.Start(t))
+	c.login()
+	code, stdout, stderr := c.run("ping", c.srv.MCPURL)
+	if code != 0 && strings.Contains(stderr, "/api/ping: unexpected response (HTTP 404)") {
+		t.Skipf("pending CLI support for ping over MCP (ping MCP fallback): mcpauth ping exits %d: %s", code, lastLine(stderr))
+	}
+	if code != 0 {
+		t.Fatalf("ping %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.srv.MCPURL, code, stdout, stderr)
+	}
+}
+
+// login runs mcpauth login with the browser stand-in and checks that the
+// code came back through the CLI's loopback callback.
+func (c *tsCLI) login() {
+	c.t.Helper()
+	code, stdout, stderr := c.run("login", c.srv.MCPURL, "--timeout", "60s")
+	if code != 0 || !strings.Contains(stderr, "Logged in to "+c.srv.MCPURL) {
+		c.t.Fatalf("login %s: exit %d\nstdout:\n%s\nstderr:\n%s\nbrowser stand-in:\n%s", c.srv.MCPURL, code, stdout, stderr, c.browserLog())
+	}
+	if log := c.browserLog(); !strings.Contains(log, "callback http://127.0.0.1:") || !strings.Contains(log, "code=") {
+		c.t.Fatalf("the browser stand-in never reached the CLI's callback with a code:\n%s", log)
+	}
+}
+
+// initialize sends an MCP initialize request with token and returns the
+// status and body.
+func initialize(t *testing.T, mcpURL, token string) (int, string) {
+	t.Helper()
+	const req = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcpauth-test","version":"0"}}}`
+	r, err := http.NewRequest(http.MethodPost, mcpURL, strings.NewReader(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Authorization", "Bearer "+token)
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	hc := &http.Client{Timeout: 30 * time.Second}
+	resp, err := hc.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The answer is one SSE event; the stream stays open after it, so read
+	// only until the result is in.
+	var body strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(body.String(), `"id":1`) {
+		n, err := resp.Body.Read(buf)
+		body.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, body.String()
+}
+
+// The demo provider keeps registered clients in memory, as any server
+// might lose them (a restart, a cleanup of stale registrations). After a
+// restart `mcpauth register` replaces the cached client and login works
+// again.
+func TestTSServerRegisterAgainAfterRestart(t *testing.T) {
+	c := newTSCLI(t, tsserver.Start(t))
+	c.login()
+	_, before, _ := c.run("token", c.srv.MCPURL)
+	c.srv.Restart(t)
+	if code, stdout, stderr := c.run("register", c.srv.MCPURL); code != 0 {
+		t.Fatalf("register after the restart: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	c.login()
+	code, after, stderr := c.run("token", c.srv.MCPURL)
+	if code != 0 || strings.TrimSpace(after) == "" || after == before {
+		t.Fatalf("token after the new login: exit %d, %q (before the restart %q)\n%s", code, after, before, stderr)
+	}
+	if status, body := initialize(t, c.srv.MCPURL, strings.TrimSpace(after)); status != http.StatusOK {
+		t.Fatalf("MCP initialize with the new token: %d\n%s", status, body)
+	}
+}
+
+// Pending CLI support for a client the authorization server no longer
+// knows: after the server restarts, `mcpauth login` sends the browser to
+// /authorize with the cached client_id, the demo provider answers 400
+// invalid_client there (it cannot redirect to an unverified redirect URI),
+// and the CLI waits for a callback that never comes until --timeout, on
+// every attempt, until the user thinks of `mcpauth register`. The test
+// skips on exactly that and asserts a login that recovers by itself once
+// the CLI notices (e.g. by checking the authorization request before
+// opening the browser, and registering again).
+func TestTSServerLoginAfterRestartPendingStaleClient(t *testing.T) {
+	c := newTSCLI(t, tsserver.Start(t))
+	c.login()
+	c.srv.Restart(t)
+	code, stdout, stderr := c.run("login", c.srv.MCPURL, "--timeout", "5s")
+	browser := c.browserLog()
+	if code == 5 && strings.Contains(stderr, "timed out waiting for the authorization response") && strings.Contains(browser, `"error":"invalid_client"`) {
+		t.Skipf("pending CLI support for a forgotten client registration: mcpauth login exits %d: %s; the browser got: %s",
+			code, lastLine(stderr), lastLine(browser))
+	}
+	if code != 0 {
+		t.Fatalf("login after the restart: exit %d\nstdout:\n%s\nstderr:\n%s\nbrowser stand-in:\n%s", code, stdout, stderr, browser)
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndex(s, "\n")+1:]
+}
+
+// With --oauth-strict the demo provider refuses a code whose resource
+// parameter is not this MCP server's URL, and the MCP server refuses a
+// token issued for anything else: login's RFC 8707 resource is exact.
+func TestTSServerLoginStrictResource(t *testing.T) {
+	c := newTSCLI(t, tsserver.StartStrict(t))
+	c.login()
+	code, stdout, stderr := c.run("token", c.srv.MCPURL)
+	if code != 0 {
+		t.Fatalf("token: exit %d\n%s", code, stderr)
+	}
+	if status, body := initialize(t, c.srv.MCPURL, strings.TrimSpace(stdout)); status != http.StatusOK {
+		t.Fatalf("MCP initialize with the token, --oauth-strict: %d\n%s", status, body)
+	}
+	// The check means something: without the resource parameter the
+	// strict provider issues nothing (its token endpoint answers 500
+	// server_error, having thrown a plain Error).
+	code, stdout, stderr = c.run("login", c.srv.MCPURL, "--no-resource", "--timeout", "60s")
+	if code == 0 || !strings.Contains(stderr, "token exchange") {
+		t.Fatalf("login --no-resource against --oauth-strict: exit %d, want a failed token exchange\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
