@@ -41,8 +41,9 @@ var (
 	ErrDPoPAlgUnsupported = errors.New("server does not accept ES256 DPoP proofs")
 )
 
-// DPoP is a proof-of-possession key with the nonces servers handed out (per
-// origin: the authorization server and the resource keep their own, §8).
+// DPoP is a proof-of-possession key with the nonces servers handed out, kept
+// per request URL (without query): the authorization server and the
+// resource keep their own nonces (§8), and may share an origin.
 // Safe for concurrent use. Its String never shows the key.
 type DPoP struct {
 	key   *ecdsa.PrivateKey
@@ -115,47 +116,47 @@ func (d *DPoP) Thumbprint() string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// Nonce is the last nonce the server at rawURL's origin sent ("" if none).
+// Nonce is the last nonce the server sent for rawURL ("" if none).
 func (d *DPoP) Nonce(rawURL string) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.nonces[originOf(rawURL)]
+	return d.nonces[htu(rawURL)]
 }
 
-// SetNonce remembers the DPoP-Nonce a server at rawURL's origin sent.
+// SetNonce remembers the DPoP-Nonce a server sent for rawURL.
 func (d *DPoP) SetNonce(rawURL, nonce string) {
 	if nonce == "" {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.nonces[originOf(rawURL)] = nonce
+	d.nonces[htu(rawURL)] = nonce
 }
 
-func originOf(rawURL string) string {
+// htu is rawURL without query and fragment (§4.2).
+func htu(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return rawURL
 	}
-	return strings.ToLower(u.Scheme + "://" + u.Host)
+	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+	return u.String()
 }
 
 // Proof returns a fresh proof for one request (RFC 9449 §4.2): typ
 // dpop+jwt, the public key as jwk, and claims jti (new every call), htm,
 // htu (rawURL without query and fragment), iat, the origin's nonce when one
-// is known, and ath = base64url(SHA-256(accessToken)) when accessToken is
+// is known for that URL, and ath = base64url(SHA-256(accessToken)) when accessToken is
 // not empty (requests to a resource, §7.1).
 func (d *DPoP) Proof(method, rawURL, accessToken string) (string, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
+	if _, err := url.Parse(rawURL); err != nil {
 		return "", fmt.Errorf("DPoP proof: %w", err)
 	}
-	u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
 	jti, err := newJTI()
 	if err != nil {
 		return "", err
 	}
-	claims := jwt.MapClaims{"jti": jti, "htm": method, "htu": u.String(), "iat": clockOr(d.Clock).Now().Unix()}
+	claims := jwt.MapClaims{"jti": jti, "htm": method, "htu": htu(rawURL), "iat": clockOr(d.Clock).Now().Unix()}
 	if n := d.Nonce(rawURL); n != "" {
 		claims["nonce"] = n
 	}
