@@ -40,10 +40,12 @@ type machineServer struct {
 	// bound maps issued tokens to their key thumbprint ("" for Bearer).
 	bound  map[string]string
 	bearer bool // issue Bearer even when a proof came
+	// assertions are the JWT bearer assertions the server accepts, each once.
+	assertions map[string]bool
 }
 
 func newMachineServer(t *testing.T, dpop bool) *machineServer {
-	m := &machineServer{dpop: dpop, jtis: map[string]bool{}, bound: map[string]string{}}
+	m := &machineServer{dpop: dpop, jtis: map[string]bool{}, bound: map[string]string{}, assertions: map[string]bool{}}
 	mux := http.NewServeMux()
 	m.srv = httptest.NewServer(mux)
 	t.Cleanup(m.srv.Close)
@@ -73,7 +75,13 @@ func newMachineServer(t *testing.T, dpop bool) *machineServer {
 		defer m.mu.Unlock()
 		_ = r.ParseForm()
 		id, secret, _ := r.BasicAuth()
-		if id != "bot" || secret != "s3cret" || r.PostForm.Get("grant_type") != "client_credentials" {
+		if a := r.PostForm.Get("assertion"); r.PostForm.Get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer" {
+			if !m.assertions[a] || id != "" {
+				js(w, 400, map[string]string{"error": "invalid_grant", "error_description": "assertion not accepted"})
+				return
+			}
+			m.assertions[a] = false
+		} else if id != "bot" || secret != "s3cret" || r.PostForm.Get("grant_type") != "client_credentials" {
 			js(w, 401, map[string]string{"error": "invalid_client", "error_description": "who are you"})
 			return
 		}
@@ -336,5 +344,29 @@ func TestMachineLoginErrors(t *testing.T) {
 		if code != cmdutil.ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
 		}
+	}
+}
+
+// The JWT bearer grant with the workload token in MCPAUTH_JWT_BEARER_ASSERTION,
+// as in CI: renewal reads the variable again (a job fetches a fresh token).
+func TestMachineLoginJWTBearerFromEnv(t *testing.T) {
+	m := newMachineServer(t, false)
+	c, clk := machineCLI(t)
+	delete(c.Vars, "MCPAUTH_CLIENT_SECRET")
+	m.mu.Lock()
+	m.assertions["h.first.s"], m.assertions["h.second.s"] = true, true
+	m.mu.Unlock()
+	c.Vars["MCPAUTH_JWT_BEARER_ASSERTION"] = "h.first.s"
+	if code, _, stderr := c.Run("login", m.srv.URL+"/mcp", "--output", "json"); code != 0 {
+		t.Fatalf("login: %s", stderr)
+	}
+	clk.move(2 * time.Minute)
+	code, _, stderr := c.Run("ping")
+	if code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "JWT bearer grant") || !strings.Contains(stderr, "assertion not accepted") {
+		t.Fatalf("renewal with a spent assertion: exit %d %s", code, stderr)
+	}
+	c.Vars["MCPAUTH_JWT_BEARER_ASSERTION"] = "h.second.s"
+	if code, stdout, stderr := c.Run("token"); code != 0 || stdout != "at-2\n" {
+		t.Fatalf("renewal with a fresh assertion: exit %d %q %s", code, stdout, stderr)
 	}
 }
