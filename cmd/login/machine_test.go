@@ -370,3 +370,20 @@ func TestMachineLoginJWTBearerFromEnv(t *testing.T) {
 		t.Fatalf("renewal with a fresh assertion: exit %d %q %s", code, stdout, stderr)
 	}
 }
+
+// --debug shows the machine grant's requests without its secrets: the
+// Basic credentials, the DPoP proof and the token.
+func TestMachineLoginDebugTraceRedacts(t *testing.T) {
+	m := newMachineServer(t, true)
+	c, _ := machineCLI(t)
+	code, _, stderr := c.Run("login", m.srv.URL+"/mcp", "--client-credentials", "--client-id", "bot", "--debug")
+	if code != 0 || !strings.Contains(stderr, "POST "+m.srv.URL+"/oauth/token") {
+		t.Fatalf("exit %d, trace:\n%s", code, stderr)
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("bot:s3cret"))
+	for _, secret := range []string{"s3cret", basic, "at-1", "eyJ"} {
+		if strings.Contains(stderr, secret) {
+			t.Errorf("trace shows %q:\n%s", secret, stderr)
+		}
+	}
+}
