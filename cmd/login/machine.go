@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/pflag"
 
@@ -149,7 +150,7 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	if err != nil {
 		return err
 	}
-	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
+	disc, err := machineDiscover(ctx, f, opts)
 	if err != nil {
 		return err
 	}
@@ -164,7 +165,8 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	server := cmdutil.ServerKey(disc.Resource)
 
 	advertised, es256 := flows.DPoPSupported(md)
-	useDPoP := opts.Machine.DPoP || advertised && !opts.Machine.NoDPoP
+	required := disc.ResourceMetadata != nil && disc.ResourceMetadata.DPoPBoundAccessTokensRequired
+	useDPoP := opts.Machine.DPoP || (advertised || required) && !opts.Machine.NoDPoP
 	if useDPoP && advertised && !es256 {
 		if opts.Machine.DPoP {
 			return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("--dpop: %w (it lists %v)", flows.ErrDPoPAlgUnsupported, md.DPoPSigningAlgValuesSupported))
@@ -200,6 +202,24 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("storing the token: %w", err))
 	}
 	return f.ReportLogin(disc, tok, st)
+}
+
+// machineDiscover is discovery without the PKCE S256 requirement, which
+// protects the authorization code only: a server for machines need not
+// list it. The other checks (issuer, resource, https endpoints) stay.
+func machineDiscover(ctx context.Context, f *cmdutil.Factory, opts *Options) (*flows.Discovery, error) {
+	if opts.Discover.AllowMissingS256 {
+		return f.Discover(ctx, opts.Target, opts.Discover) // says it is unsafe
+	}
+	df := opts.Discover
+	df.AllowMissingS256 = true
+	// No UNSAFE banner for a check that does not apply: discovery's own
+	// messages go nowhere (its errors are returned, the --debug trace is
+	// bound to the real stderr when the HTTP client is built).
+	quiet, ios := *f, *f.IO
+	ios.ErrOut = io.Discard
+	quiet.IO = &ios
+	return quiet.Discover(ctx, opts.Target, df)
 }
 
 func firstNonEmpty(vs ...string) string {

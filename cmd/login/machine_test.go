@@ -63,8 +63,9 @@ func newMachineServer(t *testing.T, dpop bool) *machineServer {
 		js(w, 200, map[string]any{"resource": u + "/mcp", "authorization_servers": []string{u}, "scopes_supported": []string{"mcp"}})
 	})
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		md := map[string]any{"issuer": u, "token_endpoint": u + "/oauth/token", "code_challenge_methods_supported": []string{"S256"},
-			"grant_types_supported": []string{"client_credentials"}}
+		// No code_challenge_methods_supported: PKCE protects codes, which a
+		// server for machines need not issue.
+		md := map[string]any{"issuer": u, "token_endpoint": u + "/oauth/token", "grant_types_supported": []string{"client_credentials"}}
 		if m.dpop {
 			md["dpop_signing_alg_values_supported"] = []string{"ES256"}
 		}
@@ -234,7 +235,7 @@ func TestMachineLoginClientCredentialsDPoP(t *testing.T) {
 	m := newMachineServer(t, true)
 	c, clk := machineCLI(t)
 	code, _, stderr := c.Run("login", m.srv.URL+"/mcp", "--client-credentials", "--client-id", "bot")
-	if code != 0 {
+	if code != 0 || strings.Contains(stderr, "UNSAFE") {
 		t.Fatalf("login: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr := c.Run("ping")
