@@ -102,6 +102,25 @@ func newMachineServer(t *testing.T, dpop bool) *machineServer {
 		m.bound[tok] = jkt
 		js(w, 200, map[string]any{"access_token": tok, "token_type": tt, "expires_in": 60})
 	})
+	// An enterprise IdP's token endpoint: the ID token for an ID-JAG
+	// addressed to this server, which the server then accepts once.
+	mux.HandleFunc("/idp/token", func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		_ = r.ParseForm()
+		f := r.PostForm
+		id, secret, _ := r.BasicAuth()
+		if id != "idp-client" || secret != "idp-secret" || f.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" ||
+			f.Get("subject_token") != "h.alice.s" || f.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token" ||
+			f.Get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag" || f.Get("audience") != u || f.Get("resource") != u+"/mcp" {
+			js(w, 400, map[string]string{"error": "invalid_request", "error_description": "bad exchange"})
+			return
+		}
+		m.n++
+		jag := fmt.Sprintf("h.jag%d.s", m.n)
+		m.assertions[jag] = true
+		js(w, 200, map[string]any{"access_token": jag, "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"})
+	})
 	mux.HandleFunc("/api/ping", func(w http.ResponseWriter, r *http.Request) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -386,5 +405,39 @@ func TestMachineLoginDebugTraceRedacts(t *testing.T) {
 		if strings.Contains(stderr, secret) {
 			t.Errorf("trace shows %q:\n%s", secret, stderr)
 		}
+	}
+}
+
+// Enterprise-managed authorization from the CLI: the ID token file is
+// exchanged at the IdP for an ID-JAG, which the server trades for a token;
+// renewal does both again.
+func TestMachineLoginEnterprise(t *testing.T) {
+	m := newMachineServer(t, false)
+	c, clk := machineCLI(t)
+	delete(c.Vars, "MCPAUTH_CLIENT_SECRET")
+	c.Vars["MCPAUTH_IDP_CLIENT_SECRET"] = "idp-secret"
+	idt := filepath.Join(t.TempDir(), "id.jwt")
+	if err := os.WriteFile(idt, []byte("h.alice.s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := c.Run("login", m.srv.URL+"/mcp", "--id-token-file", idt, "--idp-token-endpoint", m.srv.URL+"/idp/token", "--idp-client-id", "idp-client")
+	if code != 0 {
+		t.Fatalf("login: exit %d %s", code, stderr)
+	}
+	clk.move(2 * time.Minute)
+	if code, stdout, stderr := c.Run("ping"); code != 0 || !strings.Contains(stdout, "svc-bot/at-") {
+		t.Fatalf("ping after renewal: exit %d %q %s", code, stdout, stderr)
+	}
+	m.mu.Lock()
+	n := m.n
+	m.mu.Unlock()
+	if n != 4 { // two exchanges, two grants
+		t.Errorf("%d tokens issued, want 4", n)
+	}
+	_ = os.WriteFile(idt, []byte("h.bob.s"), 0o600)
+	clk.move(2 * time.Minute)
+	code, _, stderr = c.Run("token")
+	if code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "step 1") || !strings.Contains(stderr, "bad exchange") {
+		t.Errorf("refused exchange: exit %d %s", code, stderr)
 	}
 }
