@@ -61,6 +61,7 @@ type GrantInfo struct {
 	NoResource        bool        `json:"no_resource,omitempty"`
 	PrivateKeyFile    string      `json:"private_key_file,omitempty"`
 	SigningAlg        string      `json:"signing_alg,omitempty"`
+	KeyID             string      `json:"key_id,omitempty"`
 	AssertionAudience string      `json:"assertion_audience,omitempty"`
 	AssertionFile     string      `json:"assertion_file,omitempty"`
 	AssertionEnv      string      `json:"assertion_env,omitempty"` // variable holding the assertion

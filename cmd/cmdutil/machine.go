@@ -42,6 +42,7 @@ func (f *Factory) MachineGrant(ctx context.Context, b keyring.TokenBundle) (*flo
 		if cfg.Key, err = flows.LoadSigner(g.PrivateKeyFile, g.SigningAlg); err != nil {
 			return nil, nil, WithExit(ExitUsage, err)
 		}
+		cfg.Key.KeyID = g.KeyID
 	}
 	if b.DPoPKey != "" {
 		if cfg.DPoP, err = flows.ParseDPoPKey(b.DPoPKey, f.Clock); err != nil {

@@ -20,6 +20,7 @@ type MachineOptions struct {
 	ClientCredentials bool
 	PrivateKeyFile    string
 	SigningAlg        string
+	KeyID             string
 	TokenAuth         string // basic or post, for a secret
 	AssertionAudience string
 	DPoP, NoDPoP      bool
@@ -42,6 +43,7 @@ func (m *MachineOptions) bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&m.ClientCredentials, "client-credentials", false, "log in as the client itself (client credentials grant): needs --client-id and a secret or --private-key-file")
 	fl.StringVar(&m.PrivateKeyFile, "private-key-file", "", "PEM private key for private_key_jwt client authentication (env "+envPrivateKeyFile+")")
 	fl.StringVar(&m.SigningAlg, "signing-alg", "", "JWS algorithm for client assertions: RS256, PS256, ES256, EdDSA, … (default: from the key)")
+	fl.StringVar(&m.KeyID, "key-id", "", "kid header of client assertions, for servers that hold several keys of the client")
 	fl.StringVar(&m.TokenAuth, "token-auth", "", "how a client secret is sent: basic (client_secret_basic, default) or post (client_secret_post)")
 	fl.StringVar(&m.AssertionAudience, "assertion-audience", flows.AudienceTokenEndpoint, "aud of client assertions: token-endpoint or issuer")
 	fl.BoolVar(&m.DPoP, "dpop", false, "bind tokens to a key (DPoP, RFC 9449); automatic when the server advertises DPoP")
@@ -87,8 +89,8 @@ func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
 		return keyring.TokenBundle{}, cmdutil.FlagErrorf("a client secret or private key needs --client-id")
 	case m.TokenAuth != "" && secret == "":
 		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--token-auth applies to a client secret")
-	case m.SigningAlg != "" && keyFile == "":
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--signing-alg applies to --private-key-file")
+	case (m.SigningAlg != "" || m.KeyID != "") && keyFile == "":
+		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--signing-alg and --key-id apply to --private-key-file")
 	case m.AssertionAudience != flows.AudienceTokenEndpoint && m.AssertionAudience != flows.AudienceIssuer:
 		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--assertion-audience must be %s or %s", flows.AudienceTokenEndpoint, flows.AudienceIssuer)
 	case grant == keyring.GrantEnterprise && (m.IDTokenFile == "" || m.IdPTokenEndpoint == "" || m.IdPClientID == ""):
@@ -114,7 +116,7 @@ func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
 		}
 	}
 	g := &keyring.GrantInfo{Type: grant, Scope: opts.Scope, NoResource: opts.NoResource,
-		PrivateKeyFile: keyFile, SigningAlg: m.SigningAlg, AssertionAudience: m.AssertionAudience}
+		PrivateKeyFile: keyFile, SigningAlg: m.SigningAlg, KeyID: m.KeyID, AssertionAudience: m.AssertionAudience}
 	switch grant {
 	case keyring.GrantJWTBearer:
 		if m.AssertionFile != "" {

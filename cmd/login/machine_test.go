@@ -40,12 +40,15 @@ type machineServer struct {
 	// bound maps issued tokens to their key thumbprint ("" for Bearer).
 	bound  map[string]string
 	bearer bool // issue Bearer even when a proof came
+	// clientKey is the bot's registered public key (private_key_jwt, kid k1).
+	clientKey *ecdsa.PublicKey
+	now       func() time.Time // the server's clock (the test's moved clock)
 	// assertions are the JWT bearer assertions the server accepts, each once.
 	assertions map[string]bool
 }
 
 func newMachineServer(t *testing.T, dpop bool) *machineServer {
-	m := &machineServer{dpop: dpop, jtis: map[string]bool{}, bound: map[string]string{}, assertions: map[string]bool{}}
+	m := &machineServer{now: time.Now, dpop: dpop, jtis: map[string]bool{}, bound: map[string]string{}, assertions: map[string]bool{}}
 	mux := http.NewServeMux()
 	m.srv = httptest.NewServer(mux)
 	t.Cleanup(m.srv.Close)
@@ -82,6 +85,11 @@ func newMachineServer(t *testing.T, dpop bool) *machineServer {
 				return
 			}
 			m.assertions[a] = false
+		} else if ca := r.PostForm.Get("client_assertion"); ca != "" {
+			if err := m.clientAssertion(ca, u+"/oauth/token"); err != nil {
+				js(w, 401, map[string]string{"error": "invalid_client", "error_description": err.Error()})
+				return
+			}
 		} else if id != "bot" || secret != "s3cret" || r.PostForm.Get("grant_type") != "client_credentials" {
 			js(w, 401, map[string]string{"error": "invalid_client", "error_description": "who are you"})
 			return
@@ -139,6 +147,27 @@ func newMachineServer(t *testing.T, dpop bool) *machineServer {
 	return m
 }
 
+// clientAssertion verifies a private_key_jwt assertion.
+func (m *machineServer) clientAssertion(a, aud string) error {
+	claims := jwt.MapClaims{}
+	_, err := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithAudience(aud), jwt.WithTimeFunc(m.now)).
+		ParseWithClaims(a, claims, func(t *jwt.Token) (any, error) {
+			if t.Header["kid"] != "k1" || m.clientKey == nil {
+				return nil, errors.New("unknown kid")
+			}
+			return m.clientKey, nil
+		})
+	if err != nil {
+		return err
+	}
+	jti, _ := claims["jti"].(string)
+	if claims["iss"] != "bot" || claims["sub"] != "bot" || jti == "" || m.jtis[jti] {
+		return fmt.Errorf("assertion claims %v", claims)
+	}
+	m.jtis[jti] = true
+	return nil
+}
+
 // proof verifies a DPoP proof and returns its key's thumbprint.
 func (m *machineServer) proof(p, htm, htu, token string) (string, error) {
 	var jkt string
@@ -171,13 +200,18 @@ func (m *machineServer) proof(p, htm, htu, token string) (string, error) {
 }
 
 func ecPEM(t *testing.T) string {
+	p, _ := ecPEMKey(t)
+	return p
+}
+
+func ecPEMKey(t *testing.T) (string, *ecdsa.PublicKey) {
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	der, _ := x509.MarshalPKCS8PrivateKey(k)
 	p := filepath.Join(t.TempDir(), "ec.pem")
 	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return p, &k.PublicKey
 }
 
 func firstOr(s, def string) string {
@@ -439,5 +473,33 @@ func TestMachineLoginEnterprise(t *testing.T) {
 	code, _, stderr = c.Run("token")
 	if code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "step 1") || !strings.Contains(stderr, "bad exchange") {
 		t.Errorf("refused exchange: exit %d %s", code, stderr)
+	}
+}
+
+// private_key_jwt from the CLI, the key file named in the environment: the
+// server checks the signature with the registered key, the kid and the
+// claims, and refuses a reused jti, so the renewal must sign anew.
+func TestMachineLoginPrivateKeyJWT(t *testing.T) {
+	m := newMachineServer(t, false)
+	c, clk := machineCLI(t)
+	delete(c.Vars, "MCPAUTH_CLIENT_SECRET")
+	keyFile, pub := ecPEMKey(t)
+	m.mu.Lock()
+	m.clientKey, m.now = pub, clk.Now
+	m.mu.Unlock()
+	c.Vars["MCPAUTH_PRIVATE_KEY_FILE"] = keyFile
+	code, _, stderr := c.Run("login", m.srv.URL+"/mcp", "--client-credentials", "--client-id", "bot", "--key-id", "k1")
+	if code != 0 {
+		t.Fatalf("login: exit %d %s", code, stderr)
+	}
+	delete(c.Vars, "MCPAUTH_PRIVATE_KEY_FILE") // renewal uses the stored path
+	clk.move(2 * time.Minute)
+	if code, stdout, stderr := c.Run("token"); code != 0 || stdout != "at-2\n" {
+		t.Fatalf("renewal: exit %d %q %s", code, stdout, stderr)
+	}
+	_ = os.Remove(keyFile)
+	clk.move(2 * time.Minute)
+	if code, _, stderr := c.Run("token"); code != cmdutil.ExitUsage || !strings.Contains(stderr, "private key") {
+		t.Errorf("renewal without the key file: exit %d %s", code, stderr)
 	}
 }
