@@ -80,6 +80,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if grant := opts.machineGrant(); grant != "" {
 		return runMachine(ctx, opts, grant)
 	}
+	if err := opts.Machine.checkBrowserLogin(); err != nil {
+		return err
+	}
 	f := opts.F
 	ui := cmdutil.NewUI(f)
 	st, err := f.OpenStore()

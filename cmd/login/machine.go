@@ -70,7 +70,22 @@ func (opts *Options) machineGrant() string {
 	return ""
 }
 
-// bundle checks the flags and builds what the grant needs and the store
+// checkBrowserLogin refuses machine-only flags on a browser login, where
+// they would be silently ignored.
+func (m *MachineOptions) checkBrowserLogin() error {
+	for flag, set := range map[string]bool{
+		"--dpop": m.DPoP, "--private-key-file": m.PrivateKeyFile != "", "--signing-alg": m.SigningAlg != "",
+		"--key-id": m.KeyID != "", "--token-auth": m.TokenAuth != "", "--idp-client-id": m.IdPClientID != "",
+		"--idp-client-secret": m.IdPClientSecret != "", "--assertion-audience": m.AssertionAudience != flows.AudienceTokenEndpoint,
+	} {
+		if set {
+			return cmdutil.FlagErrorf("%s applies to machine logins (--client-credentials, --jwt-bearer-assertion-file, --id-token-file)", flag)
+		}
+	}
+	return nil
+}
+
+// machineBundle checks the flags and builds what the grant needs and the store
 // keeps; nothing secret comes from anywhere but flags and the environment.
 func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
 	m, getenv := &opts.Machine, opts.F.Getenv

@@ -377,6 +377,8 @@ func TestMachineLoginErrors(t *testing.T) {
 		{[]string{"--client-credentials", "--client-id", "bot", "--token-auth", "jwt"}, "basic or post"},
 		{[]string{"--client-credentials", "--client-id", "bot", "--dpop", "--no-dpop"}, "contradict"},
 		{[]string{"--client-id", "bot", "--id-token-file", junk}, "--idp-token-endpoint"},
+		{[]string{"--dpop"}, "applies to machine logins"},
+		{[]string{"--private-key-file", junk}, "applies to machine logins"},
 	} {
 		code, _, stderr := c.Run(append([]string{"login", m.srv.URL + "/mcp"}, tc.args...)...)
 		if code != cmdutil.ExitUsage || !strings.Contains(stderr, tc.want) {
