@@ -75,6 +75,25 @@
 // interval; access_denied, expired_token and the local expiry each end the
 // flow with their own error.
 //
+// # Machine grants and DPoP
+//
+// Without a user at a browser, GrantConfig drives the client credentials
+// grant (ClientCredentials, RFC 6749 §4.4) and the JWT bearer grant
+// (JWTBearer, RFC 7523 §2.1); Enterprise chains an RFC 8693 token exchange
+// at the enterprise IdP (ID token for an ID-JAG, TokenExchange) with the
+// JWT bearer grant, as the MCP enterprise-managed authorization extension
+// describes. The client authenticates with client_secret_basic,
+// client_secret_post or private_key_jwt (a Signer from LoadSigner: RFC 7523
+// §3 assertion with iss = sub = client ID, aud the token endpoint or the
+// issuer, a fresh jti, iat and a 60-second exp).
+//
+// With GrantConfig.DPoP every token request carries a fresh RFC 9449 proof
+// (htm, htu, iat, jti, and the server's nonce once known), a use_dpop_nonce
+// answer is retried once with the DPoP-Nonce it sent, and a token_type
+// other than DPoP is an error (ErrNotDPoPBound). DPoP.Client wraps an
+// *http.Client for resource requests: Authorization: DPoP, a proof with
+// ath = base64url(SHA-256(token)), and the same single nonce retry.
+//
 // # Errors
 //
 // Server errors are *OAuthError. The sentinels (ErrAccessDenied,

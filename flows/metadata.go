@@ -49,6 +49,8 @@ type AuthServerMetadata struct {
 	AuthorizationResponseIssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
 	// MCP authorization (2025-11-25), client ID metadata documents.
 	ClientIDMetadataDocumentSupported bool `json:"client_id_metadata_document_supported,omitempty"`
+	// RFC 9449 §5.1: the JWS algorithms the server accepts in DPoP proofs.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // endpoints lists the URL-valued fields, for the https check.

@@ -34,6 +34,40 @@ type TokenBundle struct {
 	Client *ClientInfo `json:"client,omitempty"`
 
 	APIKey string `json:"api_key,omitempty"` // KindAPIKey only
+
+	// DPoPKey is the private key (PKCS #8, base64url) the tokens are bound
+	// to (RFC 9449), kept across renewals. Secret: never printed.
+	DPoPKey string `json:"dpop_key,omitempty"`
+	// Grant says how to renew a login no user takes part in: the grant is
+	// run again when the token expires.
+	Grant *GrantInfo `json:"grant,omitempty"`
+}
+
+// Machine grant types (GrantInfo.Type).
+const (
+	GrantClientCredentials = "client_credentials"
+	GrantJWTBearer         = "jwt_bearer"
+	GrantEnterprise        = "enterprise" // ID token -> ID-JAG -> JWT bearer
+)
+
+// GrantInfo is what renewing a machine login needs. Secrets live in the
+// encrypted bundle (Client.ClientSecret, IdPClient.ClientSecret); keys and
+// assertions stay in their files, which are read again at each renewal so a
+// rotated key or a refreshed workload token is picked up.
+type GrantInfo struct {
+	Type              string      `json:"type"`
+	TokenEndpoint     string      `json:"token_endpoint"`
+	Scope             string      `json:"scope,omitempty"`
+	NoResource        bool        `json:"no_resource,omitempty"`
+	PrivateKeyFile    string      `json:"private_key_file,omitempty"`
+	SigningAlg        string      `json:"signing_alg,omitempty"`
+	KeyID             string      `json:"key_id,omitempty"`
+	AssertionAudience string      `json:"assertion_audience,omitempty"`
+	AssertionFile     string      `json:"assertion_file,omitempty"`
+	AssertionEnv      string      `json:"assertion_env,omitempty"` // variable holding the assertion
+	IDTokenFile       string      `json:"id_token_file,omitempty"`
+	IdPTokenEndpoint  string      `json:"idp_token_endpoint,omitempty"`
+	IdPClient         *ClientInfo `json:"idp_client,omitempty"`
 }
 
 // ClientInfo is the OAuth client registration (RFC 7591) behind a bundle.
@@ -63,6 +97,12 @@ func (b TokenBundle) String() string {
 		redacted(b.AccessToken), redacted(b.RefreshToken), redacted(b.APIKey))
 	if b.Client != nil {
 		fmt.Fprintf(&sb, " client=%s", b.Client)
+	}
+	if b.DPoPKey != "" {
+		sb.WriteString(" dpop_key=<redacted>")
+	}
+	if b.Grant != nil {
+		fmt.Fprintf(&sb, " grant=%s", b.Grant.Type)
 	}
 	sb.WriteString("}")
 	return sb.String()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -15,6 +16,9 @@ type Credential struct {
 	Token   string
 	Kind    keyring.Kind
 	FromEnv bool
+	// DPoP is the key a DPoP-bound token needs a proof from on every
+	// request (nil for Bearer tokens).
+	DPoP *flows.DPoP
 }
 
 // LoadCredential finds the credential for arg without ever starting a
@@ -49,6 +53,14 @@ func (f *Factory) LoadCredential(arg string) (Credential, error) {
 	if b.Kind == keyring.KindAPIKey {
 		c.Token = b.APIKey
 		return c, nil
+	}
+	if f.machineExpired(b) { // machine logins renew by running their grant again
+		if b, err = f.renewMachine(st, e, b); err != nil {
+			return Credential{}, err
+		}
+	}
+	if c.DPoP, err = f.dpopOf(b); err != nil {
+		return Credential{}, err
 	}
 	if !b.Expiry.IsZero() && !f.Clock.Now().Before(b.Expiry) {
 		return Credential{}, WithExit(ExitAuthRequired, fmt.Errorf("the token for %s expired at %s; run: mcpauth login %s", e.Server, b.Expiry.Format("2006-01-02 15:04 MST"), e.Server))

@@ -62,7 +62,7 @@ func (d *debugTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, rerr
 }
 
-var secretHeaders = map[string]bool{"Authorization": true, "Cookie": true, "Set-Cookie": true, "Proxy-Authorization": true}
+var secretHeaders = map[string]bool{"Authorization": true, "Cookie": true, "Set-Cookie": true, "Proxy-Authorization": true, "Dpop": true}
 
 func redactHeader(name, value string) string {
 	if secretHeaders[http.CanonicalHeaderKey(name)] {
@@ -76,7 +76,7 @@ func redactHeader(name, value string) string {
 }
 
 // secretParams are the parameter names whose values never reach a trace.
-var secretParams = []string{"access_token", "refresh_token", "id_token", "code", "device_code", "user_code", "code_verifier", "client_secret", "api_key", "registration_access_token", "state", "nonce", "token", "password", "client_assertion"}
+var secretParams = []string{"access_token", "refresh_token", "id_token", "code", "device_code", "user_code", "code_verifier", "client_secret", "api_key", "registration_access_token", "state", "nonce", "token", "password", "client_assertion", "assertion", "subject_token", "actor_token"}
 
 var (
 	jsonSecret = regexp.MustCompile(`"(` + strings.Join(secretParams, "|") + `)"\s*:\s*"(?:[^"\\]|\\.)*"`)

@@ -25,6 +25,7 @@ type Options struct {
 	NoResource, NoBrowser                     bool
 	BrowserCommand, Scope                     string
 	Discover                                  cmdutil.DiscoverFlags
+	Machine                                   MachineOptions // machine.go
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
@@ -38,10 +39,18 @@ client if needed, open the browser at the consent page, receive the code on a
 loopback listener at 127.0.0.1 and store the token in the OS keyring.
 
 Over SSH or without a display no browser is started: the URL is printed, with
-an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
+an ssh -L hint; 'mcpauth device' is the alternative for headless machines.
+
+Machines log in without a browser: --client-credentials (with a client
+secret or --private-key-file), --jwt-bearer-assertion-file (a workload
+identity token), or --id-token-file with --idp-token-endpoint (enterprise-
+managed authorization). Their tokens are renewed by token and ping by
+running the grant again. DPoP is used when the server advertises it.`,
 		Example: `  mcpauth login http://127.0.0.1:8080/mcp
   mcpauth login https://mcp.example.com/mcp --no-browser
-  mcpauth login https://mcp.example.com/mcp --browser-command firefox`,
+  mcpauth login https://mcp.example.com/mcp --browser-command firefox
+  MCPAUTH_CLIENT_SECRET=… mcpauth login https://mcp.example.com/mcp --client-credentials --client-id ci-bot
+  mcpauth login https://mcp.example.com/mcp --jwt-bearer-assertion-file /run/oidc-token`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
@@ -62,11 +71,18 @@ an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
 	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that opens the URL (env MCPAUTH_BROWSER)")
 	fl.StringVar(&opts.Scope, "scope", "", "scope to request (default: from the server's challenge or metadata)")
 	opts.Discover.Bind(fl)
+	opts.Machine.bind(fl)
 	return cmd
 }
 
 // Run logs in.
 func Run(ctx context.Context, opts *Options) error {
+	if grant := opts.machineGrant(); grant != "" {
+		return runMachine(ctx, opts, grant)
+	}
+	if err := opts.Machine.checkBrowserLogin(); err != nil {
+		return err
+	}
 	f := opts.F
 	ui := cmdutil.NewUI(f)
 	st, err := f.OpenStore()

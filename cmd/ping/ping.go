@@ -55,6 +55,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if cred.DPoP != nil {
+		hc = cred.DPoP.Client(hc, cred.Token) // Authorization: DPoP and a fresh proof
+	}
 	res, err := flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
 	if err != nil {
 		if cred.FromEnv {

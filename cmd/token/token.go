@@ -4,6 +4,7 @@ package token
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,8 @@ type Options struct {
 	F      *cmdutil.Factory
 	Server string
 	Header bool
+	// URL and Method are the request a DPoP proof is made for.
+	URL, Method string
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
@@ -38,7 +41,9 @@ so it can feed another program. Exits 3 when there is none or it expired.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Header, "header", false, "print an HTTP header line: Authorization: Bearer <token>")
+	cmd.Flags().BoolVar(&opts.Header, "header", false, "print an HTTP header line: Authorization: Bearer <token> (DPoP-bound: Authorization: DPoP <token> and a DPoP: <proof> line)")
+	cmd.Flags().StringVar(&opts.URL, "url", "", "DPoP: the URL the proof is for (default: the server's /api/ping)")
+	cmd.Flags().StringVar(&opts.Method, "method", "GET", "DPoP: the HTTP method the proof is for")
 	return cmd
 }
 
@@ -48,10 +53,29 @@ func Run(_ context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.Header && cred.DPoP != nil {
+		return printDPoPHeaders(opts, cred)
+	}
 	if opts.Header {
 		_, err = fmt.Fprintf(opts.F.IO.Out, "Authorization: Bearer %s\n", cred.Token)
 		return err
 	}
 	_, err = fmt.Fprintln(opts.F.IO.Out, cred.Token)
+	return err
+}
+
+// printDPoPHeaders prints the two headers a DPoP-bound token needs, with a
+// proof for one request: --method at --url (default GET {base}/api/ping).
+// A proof is single use: run token --header again for each request.
+func printDPoPHeaders(opts *Options, cred cmdutil.Credential) error {
+	u := opts.URL
+	if u == "" {
+		u = strings.TrimRight(cred.BaseURL, "/") + "/api/ping"
+	}
+	h, err := cred.DPoP.Headers(strings.ToUpper(opts.Method), u, cred.Token)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(opts.F.IO.Out, "Authorization: %s\nDPoP: %s\n", h.Get("Authorization"), h.Get("DPoP"))
 	return err
 }
