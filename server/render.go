@@ -55,6 +55,8 @@ type logoutPage struct {
 type errorPage struct {
 	pageBase
 	Title, Message, Code string
+	// Link, when set, is where the person can try again (a local path).
+	Link, LinkText string
 }
 
 type homePage struct {
