@@ -337,11 +337,21 @@ func TestChromiumConsentApprove(t *testing.T) {
 	if !strings.HasPrefix(consent.URL, e.url+"/oauth/authorize?") {
 		t.Fatalf("after sign-in the browser is at %s; want the consent page", consent.URL)
 	}
-	if h := e.text("h1"); !strings.Contains(h, "Browser Test Client") {
-		t.Fatalf("consent heading %q does not name the client", h)
+	serverHost := strings.TrimPrefix(e.url, "http://")
+	if h := e.text("h1"); !strings.Contains(h, serverHost) || strings.Contains(h, "Browser Test Client") {
+		t.Fatalf("consent heading %q; want it to name the server, not the client's self-chosen name", h)
 	}
 	if host := e.text("#redirect-host"); host != cb.Host {
 		t.Fatalf("#redirect-host = %q, want %q", host, cb.Host)
+	}
+	if name := e.text("#client-name"); !strings.Contains(name, "Browser Test Client") || !strings.Contains(name, "self-declared") {
+		t.Fatalf("#client-name = %q; want the name labelled self-declared", name)
+	}
+	if got := e.text("#server-name"); got != serverHost {
+		t.Fatalf("#server-name = %q, want %q", got, serverHost)
+	}
+	if w := e.text("#approve-warning"); !strings.Contains(w, "Only approve if you started this") {
+		t.Fatalf("#approve-warning = %q", w)
 	}
 
 	landed := e.click("#approve")
@@ -436,8 +446,21 @@ func TestChromiumDeviceApprove(t *testing.T) {
 	}
 
 	e.deviceToConfirm(d, "dave")
-	if h := e.text("h1"); !strings.Contains(h, "Device Test Client") {
-		t.Fatalf("confirm heading %q does not name the client", h)
+	serverHost := strings.TrimPrefix(e.url, "http://")
+	if h := e.text("h1"); !strings.Contains(h, serverHost) {
+		t.Fatalf("confirm heading %q does not name the server", h)
+	}
+	if name := e.text("#client-name"); !strings.Contains(name, "Device Test Client") || !strings.Contains(name, "self-declared") {
+		t.Fatalf("#client-name = %q; want the name labelled self-declared", name)
+	}
+	if got := e.text("#access"); !strings.Contains(got, "(mcp)") {
+		t.Fatalf("#access = %q; want the scope", got)
+	}
+	if got := e.text("#server-name"); got != serverHost {
+		t.Fatalf("#server-name = %q, want %q", got, serverHost)
+	}
+	if w := e.text("#approve-warning"); !strings.Contains(w, "Only approve if you started this") {
+		t.Fatalf("#approve-warning = %q", w)
 	}
 	if resp := e.click("#approve"); resp.Status != http.StatusOK {
 		t.Fatalf("approving: status %d", resp.Status)

@@ -39,7 +39,7 @@ const (
 func New() (*Renderer, error) {
 	r := &Renderer{pages: map[string]*template.Template{}}
 	for _, name := range []string{Home, Consent, DeviceEnter, DeviceConfirm, DeviceDone, Settings, Logout, Error} {
-		t, err := template.New("layout.html").ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New("layout.html").ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parsing page %s: %w", name, err)
 		}
