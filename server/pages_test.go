@@ -3,7 +3,10 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +51,30 @@ func TestConsentLabelsSelfDeclaredNames(t *testing.T) {
 		if got := bytes.Contains(body, []byte(`id="name-like-server"`)); got != tc.likeServer {
 			t.Errorf("%q: name-like-server note shown = %v, want %v", tc.name, got, tc.likeServer)
 		}
+	}
+}
+
+// The Copy button's script is the only one any page may run: the CSP names
+// it by hash, and the page carries exactly that text.
+func TestSettingsScriptMatchesCSP(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	page, err := env.Browser("rosa").Get(context.Background(), env.URL+"/settings")
+	if err != nil || page.Status != http.StatusOK {
+		t.Fatalf("settings: %v", err)
+	}
+	body := string(page.Body)
+	start, end := strings.Index(body, "<script>"), strings.Index(body, "</script>")
+	if start < 0 || end < start || strings.Count(body, "<script") != 1 {
+		t.Fatalf("want exactly one inline script on Settings:\n%s", body)
+	}
+	sum := sha256.Sum256([]byte(body[start+len("<script>") : end]))
+	csp := page.Header.Get("Content-Security-Policy")
+	want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if !strings.Contains(csp, want) || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "default-src 'none'") {
+		t.Fatalf("CSP %q; want %s, no unsafe-inline, default-src 'none'", csp, want)
+	}
+	if !strings.Contains(body, `id="copy-key" hidden`) {
+		t.Fatal("the Copy button must be hidden until the script shows it")
 	}
 }
