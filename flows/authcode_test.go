@@ -137,7 +137,11 @@ func TestAuthCodeCallbackFailures(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
 			page := <-seen
-			if page.status != 400 || !strings.Contains(page.body, "Sign-in failed") || page.header.Get("Cache-Control") != "no-store" {
+			title := "Sign-in failed"
+			if tt.denyWith == "access_denied" {
+				title = "Sign-in cancelled" // the person pressed Cancel or Deny
+			}
+			if page.status != 400 || !strings.Contains(page.body, title) || page.header.Get("Cache-Control") != "no-store" {
 				t.Errorf("failure page %d %v %q", page.status, page.header, page.body)
 			}
 			if strings.Contains(page.body, "<script>alert") || !strings.Contains(page.body, tt.wantInPage) {

@@ -1,28 +1,49 @@
 package flows
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"html/template"
 	"net/http"
 )
 
+// pageStyle is the look of the reference server's pages (server/pages/static),
+// inlined: the loopback listener serves nothing else. Its hash is the only
+// style the page's CSP allows.
+const pageStyle = `:root{--fg:#1d2433;--muted:#4f586b;--bg:#f4f6fa;--card:#fff;--accent:#2454d6;--danger:#b42318;--ok:#067647;--border:#d7dce5}
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);overflow-wrap:anywhere}
+header{max-width:30rem;margin:1rem auto 0;padding:0 1rem;font-size:.9rem;color:var(--muted)}
+header strong{color:var(--fg)}
+main{max-width:30rem;margin:2rem auto;padding:0 1rem}
+.card{background:var(--card);border:1px solid var(--border);border-radius:12px;padding:1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.05)}
+h1{font-size:1.35rem;margin:0 0 .75rem}
+h1.ok{color:var(--ok)}
+h1.error{color:var(--danger)}
+p{margin:.5rem 0}
+.muted{color:var(--muted);font-size:.9rem}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--bg);border-radius:4px;padding:.1rem .35rem}`
+
+var pageCSP = "default-src 'none'; style-src 'sha256-" + styleHash() + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+func styleHash() string {
+	h := sha256.Sum256([]byte(pageStyle))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
 // The page the browser shows after the redirect to the loopback listener.
 // html/template escapes the server-supplied error_description.
 var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>mcpauth: {{.Title}}</title>
-<style>
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;background:#f5f5f7;color:#1d1d1f;display:flex;min-height:100vh;margin:0;align-items:center;justify-content:center}
-main{background:#fff;border-radius:12px;box-shadow:0 2px 12px rgba(0,0,0,.08);padding:2rem 2.5rem;max-width:32rem}
-h1{font-size:1.3rem;margin:0 0 .75rem;color:{{if .OK}}#1a7f37{{else}}#cf222e{{end}}}
-p{line-height:1.5;margin:.5rem 0}
-code{background:#f0f0f3;border-radius:4px;padding:.1rem .35rem}
-</style></head>
-<body><main>
-<h1>{{.Title}}</h1>
-<p>{{.Message}}</p>
-{{if .Code}}<p>Error: <code>{{.Code}}</code></p>{{end}}
-{{if .Detail}}<p>{{.Detail}}</p>{{end}}
-</main></body></html>
+<style>{{.Style}}</style></head>
+<body><header><strong>mcpauth</strong> command-line login</header>
+<main><div class="card">
+<h1 id="result" class="{{if .OK}}ok{{else}}error{{end}}">{{.Title}}</h1>
+<p id="message">{{.Message}}</p>
+{{if .Code}}<p class="muted">Error: <code id="error-code">{{.Code}}</code></p>{{end}}
+{{if .Detail}}<p class="muted" id="detail">{{.Detail}}</p>{{end}}
+</div></main></body></html>
 `))
 
 type page struct {
@@ -34,14 +55,31 @@ type page struct {
 	Detail  string
 }
 
+// explain words the errors a person caused in their own terms: an
+// access_denied is them pressing Cancel or Deny (at the server or at its
+// identity provider), and the CLI has stopped because of it.
+func explain(p page) page {
+	if !p.OK && p.Code == "access_denied" {
+		p.Title = "Sign-in cancelled"
+		p.Message = "You cancelled the sign-in, or access was denied, so mcpauth has stopped. You can close this tab; run the command again to retry."
+	}
+	return p
+}
+
 func writePage(w http.ResponseWriter, p page) {
+	p = explain(p)
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Pragma", "no-cache")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", pageCSP)
 	w.WriteHeader(p.Status)
-	_ = callbackPage.Execute(w, p) // the browser went away: nothing to do
+	data := struct {
+		page
+		Style template.CSS
+	}{p, template.CSS(pageStyle)}
+	_ = callbackPage.Execute(w, data) // the browser went away: nothing to do
 }

@@ -195,18 +195,13 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	page := consentPage{
-		pageBase:     s.base(c),
-		ClientName:   firstNonEmpty(req.Client.Name, "An unnamed application"),
-		RedirectHost: redirectHost(req.RedirectURI),
-		Scope:        "Use the MCP server as you (" + req.Scope + ")",
-		CSRF:         s.csrfToken(c),
-		Hidden:       hidden,
-	}
-	if isMetadataDocumentID(req.Client.ID) {
-		// Anyone can publish any client_name: the host serving the document
-		// is the identity the user can check.
-		page.ClientHost = redirectHost(req.Client.ID)
-		page.ClientName = req.Client.Name
+		pageBase:         s.base(c),
+		clientView:       s.clientView(req.Client),
+		RedirectHost:     redirectHost(req.RedirectURI),
+		LoopbackRedirect: isLoopbackRedirect(req.RedirectURI),
+		Access:           accessText(req.Scope),
+		CSRF:             s.csrfToken(c),
+		Hidden:           hidden,
 	}
 	s.render(w, r, http.StatusOK, pages.Consent, page)
 }
@@ -306,6 +301,16 @@ func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, req authzReq
 	u.RawQuery = q.Encode()
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, u.String(), http.StatusFound)
+}
+
+// isLoopbackRedirect: the client listens on this computer (RFC 8252 §7.3).
+func isLoopbackRedirect(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
 }
 
 func redirectHost(raw string) string {

@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,50 @@ func (e *chrEnv) typeInto(sel, s string) {
 	if err := chromedp.Do(e.ctx, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), s)); err != nil {
 		e.t.Fatalf("typing into %s: %v", sel, err)
 	}
+}
+
+// press clicks an element that changes the page without loading another.
+func (e *chrEnv) press(sel string) {
+	e.t.Helper()
+	if err := chromedp.Do(e.ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
+		e.t.Fatalf("clicking %s: %v", sel, err)
+	}
+}
+
+// visible reports whether sel is rendered now (no waiting).
+func (e *chrEnv) visible(sel string) bool {
+	e.t.Helper()
+	v, err := chromedp.Run(e.ctx, chromedp.Evaluate[bool](fmt.Sprintf("(() => { const el = document.querySelector(%q); return !!el && el.checkVisibility(); })()", sel)))
+	if err != nil {
+		e.t.Fatalf("checking %s: %v", sel, err)
+	}
+	return v
+}
+
+// waitText polls sel's text for up to 5 s until it is not empty.
+func (e *chrEnv) waitText(sel string) string {
+	e.t.Helper()
+	for range 50 {
+		s, err := chromedp.Run(e.ctx, chromedp.Evaluate[string](fmt.Sprintf("document.querySelector(%q).textContent", sel)))
+		if err != nil {
+			e.t.Fatalf("reading %s: %v", sel, err)
+		}
+		if strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return ""
+}
+
+// attr is sel's attribute name, "" when absent.
+func (e *chrEnv) attr(sel, name string) string {
+	e.t.Helper()
+	v, err := chromedp.Run(e.ctx, chromedp.Evaluate[string](fmt.Sprintf("document.querySelector(%q).getAttribute(%q) || \"\"", sel, name)))
+	if err != nil {
+		e.t.Fatalf("reading %s[%s]: %v", sel, name, err)
+	}
+	return v
 }
 
 // count is the number of elements matching sel now (no waiting).
@@ -306,6 +351,28 @@ func TestChromiumSignInAndRegenerateAPIKey(t *testing.T) {
 		t.Fatal("the page claims a regeneration before one happened")
 	}
 
+	// The key can be copied: the Copy button only appears when the page's
+	// one script ran, i.e. the CSP allows it by its hash.
+	if !e.visible("#copy-key") {
+		t.Fatal("#copy-key is hidden: the copy script did not run under the page's CSP")
+	}
+	e.press("#copy-key")
+	if e.waitText("#copy-status") == "" {
+		t.Fatal("#copy-status stays empty after pressing Copy")
+	}
+
+	// Regenerating asks first: the button is hidden until the person opens
+	// the confirmation, which says what happens and offers Cancel.
+	if e.visible("#regenerate") {
+		t.Fatal("#regenerate is visible before the confirmation was opened")
+	}
+	e.press("#regenerate-start")
+	if w := e.text("#regenerate-warning"); !strings.Contains(w, "stops working") || !e.visible("#regenerate-cancel") {
+		t.Fatalf("confirmation says %q (Cancel visible: %v)", w, e.visible("#regenerate-cancel"))
+	}
+	if status, id := e.ping(oldKey); status != http.StatusOK || id != userID {
+		t.Fatalf("opening the confirmation changed the key: ping %d", status)
+	}
 	after := e.click("#regenerate")
 	if after.Status != http.StatusOK || after.URL != e.url+"/settings?regenerated=1" {
 		t.Fatalf("after regenerating: %d at %s", after.Status, after.URL)
@@ -337,11 +404,21 @@ func TestChromiumConsentApprove(t *testing.T) {
 	if !strings.HasPrefix(consent.URL, e.url+"/oauth/authorize?") {
 		t.Fatalf("after sign-in the browser is at %s; want the consent page", consent.URL)
 	}
-	if h := e.text("h1"); !strings.Contains(h, "Browser Test Client") {
-		t.Fatalf("consent heading %q does not name the client", h)
+	serverHost := strings.TrimPrefix(e.url, "http://")
+	if h := e.text("h1"); !strings.Contains(h, serverHost) || strings.Contains(h, "Browser Test Client") {
+		t.Fatalf("consent heading %q; want it to name the server, not the client's self-chosen name", h)
 	}
 	if host := e.text("#redirect-host"); host != cb.Host {
 		t.Fatalf("#redirect-host = %q, want %q", host, cb.Host)
+	}
+	if name := e.text("#client-name"); !strings.Contains(name, "Browser Test Client") || !strings.Contains(name, "self-declared") {
+		t.Fatalf("#client-name = %q; want the name labelled self-declared", name)
+	}
+	if got := e.text("#server-name"); got != serverHost {
+		t.Fatalf("#server-name = %q, want %q", got, serverHost)
+	}
+	if w := e.text("#approve-warning"); !strings.Contains(w, "Only approve if you started this") {
+		t.Fatalf("#approve-warning = %q", w)
 	}
 
 	landed := e.click("#approve")
@@ -436,8 +513,21 @@ func TestChromiumDeviceApprove(t *testing.T) {
 	}
 
 	e.deviceToConfirm(d, "dave")
-	if h := e.text("h1"); !strings.Contains(h, "Device Test Client") {
-		t.Fatalf("confirm heading %q does not name the client", h)
+	serverHost := strings.TrimPrefix(e.url, "http://")
+	if h := e.text("h1"); !strings.Contains(h, serverHost) {
+		t.Fatalf("confirm heading %q does not name the server", h)
+	}
+	if name := e.text("#client-name"); !strings.Contains(name, "Device Test Client") || !strings.Contains(name, "self-declared") {
+		t.Fatalf("#client-name = %q; want the name labelled self-declared", name)
+	}
+	if got := e.text("#access"); !strings.Contains(got, "(mcp)") {
+		t.Fatalf("#access = %q; want the scope", got)
+	}
+	if got := e.text("#server-name"); got != serverHost {
+		t.Fatalf("#server-name = %q, want %q", got, serverHost)
+	}
+	if w := e.text("#approve-warning"); !strings.Contains(w, "Only approve if you started this") {
+		t.Fatalf("#approve-warning = %q", w)
 	}
 	if resp := e.click("#approve"); resp.Status != http.StatusOK {
 		t.Fatalf("approving: status %d", resp.Status)
@@ -489,6 +579,10 @@ func TestChromiumDeviceWrongCode(t *testing.T) {
 		if msg := e.text("#error"); !strings.Contains(msg, "not valid") {
 			t.Fatalf("%q: #error = %q", entered, msg)
 		}
+		// Announced to screen readers, and tied to the field it is about.
+		if role, desc, inv := e.attr("#error", "role"), e.attr("#user_code", "aria-describedby"), e.attr("#user_code", "aria-invalid"); role != "alert" || !slices.Contains(strings.Fields(desc), "error") || inv != "true" {
+			t.Fatalf("%q: #error role %q, #user_code aria-describedby %q, aria-invalid %q; want alert, one naming error, true", entered, role, desc, inv)
+		}
 		if e.count("#user_code") != 1 || e.count("#user-code") != 0 || e.count("#approve") != 0 {
 			t.Fatalf("%q: the browser left the entry page", entered)
 		}
@@ -527,7 +621,8 @@ const chrLayoutJS = `(() => {
     const size = parseFloat(getComputedStyle(el).fontSize);
     if (own && el.getClientRects().length > 0 && size < out.minFont) { out.minFont = size; out.minFontText = el.textContent.trim().slice(0, 40); }
   }
-  for (const b of document.querySelectorAll("button")) {
+  for (const b of document.querySelectorAll("button, a.button, summary")) {
+    if (!b.checkVisibility()) continue; // not rendered (closed details, hidden)
     const r = b.getBoundingClientRect();
     out.buttons.push({id: b.id, left: r.left, right: r.right, height: r.height});
   }
@@ -588,7 +683,11 @@ func TestChromiumPhoneLayout(t *testing.T) {
 	e.checkPhoneLayout("device-confirm", "approve", "deny")
 
 	e.open(e.url + "/settings")
-	e.checkPhoneLayout("settings", "regenerate", "logout")
+	e.checkPhoneLayout("settings", "regenerate-start", "copy-key", "logout")
+	e.press("#regenerate-start")
+	e.checkPhoneLayout("settings-regenerate", "regenerate", "regenerate-cancel")
+	e.open(e.url + "/auth/logout")
+	e.checkPhoneLayout("logout", "logout", "cancel")
 }
 
 // chrFramable strips the anti-framing headers from pages whose URL carries

@@ -143,16 +143,6 @@ func (s *Server) metadataClient(ctx context.Context, id string) (store.Client, e
 	return c, nil
 }
 
-// metadataClientLabel names a metadata document client for the user by the
-// host serving its document, the one thing about it that is verified.
-func metadataClientLabel(c store.Client) string {
-	label := "the application at " + redirectHost(c.ID)
-	if c.Name != "" {
-		label += ` (calling itself "` + c.Name + `", self-declared)`
-	}
-	return label
-}
-
 // parseMetadataDocument checks a fetched document for the client_id it was
 // fetched from and returns the client it describes. Unknown fields are
 // ignored, as in RFC 7591; fields we rely on must have the right type.

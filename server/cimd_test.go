@@ -186,8 +186,10 @@ func TestCIMDDeviceFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	hostPort := strings.TrimPrefix(host.URL, "https://")
-	if text := html.UnescapeString(string(page.Body)); !strings.Contains(text, "<h1>Connect the application at "+hostPort+` (calling itself "Totally Official Client", self-declared)?`) {
-		t.Fatalf("device confirmation does not name the host first:\n%s", text)
+	text := html.UnescapeString(string(page.Body))
+	iHost, iName := strings.Index(text, `id="client-host">`+hostPort+`<`), strings.Index(text, "Totally Official Client")
+	if iHost < 0 || iName < iHost || !strings.Contains(text, "self-declared") || strings.Contains(text, "<h1>Connect Totally Official Client") {
+		t.Fatalf("device confirmation does not name the host first and the name as self-declared:\n%s", text)
 	}
 	if p, err := b.Submit(context.Background(), page, "approve", nil); err != nil || p.Status != http.StatusOK {
 		t.Fatalf("approve: %v", err)

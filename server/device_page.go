@@ -81,7 +81,8 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 	action := form.Get("action")
 	if action != "approve" && action != "deny" {
 		s.render(w, r, http.StatusOK, pages.DeviceConfirm, deviceConfirmPage{
-			pageBase: s.base(c), CSRF: s.csrfToken(c), UserCode: canonical, ClientName: s.clientName(r, d.ClientID),
+			pageBase: s.base(c), clientView: s.deviceClientView(r, d.ClientID), CSRF: s.csrfToken(c), UserCode: canonical,
+			Access: accessText(d.Scope),
 		})
 		return
 	}
@@ -110,13 +111,13 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, pages.DeviceDone, deviceDonePage{pageBase: s.base(c), Approved: action == "approve"})
 }
 
-func (s *Server) clientName(r *http.Request, clientID string) string {
+// deviceClientView names the client of a device code; a client that is gone
+// (or an unregistered one, with --allow-unregistered-device-clients) is
+// shown by its id.
+func (s *Server) deviceClientView(r *http.Request, clientID string) clientView {
 	cl, err := s.client(r.Context(), clientID)
-	if err == nil && isMetadataDocumentID(clientID) {
-		return metadataClientLabel(cl)
+	if err != nil {
+		return clientView{ClientName: truncate(clientID, 80)}
 	}
-	if err == nil && cl.Name != "" {
-		return cl.Name
-	}
-	return "A device"
+	return s.clientView(cl)
 }

@@ -21,6 +21,7 @@ const (
 	errInvalidScope            = "invalid_scope"
 	errAccessDenied            = "access_denied"
 	errServerError             = "server_error"
+	errTemporarilyUnavailable  = "temporarily_unavailable"
 	errAuthorizationPending    = "authorization_pending"
 	errSlowDown                = "slow_down"
 	errExpiredToken            = "expired_token"

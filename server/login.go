@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server/clock"
+	"github.com/mcpauth/mcpauth/server/pages"
 	"github.com/mcpauth/mcpauth/server/store"
 )
 
@@ -134,52 +135,57 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request) {
-	fail := func(status int, msg string, err error) {
-		if err != nil {
-			s.logError(r, "login callback", err)
-		}
+	fail := func(status int, msg string) {
 		s.renderError(w, r, status, "Sign-in failed", msg, "")
 	}
 	c, err := r.Cookie(loginStateCookie)
 	if err != nil {
-		fail(http.StatusBadRequest, "This sign-in link has expired or was opened in another browser. Start again.", nil)
+		fail(http.StatusBadRequest, "This sign-in link has expired or was opened in another browser. Start again.")
 		return
 	}
 	st, ok := s.openCookie(c.Value)
 	if !ok || s.clock.Now().Unix() > st.Expires {
-		fail(http.StatusBadRequest, "This sign-in attempt has expired. Start again.", nil)
+		fail(http.StatusBadRequest, "This sign-in attempt has expired. Start again.")
 		return
 	}
 	q := r.URL.Query()
 	if subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(st.State)) != 1 {
-		fail(http.StatusBadRequest, "The sign-in response does not match this browser's sign-in attempt.", nil)
+		fail(http.StatusBadRequest, "The sign-in response does not match this browser's sign-in attempt.")
 		return
 	}
 	// The state is spent whatever happens next.
 	http.SetCookie(w, &http.Cookie{Name: loginStateCookie, Value: "", Path: "/auth/callback", MaxAge: -1, HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+	// From here on the response belongs to this browser's sign-in, so a
+	// failure also ends the authorization request it was started for.
+	abort := func(f loginFailure, err error) {
+		if err != nil {
+			s.logError(r, "login callback", err)
+		}
+		s.endSignIn(w, r, st.ReturnTo, f)
+	}
 	if e := q.Get("error"); e != "" {
-		fail(http.StatusForbidden, "The identity provider refused the sign-in ("+truncate(e, 60)+").", nil)
+		abort(providerFailure(e), nil)
 		return
 	}
 	oc, verifier, err := s.login.provider(r.Context())
 	if err != nil {
-		fail(http.StatusBadGateway, "The identity provider could not be reached.", err)
+		abort(loginFailure{http.StatusBadGateway, errTemporarilyUnavailable, "the identity provider is unavailable", "Sign-in unavailable", "The identity provider could not be reached. Try again in a moment."}, err)
 		return
 	}
 	ctx := s.login.context(r.Context())
 	tok, err := oc.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(st.Verifier))
 	if err != nil {
-		fail(http.StatusBadGateway, "The identity provider did not accept the sign-in.", err)
+		abort(loginFailure{http.StatusBadGateway, errServerError, "the identity provider did not accept the sign-in", "Sign-in failed", "The identity provider did not accept the sign-in."}, err)
 		return
 	}
 	rawID, _ := tok.Extra("id_token").(string)
 	idt, err := verifier.Verify(ctx, rawID)
 	if err != nil {
-		fail(http.StatusBadGateway, "The identity provider's answer could not be verified.", err)
+		abort(loginFailure{http.StatusBadGateway, errServerError, "the identity provider's answer could not be verified", "Sign-in failed", "The identity provider's answer could not be verified."}, err)
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(st.Nonce)) != 1 {
-		fail(http.StatusBadRequest, "The identity provider's answer does not belong to this sign-in.", nil)
+		abort(loginFailure{http.StatusBadRequest, errServerError, "the identity provider's answer does not belong to this sign-in", "Sign-in failed", "The identity provider's answer does not belong to this sign-in."}, nil)
 		return
 	}
 	var profile struct {
@@ -187,17 +193,82 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request) {
 		PreferredUsername string `json:"preferred_username"`
 	}
 	_ = idt.Claims(&profile)
+	internal := loginFailure{http.StatusInternalServerError, errServerError, "internal error", "Sign-in failed", "Please try again."}
 	user, err := s.userForLogin(r.Context(), firstNonEmpty(s.cfg.Login.SubjectNamespace, idt.Issuer)+"|"+idt.Subject, firstNonEmpty(profile.PreferredUsername, profile.Name, idt.Subject))
 	if err != nil {
-		fail(http.StatusInternalServerError, "Please try again.", err)
+		abort(internal, err)
 		return
 	}
 	if err := s.startSession(w, user.ID); err != nil {
-		fail(http.StatusInternalServerError, "Please try again.", err)
+		abort(internal, err)
 		return
 	}
 	s.log.Info("user signed in", "request_id", requestID(r.Context()), "user_id", user.ID)
 	http.Redirect(w, r, st.ReturnTo, http.StatusFound)
+}
+
+// loginFailure is how a sign-in ended without a user: Code and Description
+// go to the client of a pending authorization request, Title and Message to
+// the person when there is none.
+type loginFailure struct {
+	Status            int
+	Code, Description string
+	Title, Message    string
+}
+
+// providerFailure maps the error an identity provider sent back
+// (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6) to the error our own client gets:
+// the person cancelling stays access_denied, a provider that is down is
+// temporarily_unavailable, anything else is the provider's failure, not the
+// client's, so server_error.
+func providerFailure(code string) loginFailure {
+	switch code {
+	case errAccessDenied:
+		return loginFailure{http.StatusForbidden, errAccessDenied, "the user cancelled sign-in at the identity provider",
+			"Sign-in cancelled", "You cancelled the sign-in at the identity provider. Nothing was shared."}
+	case errTemporarilyUnavailable:
+		return loginFailure{http.StatusServiceUnavailable, errTemporarilyUnavailable, "the identity provider is temporarily unavailable",
+			"Sign-in unavailable", "The identity provider is temporarily unavailable. Try again in a moment."}
+	}
+	return loginFailure{http.StatusBadGateway, errServerError, "the identity provider refused the sign-in",
+		"Sign-in failed", "The identity provider refused the sign-in (" + truncate(code, 60) + ")."}
+}
+
+// endSignIn reports a sign-in that failed after its state was verified. When
+// the sign-in was started for an authorization request (its return_to is
+// /oauth/authorize), that request is answered with the error at the client's
+// redirect URI, so a client waiting there (a CLI on a loopback port) stops at
+// once instead of at its timeout. The request is validated again exactly as
+// /oauth/authorize validates it: a client or redirect URI it would not
+// accept gets no redirect, only the page.
+func (s *Server) endSignIn(w http.ResponseWriter, r *http.Request, returnTo string, f loginFailure) {
+	if req, ok := s.pendingAuthorization(r.Context(), returnTo); ok {
+		s.log.Info("authorization ended at sign-in", "request_id", requestID(r.Context()), "client_id", req.Client.ID, "error", f.Code)
+		s.redirectError(w, r, req, newError(f.Status, f.Code, "%s", f.Description))
+		return
+	}
+	page := errorPage{Title: f.Title, Message: f.Message, Code: f.Code}
+	if u, err := url.Parse(returnTo); err == nil && u.Path != "/oauth/authorize" {
+		// An authorization request that is not valid is not worth a
+		// retry link: the application has to start a new one.
+		page.Link, page.LinkText = "/auth/login?return_to="+url.QueryEscape(returnTo), "Sign in again"
+	}
+	s.render(w, r, f.Status, pages.Error, page)
+}
+
+// pendingAuthorization returns the authorization request returnTo names, if
+// it is one that /oauth/authorize accepts far enough to redirect to its
+// client (a known client and one of its redirect URIs).
+func (s *Server) pendingAuthorization(ctx context.Context, returnTo string) (authzRequest, bool) {
+	u, err := url.Parse(returnTo)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Path != "/oauth/authorize" {
+		return authzRequest{}, false
+	}
+	req, perr, _ := s.parseAuthorize(ctx, u.Query())
+	if perr != nil {
+		return authzRequest{}, false
+	}
+	return req, true
 }
 
 // userForLogin finds or creates the user for an identity-provider subject

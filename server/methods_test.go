@@ -54,9 +54,16 @@ func TestMethodNotAllowed(t *testing.T) {
 			}
 		})
 	}
-	for _, path := range []string{"/oauth/nothing", "/api/nothing", "/nothing"} {
+	for _, path := range []string{"/oauth/nothing", "/api/nothing", "/api", "/.well-known/nothing", "/mcp/nothing"} {
 		resp, body := do(t, http.MethodGet, env.URL+path, "", "", nil)
 		oauthErr(t, resp, body, http.StatusNotFound, "not_found")
+	}
+	// A person with a stale link gets a page.
+	for _, path := range []string{"/nothing", "/auth/nothing", "/settings/x", "/favicon.ico"} {
+		resp, body := do(t, http.MethodGet, env.URL+path, "", "", nil)
+		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(ct, "text/html") || !strings.Contains(string(body), "Page not found") {
+			t.Fatalf("%s: %d %q; want the HTML 404 page", path, resp.StatusCode, ct)
+		}
 	}
 	// Paths serving every method keep doing so.
 	resp, body := do(t, http.MethodPut, env.URL+"/mcp", "", "", nil)

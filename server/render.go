@@ -2,25 +2,48 @@ package server
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"strings"
 
 	"github.com/mcpauth/mcpauth/server/pages"
+	"github.com/mcpauth/mcpauth/server/store"
 )
 
-// pageBase is embedded in every page's data: the layout shows who is signed in.
+// pageBase is embedded in every page's data: the layout shows who is signed
+// in; ServerName (the host of the base URL) is what the consent and device
+// pages name as the server being given access to.
 type pageBase struct {
-	User string
+	User       string
+	ServerName string
 }
 
 type hiddenField struct{ Name, Value string }
 
+// clientView is how the consent and device pages name a client: first what
+// the server checked (the host serving a metadata document; on consent, the
+// redirect host), then the name the client chose for itself, always labelled
+// self-declared, since anyone can register or publish any name.
+type clientView struct {
+	// ClientName is the self-declared client_name; may be empty.
+	ClientName string
+	// ClientHost is set for a metadata document client: the document's
+	// host, the one verified thing about it.
+	ClientHost string
+	// NameLikeServer: the self-chosen name looks like this server's own
+	// (its brand or host), which the page points out.
+	NameLikeServer bool
+}
+
 type consentPage struct {
 	pageBase
-	ClientName, RedirectHost, Scope, CSRF string
-	// ClientHost is set for a metadata document client: the document's
-	// host, shown as its identity, with ClientName labelled self-declared.
-	ClientHost string
-	Hidden     []hiddenField
+	clientView
+	RedirectHost, CSRF string
+	// LoopbackRedirect: the redirect URI is on this computer (a CLI or
+	// desktop app).
+	LoopbackRedirect bool
+	Access           []string
+	Hidden           []hiddenField
 }
 
 type deviceEnterPage struct {
@@ -30,7 +53,9 @@ type deviceEnterPage struct {
 
 type deviceConfirmPage struct {
 	pageBase
-	CSRF, UserCode, ClientName string
+	clientView
+	CSRF, UserCode string
+	Access         []string
 }
 
 type deviceDonePage struct {
@@ -55,6 +80,8 @@ type logoutPage struct {
 type errorPage struct {
 	pageBase
 	Title, Message, Code string
+	// Link, when set, is where the person can try again (a local path).
+	Link, LinkText string
 }
 
 type homePage struct {
@@ -63,10 +90,44 @@ type homePage struct {
 }
 
 func (s *Server) base(c *accessClaims) pageBase {
-	if c == nil {
-		return pageBase{}
+	b := pageBase{ServerName: redirectHost(s.baseURL)}
+	if c != nil {
+		b.User = s.displayName(context.Background(), c.Subject)
 	}
-	return pageBase{User: s.displayName(context.Background(), c.Subject)}
+	return b
+}
+
+// serverBrand is the product name in every page's header: a client calling
+// itself this is pointed out on consent.
+const serverBrand = "mcpauth"
+
+func (s *Server) clientView(c store.Client) clientView {
+	v := clientView{ClientName: c.Name}
+	if isMetadataDocumentID(c.ID) {
+		v.ClientHost = redirectHost(c.ID)
+	}
+	name := strings.ToLower(c.Name)
+	host := strings.ToLower(hostOnly(redirectHost(s.baseURL)))
+	v.NameLikeServer = name != "" && (strings.Contains(name, serverBrand) || host != "" && strings.Contains(name, host))
+	return v
+}
+
+// accessText says in words what a scope lets the client do.
+func accessText(scope string) []string {
+	out := []string{"Use the MCP server as you (" + scopeMCP + ")"}
+	for tok := range strings.SplitSeq(scope, " ") {
+		if tok == scopeOfflineAccess {
+			out = append(out, "Stay signed in after you leave, until you revoke it or for at most 30 days ("+scopeOfflineAccess+")")
+		}
+	}
+	return out
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
 }
 
 func (s *Server) displayName(ctx context.Context, userID string) string {

@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/mcpauth/mcpauth/server/pages"
 )
 
 // maxBodyBytes bounds every request body (issue: 1 MiB).
@@ -160,6 +163,23 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// handleNotFound answers JSON on the API, OAuth, discovery and MCP paths,
+// which programs call, and an HTML page anywhere else, where a person with a
+// mistyped or stale link is more likely than a program.
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
-	writeOAuthError(w, newError(http.StatusNotFound, "not_found", "no such endpoint"))
+	if apiPath(r.URL.Path) {
+		writeOAuthError(w, newError(http.StatusNotFound, "not_found", "no such endpoint"))
+		return
+	}
+	s.render(w, r, http.StatusNotFound, pages.Error, errorPage{
+		pageBase: s.base(s.session(r)), Title: "Page not found",
+		Message: "There is no page at this address. Check the link, or start again from the home page.",
+		Code:    "not_found", Link: "/", LinkText: "Go to the home page",
+	})
+}
+
+// apiPath: paths where programs, not people, are the callers.
+func apiPath(p string) bool {
+	return p == "/mcp" || strings.HasPrefix(p, "/mcp/") || p == "/api" || strings.HasPrefix(p, "/api/") ||
+		p == "/oauth" || strings.HasPrefix(p, "/oauth/") || strings.HasPrefix(p, "/.well-known/")
 }

@@ -491,6 +491,11 @@ func TestSignInForm(t *testing.T) {
 			if !strings.Contains(body, tt.wantForm) {
 				t.Errorf("page lacks %q:\n%s", tt.wantForm, body)
 			}
+			// The problem is announced and tied to the field it is about.
+			if tt.wantForm != "" && (!strings.Contains(body, `id="username-error" role="alert"`) ||
+				!strings.Contains(body, `aria-describedby="username-error" aria-invalid="true"`)) {
+				t.Errorf("the problem is not an alert linked to the user name field:\n%s", body)
+			}
 		})
 	}
 

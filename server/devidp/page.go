@@ -21,10 +21,12 @@ body{margin:0;font:16px/1.5 system-ui,sans-serif;background:#f4f4f5;color:#18181
 main{box-sizing:border-box;width:calc(100% - 2rem);max-width:26rem;margin:2rem auto;padding:1.5rem;background:#fff;border-radius:.5rem;box-shadow:0 1px 3px rgba(0,0,0,.15)}
 h1{font-size:1.25rem;margin:0 0 1rem}
 label{display:block;font-weight:600;margin-bottom:.25rem}
-input[name=username]{box-sizing:border-box;width:100%;padding:.6rem;font-size:1rem;border:1px solid #a1a1aa;border-radius:.375rem}
+input[name=username]{box-sizing:border-box;width:100%;padding:.6rem;font-size:1rem;border:1px solid #71717a;border-radius:.375rem}
+input[aria-invalid=true]{border:2px solid #b91c1c}
+:focus-visible{outline:3px solid #1d4ed8;outline-offset:2px}
 .buttons{display:flex;gap:.5rem;margin-top:1rem}
 button{flex:1;padding:.6rem;font-size:1rem;border:0;border-radius:.375rem;background:#1d4ed8;color:#fff;cursor:pointer}
-button.secondary{background:#e4e4e7;color:#18181b}
+button.secondary{background:#fff;color:#18181b;border:1px solid #71717a}
 .error{background:#fef2f2;border:1px solid #fca5a5;color:#991b1b;padding:.5rem .75rem;border-radius:.375rem;margin-bottom:1rem}
 .note{color:#52525b;font-size:.875rem}
 </style>
@@ -39,11 +41,11 @@ button.secondary{background:#e4e4e7;color:#18181b}
 `))
 
 var formPage = template.Must(template.Must(pages.Clone()).Parse(`{{define "content"}}<h1>Sign in to {{.Client}}</h1>
-{{if .Error}}<p class="error" role="alert">{{.Error}}</p>
-{{end}}<form method="post" action="{{.Action}}">
+<form method="post" action="{{.Action}}">
 {{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
 {{end}}<label for="username">User name</label>
-<input id="username" name="username" value="{{.Username}}" autocomplete="username" autofocus required maxlength="64">
+{{if .Error}}<p class="error" id="username-error" role="alert">{{.Error}}</p>
+{{end}}<input id="username" name="username" value="{{.Username}}" autocomplete="username" autofocus required maxlength="64"{{if .Error}} aria-describedby="username-error" aria-invalid="true"{{end}}>
 <div class="buttons">
 <button type="submit" name="action" value="signin">Sign in</button>
 <button type="submit" name="action" value="cancel" class="secondary" formnovalidate>Cancel</button>

@@ -5,7 +5,9 @@ package pages
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -39,7 +41,7 @@ const (
 func New() (*Renderer, error) {
 	r := &Renderer{pages: map[string]*template.Template{}}
 	for _, name := range []string{Home, Consent, DeviceEnter, DeviceConfirm, DeviceDone, Settings, Logout, Error} {
-		t, err := template.New("layout.html").ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("parsing page %s: %w", name, err)
 		}
@@ -48,12 +50,30 @@ func New() (*Renderer, error) {
 	return r, nil
 }
 
+// copyScript is the only script on any page: it reveals the Copy button
+// beside the API key in Settings and copies the key. Without scripts the
+// button stays hidden and the key is selectable as before. The CSP allows
+// exactly this text, by its hash.
+const copyScript = `(function(){var b=document.getElementById("copy-key"),k=document.getElementById("api-key"),s=document.getElementById("copy-status");` +
+	`if(!b||!k||!s||!navigator.clipboard)return;b.hidden=false;b.addEventListener("click",function(){s.textContent="";` +
+	`navigator.clipboard.writeText(k.textContent.trim()).then(function(){s.textContent="Copied to the clipboard."},` +
+	`function(){s.textContent="Could not copy: select the key and copy it yourself."})})})();`
+
+var funcs = template.FuncMap{"copyScript": func() template.JS { return template.JS(copyScript) }}
+
+var csp = "default-src 'none'; script-src 'sha256-" + sha256Base64(copyScript) + "'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"
+
+func sha256Base64(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
 // SecurityHeaders are set on every page: no framing (decisions.md), no
 // caching of pages that carry CSRF tokens or keys, and a CSP that allows only
-// our own stylesheet. form-action is deliberately absent: browsers apply it
+// our own stylesheet and the one inline script, by hash. form-action is deliberately absent: browsers apply it
 // to the redirect after the consent form, which must reach the client.
 func SecurityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")

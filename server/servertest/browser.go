@@ -20,8 +20,11 @@ import (
 // It stops at any redirect that leaves them (the client's redirect URI).
 type Browser struct {
 	Username string
-	Client   *http.Client
-	env      *Env
+	// CancelSignIn makes the browser press Cancel on the identity
+	// provider's sign-in form instead of signing in.
+	CancelSignIn bool
+	Client       *http.Client
+	env          *Env
 }
 
 // Page is the last response a Browser read: status, where it ended up,
@@ -99,6 +102,9 @@ func (b *Browser) Submit(ctx context.Context, page *Page, action string, extra u
 func (b *Browser) signInIfAsked(ctx context.Context, p *Page) (*Page, error) {
 	if !strings.HasPrefix(p.URL.String(), b.env.IdPURL) || !bytes.Contains(p.Body, []byte(`name="username"`)) {
 		return p, nil
+	}
+	if b.CancelSignIn {
+		return b.Submit(ctx, p, "cancel", nil)
 	}
 	return b.Submit(ctx, p, "signin", url.Values{"username": {b.Username}})
 }
