@@ -49,7 +49,8 @@ type Discovery struct {
 	// ChallengeScope is the scope of the 401 Bearer challenge, if any.
 	ChallengeScope string `json:"challenge_scope,omitempty"`
 	// Scope is the scope to ask for: ChallengeScope, else the PRM
-	// scopes_supported joined by spaces, else empty.
+	// scopes_supported joined by spaces, else empty; plus offline_access
+	// when the authorization server lists it (WithOfflineAccess).
 	Scope string `json:"scope,omitempty"`
 	// Legacy is set when no protected resource metadata was found and the
 	// base URL was taken as the authorization server (MCP 2025-03-26).
@@ -173,6 +174,7 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 			return d, fmt.Errorf("discover: %s: %w", mdURL, err)
 		}
 		d.Issuer, d.AuthServer, d.AuthServerMetadataURL = md.Issuer, md, mdURL
+		d.Scope = WithOfflineAccess(d.Scope, md)
 		return d, nil
 	}
 	for _, p := range d.Probes {
