@@ -15,6 +15,8 @@ type Credential struct {
 	Token   string
 	Kind    keyring.Kind
 	FromEnv bool
+
+	refreshable bool
 }
 
 // LoadCredential finds the credential for arg without ever starting a

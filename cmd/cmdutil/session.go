@@ -65,7 +65,8 @@ func SaveToken(st *keyring.Store, account string, disc *flows.Discovery, client 
 	b := keyring.TokenBundle{
 		Kind: keyring.KindOAuth, Issuer: disc.Issuer, Resource: disc.Resource,
 		AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
-		Expiry: tok.Expiry, Scope: tok.Scope,
+		Expiry: tok.Expiry, Scope: tok.Scope, RefreshExpiry: tok.RefreshExpiry,
+		TokenEndpoint: disc.AuthServer.TokenEndpoint, RevocationEndpoint: disc.AuthServer.RevocationEndpoint,
 		Client: &keyring.ClientInfo{ClientID: client.ID, ClientSecret: client.Secret, TokenEndpointAuthMethod: client.AuthMethod, RedirectURIs: client.RedirectURIs},
 	}
 	if err := st.Save(ServerKey(disc.Resource), account, b); err != nil {

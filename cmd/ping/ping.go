@@ -3,7 +3,9 @@ package ping
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/spf13/cobra"
 
@@ -24,8 +26,9 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 		Use:   "ping [<mcp-url>]",
 		Short: "Check the stored credential against the server's /api/ping",
 		Long: `Send the stored token (or API key, or $MCPAUTH_TOKEN) to {base_url}/api/ping.
-Prints the user id on stdout. Never starts a login: without a valid credential
-it exits 3 and says how to log in.`,
+Prints the user id on stdout. An expiring token is refreshed first, and a 401
+invalid_token answer is retried once after a refresh. Never starts a login:
+without a valid credential it exits 3 and says how to log in.`,
 		Example: `  mcpauth ping
   mcpauth ping http://127.0.0.1:8080/mcp --output json`,
 		Args: cobra.MaximumNArgs(1),
@@ -44,7 +47,7 @@ it exits 3 and says how to log in.`,
 // Run pings.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	cred, err := f.LoadCredential(opts.Server)
+	cred, err := f.FreshCredential(ctx, opts.Server)
 	if err != nil {
 		return err
 	}
@@ -56,6 +59,17 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	res, err := flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
+	if invalidToken(err) {
+		// Revoked or expired early: refresh once and try again.
+		retry, ok, rerr := f.RetryCredential(ctx, cred)
+		if rerr != nil {
+			return rerr
+		}
+		if ok {
+			cred = retry
+			res, err = flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
+		}
+	}
 	if err != nil {
 		if cred.FromEnv {
 			return cmdutil.FlowError("ping with MCPAUTH_TOKEN", err)
@@ -68,4 +82,15 @@ func Run(ctx context.Context, opts *Options) error {
 	cmdutil.NewUI(f).Success("ok: user %s at %s", res.UserID, cred.BaseURL)
 	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
 	return err
+}
+
+// invalidToken reports a 401 whose challenge says invalid_token (RFC 6750
+// §3.1), or says nothing: a refresh may help. Other 401s may not.
+func invalidToken(err error) bool {
+	var re *flows.ResourceError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusUnauthorized {
+		return false
+	}
+	code := re.Challenge.Params["error"]
+	return code == "" || code == "invalid_token"
 }
