@@ -54,7 +54,7 @@ an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
 	fl.StringVar(&opts.ClientSecret, "client-secret", "", "secret of the pre-registered client")
-	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", "", "client ID metadata document URL (used when the server supports it)")
+	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", f.Getenv("MCPAUTH_CLIENT_METADATA_URL"), "client ID metadata document URL, used when the server supports them (env MCPAUTH_CLIENT_METADATA_URL)")
 	fl.IntVar(&opts.Port, "port", 0, "loopback port for the redirect (default: a registered or free port)")
 	fl.DurationVar(&opts.Timeout, "timeout", flows.DefaultLoginTimeout, "how long to wait for the browser")
 	fl.BoolVar(&opts.NoResource, "no-resource", false, "do not send the RFC 8707 resource parameter (for servers that reject it)")
