@@ -15,6 +15,7 @@ type Credential struct {
 	Token   string
 	Kind    keyring.Kind
 	FromEnv bool
+	Scope   string // the scope granted with the token, when known
 
 	refreshable bool
 }

@@ -54,7 +54,7 @@ func (f *Factory) credential(ctx context.Context, arg, rejected string) (Credent
 	if err != nil {
 		return Credential{}, err
 	}
-	c := Credential{Server: e.Server, BaseURL: PingBase(b, e.Server), Kind: b.Kind, refreshable: b.Refreshable()}
+	c := Credential{Server: e.Server, BaseURL: PingBase(b, e.Server), Kind: b.Kind, Scope: b.Scope, refreshable: b.Refreshable()}
 	if b.Kind == keyring.KindAPIKey {
 		c.Token = b.APIKey
 		return c, nil
@@ -116,7 +116,7 @@ func (f *Factory) credential(ctx context.Context, arg, rejected string) (Credent
 	if err := st.Save(e.Server, e.Account, nb); err != nil {
 		return Credential{}, WithExit(ExitStorage, fmt.Errorf("storing the refreshed token for %s (log in again if the next command fails): %w", e.Server, err))
 	}
-	c.Token = nb.AccessToken
+	c.Token, c.Scope = nb.AccessToken, nb.Scope
 	return c, nil
 }
 

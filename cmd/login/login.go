@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Options are login's flags.
@@ -67,19 +68,29 @@ an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
 
 // Run logs in.
 func Run(ctx context.Context, opts *Options) error {
+	disc, tok, st, err := Login(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return opts.F.ReportLogin(disc, tok, st)
+}
+
+// Login runs the authorization code flow for opts and stores the token; it
+// is Run without the report, for commands that re-authorize (step-up).
+func Login(ctx context.Context, opts *Options) (*flows.Discovery, *flows.Token, *keyring.Store, error) {
 	f := opts.F
 	ui := cmdutil.NewUI(f)
 	st, err := f.OpenStore()
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	hc, err := f.HTTPClient()
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	ccfg := flows.ClientConfig{
 		HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret,
@@ -87,7 +98,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
 	if err != nil {
-		return cmdutil.FlowError("choosing a client identity", err)
+		return nil, nil, nil, cmdutil.FlowError("choosing a client identity", err)
 	}
 	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser)
 	open := func(authURL string) error {
@@ -108,12 +119,12 @@ func Run(ctx context.Context, opts *Options) error {
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
 	})
 	if err != nil {
-		return cmdutil.FlowError("logging in", err)
+		return nil, nil, nil, cmdutil.FlowError("logging in", err)
 	}
 	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	return f.ReportLogin(disc, tok, st)
+	return disc, tok, st, nil
 }
 
 func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless string, device bool) {

@@ -10,19 +10,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Options are ping's arguments.
 type Options struct {
 	F      *cmdutil.Factory
 	Server string
+	StepUp bool
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "ping [<mcp-url>]",
 		Short: "Check the stored credential against the server's /api/ping",
 		Long: `Send the stored token (or API key, or $MCPAUTH_TOKEN) to {base_url}/api/ping.
@@ -42,6 +45,8 @@ without a valid credential it exits 3 and says how to log in.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.StepUp, "step-up", false, "on 403 insufficient_scope, log in again in the browser for the scopes the server asks for (at most twice)")
+	return cmd
 }
 
 // Run pings.
@@ -58,17 +63,45 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	res, err := flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
-	if invalidToken(err) {
-		// Revoked or expired early: refresh once and try again.
-		retry, ok, rerr := f.RetryCredential(ctx, cred)
-		if rerr != nil {
-			return rerr
+	var res *flows.PingResult
+	call := func(ctx context.Context) error {
+		var err error
+		res, err = flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
+		if invalidToken(err) {
+			// Revoked or expired early: refresh once and try again.
+			retry, ok, rerr := f.RetryCredential(ctx, cred)
+			if rerr != nil {
+				return rerr
+			}
+			if ok {
+				cred = retry
+				res, err = flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
+			}
 		}
-		if ok {
-			cred = retry
-			res, err = flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
-		}
+		return err
+	}
+	if opts.StepUp && !cred.FromEnv && cred.Kind == keyring.KindOAuth {
+		err = flows.StepUp(ctx, flows.StepUpConfig{Granted: cred.Scope, Call: call,
+			Authorize: func(ctx context.Context, scope string) (string, error) {
+				cmdutil.NewUI(f).Info("The server needs more scope: logging in again for %q", scope)
+				_, tok, _, err := login.Login(ctx, &login.Options{F: f, Target: cred.Server, Scope: scope, Timeout: flows.DefaultLoginTimeout})
+				if err != nil {
+					return "", err
+				}
+				if cred, err = f.FreshCredential(ctx, cred.Server); err != nil {
+					return "", err
+				}
+				return tok.Scope, nil
+			}})
+	} else {
+		err = call(ctx)
+	}
+	if rerr := (*cmdutil.ExitError)(nil); errors.As(err, &rerr) {
+		return err // already says what to do
+	}
+	if scope, ok := flows.RequiredScope(err); ok && !opts.StepUp {
+		return cmdutil.FlowError(fmt.Sprintf("ping %s: the server needs scope %q (run: mcpauth ping --step-up %s, or mcpauth login %s --scope %q)",
+			cred.BaseURL, scope, cred.Server, cred.Server, flows.UnionScopes(cred.Scope, scope)), err)
 	}
 	if err != nil {
 		if cred.FromEnv {
