@@ -159,3 +159,16 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 	}
 	return disc, nil
 }
+
+// NoteMigration says, in one line, when the resource's authorization server
+// is no longer the one its stored credential came from (SEP-2352). Nothing
+// of the old server's is used with the new one: registrations are cached per
+// (issuer, resource), and the stored tokens are replaced, never refreshed
+// at or sent to the new server.
+func NoteMigration(f *Factory, st *keyring.Store, disc *flows.Discovery) {
+	b, err := st.Load(ServerKey(disc.Resource), f.Globals.Account)
+	if err != nil || b.Kind != keyring.KindOAuth || b.Issuer == "" || b.Issuer == disc.Issuer {
+		return
+	}
+	NewUI(f).Info("The authorization server of %s moved from %s to %s: registering with the new one; the old credentials are not sent to it.", disc.Resource, b.Issuer, disc.Issuer)
+}

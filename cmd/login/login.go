@@ -88,6 +88,7 @@ func Login(ctx context.Context, opts *Options) (*flows.Discovery, *flows.Token, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	cmdutil.NoteMigration(f, st, disc)
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return nil, nil, nil, err

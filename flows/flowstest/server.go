@@ -70,6 +70,7 @@ type Server struct {
 	revoked  map[string]bool   // family -> revoked
 	families map[string]grant
 	n        int
+	prefix   string // unique per server, so two servers never issue equal strings
 }
 
 // Request is one request the server received.
@@ -91,6 +92,8 @@ func NewServer(t *testing.T) *Server {
 		refresh: map[string]string{}, spent: map[string]string{}, revoked: map[string]bool{}, families: map[string]grant{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
+	u, _ := url.Parse(s.URL)
+	s.prefix = u.Port()
 	return s
 }
 
@@ -221,7 +224,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, body []byte) {
 	s.mu.Lock()
 	s.regs = append(s.regs, md)
 	s.n++
-	id := fmt.Sprintf("client-%d", s.n)
+	id := fmt.Sprintf("client-%s-%d", s.prefix, s.n)
 	s.mu.Unlock()
 	writeJSON(w, 201, map[string]any{"client_id": id, "redirect_uris": md.RedirectURIs, "grant_types": md.GrantTypes,
 		"token_endpoint_auth_method": "none", "scope": md.Scope})
@@ -246,7 +249,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.n++
-	code := fmt.Sprintf("code-%d", s.n)
+	code := fmt.Sprintf("code-%s-%d", s.prefix, s.n)
 	s.codes[code] = grant{clientID: q.Get("client_id"), scope: scope, resource: q.Get("resource")}
 	s.mu.Unlock()
 	back := url.Values{"code": {code}, "state": {q.Get("state")}}
@@ -303,12 +306,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		ttl = time.Hour
 	}
 	s.n++
-	at := fmt.Sprintf("at-%d", s.n)
+	at := fmt.Sprintf("at-%s-%d", s.prefix, s.n)
 	g.expiry = s.Clock.Now().Add(ttl)
 	s.access[at] = g
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(ttl / time.Second), "scope": g.scope}
 	if slices.Contains(strings.Fields(g.scope), flows.ScopeOfflineAccess) {
-		rt := fmt.Sprintf("rt-%d", s.n)
+		rt := fmt.Sprintf("rt-%s-%d", s.prefix, s.n)
 		s.refresh[rt] = g.family
 		resp["refresh_token"] = rt
 	}
