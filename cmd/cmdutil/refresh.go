@@ -62,8 +62,8 @@ func (f *Factory) credential(ctx context.Context, arg, rejected string) (Credent
 	if done, err := f.usable(&c, b, rejected); done || err != nil {
 		return c, err
 	}
-	if got := ServerKey(b.Resource); b.Resource != "" && got != e.Server {
-		return Credential{}, WithExit(ExitAuthRequired, fmt.Errorf("the stored refresh token for %s was issued for another resource (%s) and is not sent; run: mcpauth login %s", e.Server, got, e.Server))
+	if b.Resource != "" && !flows.ResourceCovers(b.Resource, e.Server) {
+		return Credential{}, WithExit(ExitAuthRequired, fmt.Errorf("the stored refresh token for %s was issued for another resource (%s) and is not sent; run: mcpauth login %s", e.Server, b.Resource, e.Server))
 	}
 
 	// Strict servers revoke the whole family when a refresh token is used

@@ -22,6 +22,17 @@ func ServerKey(resource string) string {
 	return resource
 }
 
+// StoreKey is the key a login's token is stored under: the canonical
+// resource, or the MCP URL when the resource is the origin or a path prefix
+// of it (a root protected resource metadata document), so that commands
+// naming the MCP URL find it.
+func StoreKey(disc *flows.Discovery) string {
+	if disc.MCPURL != "" && ServerKey(disc.Resource) != ServerKey(disc.MCPURL) && flows.ResourceCovers(disc.Resource, disc.MCPURL) {
+		return ServerKey(disc.MCPURL)
+	}
+	return ServerKey(disc.Resource)
+}
+
 // ResolveServer picks the stored server a command is about: the argument
 // (an MCP URL or its base URL), or the only stored server when none is given.
 func ResolveServer(st *keyring.Store, arg, account string) (keyring.EntryInfo, error) {
@@ -69,7 +80,7 @@ func SaveToken(st *keyring.Store, account string, disc *flows.Discovery, client 
 		TokenEndpoint: disc.AuthServer.TokenEndpoint, RevocationEndpoint: disc.AuthServer.RevocationEndpoint,
 		Client: &keyring.ClientInfo{ClientID: client.ID, ClientSecret: client.Secret, TokenEndpointAuthMethod: client.AuthMethod, RedirectURIs: client.RedirectURIs},
 	}
-	if err := st.Save(ServerKey(disc.Resource), account, b); err != nil {
+	if err := st.Save(StoreKey(disc), account, b); err != nil {
 		return WithExit(ExitStorage, fmt.Errorf("storing the token: %w", err))
 	}
 	return nil
@@ -156,6 +167,9 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 			}
 		}
 		return disc, WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w", target, err))
+	}
+	for _, w := range disc.Warnings {
+		NewUI(f).Warn("%s", w)
 	}
 	return disc, nil
 }
