@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,9 +29,11 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 	opts := &Options{F: f}
 	cmd := &cobra.Command{
 		Use:   "ping [<mcp-url>]",
-		Short: "Check the stored credential against the server's /api/ping",
-		Long: `Send the stored token (or API key, or $MCPAUTH_TOKEN) to {base_url}/api/ping.
-Prints the user id on stdout. An expiring token is refreshed first, and a 401
+		Short: "Check the stored credential against the server (/api/ping, else MCP tools/list)",
+		Long: `Send the stored token (or API key, or $MCPAUTH_TOKEN) to {base_url}/api/ping
+and print the user id on stdout. On a server without /api/ping (a 404), check
+it with an MCP initialize and tools/list over Streamable HTTP instead and
+print the MCP URL; the success line says which check was used. An expiring token is refreshed first, and a 401
 invalid_token answer is retried once after a refresh. Never starts a login:
 without a valid credential it exits 3 and says how to log in.`,
 		Example: `  mcpauth ping
@@ -63,10 +67,29 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	mcpURL := cred.Server
+	if mcpURL == "" {
+		mcpURL = cmdutil.ServerKey(opts.Server)
+	}
+	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
+		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
+	}
 	var res *flows.PingResult
-	call := func(ctx context.Context) error {
+	var tools *flows.MCPCheckResult
+	check := checkPing
+	once := func(ctx context.Context) error {
 		var err error
 		res, err = flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
+		var oe *flows.OAuthError
+		if errors.As(err, &oe) && oe.StatusCode == http.StatusNotFound {
+			// Not our server: any MCP server answers tools/list.
+			check = checkMCP
+			tools, err = flows.CheckMCP(ctx, hc, mcpURL, cred.Token)
+		}
+		return err
+	}
+	call := func(ctx context.Context) error {
+		err := once(ctx)
 		if invalidToken(err) {
 			// Revoked or expired early: refresh once and try again.
 			retry, ok, rerr := f.RetryCredential(ctx, cred)
@@ -75,7 +98,7 @@ func Run(ctx context.Context, opts *Options) error {
 			}
 			if ok {
 				cred = retry
-				res, err = flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
+				err = once(ctx)
 			}
 		}
 		return err
@@ -109,12 +132,34 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return cmdutil.FlowError(fmt.Sprintf("ping %s (run: mcpauth login %s)", cred.BaseURL, cred.Server), err)
 	}
-	if f.Globals.JSON() {
-		return cmdutil.WriteJSON(f.IO.Out, map[string]string{"status": res.Status, "user_id": res.UserID, "server": cred.BaseURL})
+	ui := cmdutil.NewUI(f)
+	if check == checkMCP {
+		if f.Globals.JSON() {
+			return cmdutil.WriteJSON(f.IO.Out, map[string]any{"status": "ok", "check": check, "server": mcpURL, "server_name": tools.ServerName, "tools": tools.Tools})
+		}
+		ui.Success("ok: %s at %s answered with %d tool(s) (checked with MCP tools/list: %s/api/ping is 404)", firstNonEmpty(tools.ServerName, "the MCP server"), mcpURL, tools.Tools, cred.BaseURL)
+		_, err = fmt.Fprintln(f.IO.Out, mcpURL)
+		return err
 	}
-	cmdutil.NewUI(f).Success("ok: user %s at %s", res.UserID, cred.BaseURL)
+	if f.Globals.JSON() {
+		return cmdutil.WriteJSON(f.IO.Out, map[string]string{"status": res.Status, "check": check, "user_id": res.UserID, "server": cred.BaseURL})
+	}
+	ui.Success("ok: user %s at %s (checked with GET /api/ping)", res.UserID, cred.BaseURL)
 	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
 	return err
+}
+
+// The checks ping can make, as reported.
+const (
+	checkPing = "api/ping"
+	checkMCP  = "mcp tools/list"
+)
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // invalidToken reports a 401 whose challenge says invalid_token (RFC 6750
