@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
@@ -39,7 +40,7 @@ func (f *Factory) RetryCredential(ctx context.Context, rejected Credential) (Cre
 // expiring or, with rejected set, when it is still the token the resource
 // refused.
 func (f *Factory) credential(ctx context.Context, arg, rejected string) (Credential, error) {
-	if f.Getenv("MCPAUTH_TOKEN") != "" {
+	if strings.TrimSpace(f.Getenv("MCPAUTH_TOKEN")) != "" {
 		return f.LoadCredential(arg)
 	}
 	st, err := f.OpenStoreToRead()
