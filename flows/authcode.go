@@ -285,7 +285,7 @@ func (cfg AuthCodeConfig) check() error {
 
 func (cfg AuthCodeConfig) scope() string {
 	if cfg.Scope != "" {
-		return cfg.Scope
+		return WithOfflineAccess(cfg.Scope, cfg.Discovery.AuthServer)
 	}
 	return cfg.Discovery.Scope
 }

@@ -85,7 +85,7 @@ type ClientConfig struct {
 	Cache               RegistrationCache
 	ClientName          string   // default "mcpauth"
 	RedirectURIs        []string // default DefaultRedirectURIs(disc.Resource)
-	Scope               string   // default disc.Scope
+	Scope               string   // default disc.Scope (offline_access is added when the server lists it)
 }
 
 // ResolveClient picks the client identity, in order: the pre-registered
@@ -131,7 +131,8 @@ func (cfg ClientConfig) Reregister(ctx context.Context, disc *Discovery) (Client
 	req := ClientMetadata{
 		ClientName:              cfg.ClientName,
 		RedirectURIs:            cfg.RedirectURIs,
-		GrantTypes:              []string{"authorization_code"},
+		ApplicationType:         ApplicationTypeNative,
+		GrantTypes:              []string{"authorization_code", GrantTypeRefreshToken},
 		ResponseTypes:           []string{"code"},
 		TokenEndpointAuthMethod: AuthMethodNone,
 		Scope:                   cfg.Scope,
@@ -145,6 +146,7 @@ func (cfg ClientConfig) Reregister(ctx context.Context, disc *Discovery) (Client
 	if req.Scope == "" {
 		req.Scope = disc.Scope
 	}
+	req.Scope = WithOfflineAccess(req.Scope, md)
 	if disc.SupportsDeviceFlow() || slices.Contains(md.GrantTypesSupported, GrantTypeDeviceCode) {
 		req.GrantTypes = append(req.GrantTypes, GrantTypeDeviceCode)
 	}

@@ -139,9 +139,9 @@ func (cfg DeviceConfig) Authorize(ctx context.Context) (*DeviceAuthorization, er
 	if err != nil {
 		return nil, err
 	}
-	scope := cfg.Scope
-	if scope == "" {
-		scope = cfg.Discovery.Scope
+	scope := cfg.Discovery.Scope
+	if cfg.Scope != "" {
+		scope = WithOfflineAccess(cfg.Scope, cfg.Discovery.AuthServer)
 	}
 	var resp *http.Response
 	var body []byte

@@ -49,12 +49,16 @@ type Discovery struct {
 	// ChallengeScope is the scope of the 401 Bearer challenge, if any.
 	ChallengeScope string `json:"challenge_scope,omitempty"`
 	// Scope is the scope to ask for: ChallengeScope, else the PRM
-	// scopes_supported joined by spaces, else empty.
+	// scopes_supported joined by spaces, else empty; plus offline_access
+	// when the authorization server lists it (WithOfflineAccess).
 	Scope string `json:"scope,omitempty"`
 	// Legacy is set when no protected resource metadata was found and the
 	// base URL was taken as the authorization server (MCP 2025-03-26).
-	Legacy bool    `json:"legacy,omitempty"`
-	Probes []Probe `json:"probes"`
+	Legacy bool `json:"legacy,omitempty"`
+	// Warnings are things the user should know about the server's setup
+	// (say, default endpoints guessed for a server without metadata).
+	Warnings []string `json:"warnings,omitempty"`
+	Probes   []Probe  `json:"probes"`
 }
 
 // SupportsDeviceFlow reports whether the authorization server has a device
@@ -115,7 +119,8 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 		}
 	}
 	// (b) Well-known locations: path-inserted, then root (RFC 9728 §3.1).
-	prmURLs = dedupe(append(prmURLs, wellKnownInserted(mu, wkPRM), origin(mu)+"/.well-known/"+wkPRM))
+	rootPRM := origin(mu) + "/.well-known/" + wkPRM
+	prmURLs = dedupe(append(prmURLs, wellKnownInserted(mu, wkPRM), rootPRM))
 
 	var invalid error // first validation failure, reported if nothing else works
 	for _, u := range prmURLs {
@@ -126,6 +131,11 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 		}
 		if !ok {
 			continue
+		}
+		// The root document describes the whole origin: it may name the
+		// origin or a path prefix of the MCP URL, never another resource.
+		if u == rootPRM && ResourceCovers(prm.Resource, d.MCPURL) {
+			resources = append(resources, prm.Resource)
 		}
 		if err := validatePRM(&prm, resources, cfg.AllowInsecureHTTP); err != nil {
 			d.lastProbe().Verdict = err.Error()
@@ -173,12 +183,24 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 			return d, fmt.Errorf("discover: %s: %w", mdURL, err)
 		}
 		d.Issuer, d.AuthServer, d.AuthServerMetadataURL = md.Issuer, md, mdURL
+		d.Scope = WithOfflineAccess(d.Scope, md)
 		return d, nil
 	}
 	for _, p := range d.Probes {
 		if strings.HasPrefix(p.Verdict, "issuer mismatch") {
 			return d, fmt.Errorf("discover: %s: %s: %w", p.URL, p.Verdict, ErrIssuerMismatch)
 		}
+	}
+	if d.Legacy && len(d.Probes) > 0 && d.Probes[0].Status == http.StatusUnauthorized {
+		// MCP 2025-03-26 without any metadata: the default endpoints, for
+		// a server that does ask for authorization (a 401 at the MCP URL).
+		base := origin(mu)
+		d.Issuer, d.AuthServer = base, defaultEndpoints(base)
+		msg := "no authorization server metadata either; using the MCP 2025-03-26 default endpoints " +
+			base + "/authorize, /token and /register"
+		d.Warnings = append(d.Warnings, msg)
+		d.Probes = append(d.Probes, Probe{URL: base, Verdict: msg})
+		return d, nil
 	}
 	return d, fmt.Errorf("discover: authorization servers %v: %w", issuers, ErrNoMetadata)
 }

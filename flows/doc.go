@@ -1,6 +1,8 @@
 // Package flows is the client side of the MCP authorization flows, as a
 // library: discovery, client registration, the authorization code flow with
-// PKCE through a loopback redirect, the device flow, and the token check.
+// PKCE through a loopback redirect, the device flow, refresh, revocation,
+// step-up, and the token check (/api/ping, or MCP tools/list on any MCP
+// server).
 // It never prints and never stores anything: user interaction goes through
 // callbacks (OpenBrowser, ShowCode, OnPoll), persistence through
 // RegistrationCache, time through a Clock, and HTTP through the caller's
@@ -26,12 +28,16 @@
 //
 // Any 4xx, 5xx, non-JSON body, body over 1 MiB or network error moves on to
 // the next candidate. Without any protected resource metadata the base URL
-// is taken as the authorization server (MCP 2025-03-26 behaviour).
+// is taken as the authorization server (MCP 2025-03-26 behaviour); without
+// its metadata either, and only when the MCP URL answered 401, the default
+// endpoints {origin}/authorize, /token and /register, with a warning in
+// Discovery.Warnings.
 //
 // Discovered documents are distrusted: the PRM resource must equal the target
 // (compared canonically: lower-case scheme and host, no default port, no
 // fragment, "/" equal to an empty path; any other trailing slash counts, per
-// RFC 9728 §3.3); the metadata issuer must equal the issuer it was fetched
+// RFC 9728 §3.3), or, for the document at the root well-known location, be
+// the origin or a path prefix of it (ResourceCovers); the metadata issuer must equal the issuer it was fetched
 // for (RFC 8414 §3.3); every endpoint must be https or http on a loopback
 // host; and code_challenge_methods_supported must contain S256 unless
 // DiscoverConfig.AllowMissingS256.
@@ -93,6 +99,23 @@
 // other than DPoP is an error (ErrNotDPoPBound). DPoP.Client wraps an
 // *http.Client for resource requests: Authorization: DPoP, a proof with
 // ath = base64url(SHA-256(token)), and the same single nonce retry.
+//
+// # Scope and registration
+//
+// The scope is the challenge's, else the PRM scopes_supported, plus
+// offline_access exactly when the authorization server lists it
+// (WithOfflineAccess). Registrations are native applications
+// (application_type) with the refresh_token grant.
+//
+// # Refresh, revocation, step-up
+//
+// Refresh redeems a refresh token (RFC 6749 §6) with the RFC 8707 resource,
+// keeping the old refresh token when the server does not rotate; a refused
+// one matches ErrRefreshRefused. NeedsRefresh applies the 60 s margin.
+// Locking across processes is the caller's (the CLI holds a file lock per
+// stored entry). Revoke is RFC 7009. StepUp runs a call and, on a 403
+// insufficient_scope with a scope, re-authorizes for the union of the
+// granted and required scopes, at most twice, then returns *StepUpError.
 //
 // # Errors
 //

@@ -11,6 +11,7 @@ import (
 // ClientMetadata is an RFC 7591 §2 client registration request.
 type ClientMetadata struct {
 	RedirectURIs            []string `json:"redirect_uris,omitempty"`
+	ApplicationType         string   `json:"application_type,omitempty"` // OpenID Connect Registration §2: "native" for a CLI
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method,omitempty"`
 	GrantTypes              []string `json:"grant_types,omitempty"`
 	ResponseTypes           []string `json:"response_types,omitempty"`

@@ -145,7 +145,7 @@ func TestResolveClient(t *testing.T) {
 		}
 		sent := rg.last.Load()
 		if sent.ClientName != "mcpauth" || sent.TokenEndpointAuthMethod != "none" || sent.Scope != "mcp" ||
-			!slices.Equal(sent.GrantTypes, []string{"authorization_code", flows.GrantTypeDeviceCode}) ||
+			!slices.Equal(sent.GrantTypes, []string{"authorization_code", "refresh_token", flows.GrantTypeDeviceCode}) ||
 			!slices.Equal(sent.RedirectURIs, flows.DefaultRedirectURIs(d.Resource)) {
 			t.Errorf("registration request = %+v", sent)
 		}
@@ -170,7 +170,7 @@ func TestResolveClient(t *testing.T) {
 		if _, err := flows.ResolveClient(ctx, flows.ClientConfig{}, d); err != nil {
 			t.Fatal(err)
 		}
-		if g := rg.last.Load().GrantTypes; !slices.Equal(g, []string{"authorization_code"}) {
+		if g := rg.last.Load().GrantTypes; !slices.Equal(g, []string{"authorization_code", "refresh_token"}) {
 			t.Errorf("grant_types %v", g)
 		}
 	})

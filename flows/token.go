@@ -9,8 +9,8 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// The token endpoint grants (authorization_code now; refresh_token is the
-// next) go through golang.org/x/oauth2. Two things stay ours: the expiry is
+// The authorization_code grant goes through golang.org/x/oauth2 (the refresh
+// grant does not: see Refresh). Two things stay ours: the expiry is
 // computed from the injected Clock, not the library's wall clock, so tests
 // and the conformance suite's moved clocks agree with it; and errors come
 // back as *OAuthError, so the sentinels match whichever grant failed. The
@@ -28,8 +28,7 @@ func (c *Client) oauth2Config(tokenURL string) *oauth2.Config {
 }
 
 // grant runs one token request through the library with hc and converts the
-// answer. Exchange calls it with Config.Exchange; a refresh grant would call
-// it with Config.TokenSource(ctx, &oauth2.Token{RefreshToken: ...}).Token.
+// answer. Exchange calls it with Config.Exchange.
 func grant(ctx context.Context, hc *http.Client, clk Clock, request func(context.Context) (*oauth2.Token, error)) (*Token, error) {
 	ot, err := request(context.WithValue(ctx, oauth2.HTTPClient, httpClient(hc)))
 	var re *oauth2.RetrieveError
@@ -50,8 +49,25 @@ func grant(ctx context.Context, hc *http.Client, clk Clock, request func(context
 	if s, ok := ot.Extra("expires_in").(string); ok && t.ExpiresIn == 0 {
 		t.ExpiresIn, _ = strconv.ParseInt(s, 10, 64) // form-encoded answers: the library keeps only its own expiry
 	}
+	now := clockOr(clk).Now()
 	if t.ExpiresIn > 0 {
-		t.Expiry = clockOr(clk).Now().Add(secondsDuration(t.ExpiresIn))
+		t.Expiry = now.Add(secondsDuration(t.ExpiresIn))
+	}
+	if n, ok := extraSeconds(ot.Extra("refresh_expires_in")); ok && n > 0 {
+		t.RefreshExpiry = now.Add(secondsDuration(n))
 	}
 	return t, nil
+}
+
+// extraSeconds reads a number of seconds the library left in Extra: a JSON
+// number (float64) or a numeric string.
+func extraSeconds(v any) (int64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int64(min(n, float64(maxSeconds))), true
+	case string:
+		i, err := strconv.ParseInt(n, 10, 64)
+		return i, err == nil
+	}
+	return 0, false
 }

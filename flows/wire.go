@@ -88,6 +88,10 @@ type Token struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	Scope        string    `json:"scope,omitempty"`
+	// RefreshExpiry is when the refresh token expires, from the
+	// non-standard refresh_expires_in some servers send (Keycloak); zero
+	// when unknown.
+	RefreshExpiry time.Time `json:"refresh_expiry,omitzero"`
 }
 
 // parseToken reads a token response. A 2xx carrying an "error" field is an
@@ -127,6 +131,11 @@ func parseToken(resp *http.Response, body []byte, now time.Time) (*Token, error)
 			err = json.Unmarshal(raw, &t.Scope)
 		case "expires_in":
 			t.ExpiresIn, err = parseSeconds(raw)
+		case "refresh_expires_in":
+			var n int64
+			if n, err = parseSeconds(raw); err == nil && n > 0 {
+				t.RefreshExpiry = now.Add(secondsDuration(n))
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("token response field %s: %w", k, err)

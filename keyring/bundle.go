@@ -28,6 +28,14 @@ type TokenBundle struct {
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"` // absolute, computed from expires_in at receipt
 	Scope        string    `json:"scope,omitempty"`
+	// RefreshExpiry is when the refresh token expires, when the server said.
+	RefreshExpiry time.Time `json:"refresh_expiry,omitzero"`
+
+	// TokenEndpoint and RevocationEndpoint are the issuer's, recorded at
+	// login so refresh and logout need no discovery; they belong to Issuer
+	// and the refresh token is only ever sent to TokenEndpoint.
+	TokenEndpoint      string `json:"token_endpoint,omitempty"`
+	RevocationEndpoint string `json:"revocation_endpoint,omitempty"`
 
 	// Client is the registration the tokens were issued to; refresh must use
 	// the same client_id.
@@ -108,6 +116,11 @@ func (b TokenBundle) String() string {
 	return sb.String()
 }
 
+// Refreshable reports whether the bundle can be refreshed without a login.
+func (b TokenBundle) Refreshable() bool {
+	return b.Kind != KindAPIKey && b.RefreshToken != "" && b.TokenEndpoint != "" && b.Client != nil && b.Client.ClientID != ""
+}
+
 // GoString keeps %#v redacted too.
 func (b TokenBundle) GoString() string { return b.String() }
 
@@ -148,10 +161,14 @@ func (b TokenBundle) normalize() (TokenBundle, error) {
 // EntryInfo is the non-secret metadata of an entry, as listed by
 // (*Store).List for `mcpauth status`.
 type EntryInfo struct {
-	Server    string    `json:"server"`
-	Account   string    `json:"account"`
-	Kind      Kind      `json:"kind"`
-	Backend   Storage   `json:"backend"` // StorageKeyring or StorageFile
-	Expiry    time.Time `json:"expiry,omitzero"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Server  string    `json:"server"`
+	Account string    `json:"account"`
+	Kind    Kind      `json:"kind"`
+	Backend Storage   `json:"backend"` // StorageKeyring or StorageFile
+	Expiry  time.Time `json:"expiry,omitzero"`
+	// Refreshable is set when the entry holds a refresh token and the token
+	// endpoint to redeem it at; RefreshExpiry is its expiry when known.
+	Refreshable   bool      `json:"refreshable,omitempty"`
+	RefreshExpiry time.Time `json:"refresh_expiry,omitzero"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }

@@ -347,7 +347,8 @@ func (s *Store) Save(server, account string, bundle TokenBundle) error {
 	}
 	info := EntryInfo{
 		Server: server, Account: account, Kind: bundle.Kind, Backend: s.mode,
-		Expiry: bundle.Expiry, UpdatedAt: s.clock.Now().UTC(),
+		Expiry: bundle.Expiry, Refreshable: bundle.Refreshable(), RefreshExpiry: bundle.RefreshExpiry,
+		UpdatedAt: s.clock.Now().UTC(),
 	}
 	return s.updateIndex(func(idx *indexFile) {
 		row := indexEntry{EntryInfo: info, File: file}

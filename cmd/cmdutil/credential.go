@@ -19,6 +19,9 @@ type Credential struct {
 	// DPoP is the key a DPoP-bound token needs a proof from on every
 	// request (nil for Bearer tokens).
 	DPoP *flows.DPoP
+	Scope   string // the scope granted with the token, when known
+
+	refreshable bool
 }
 
 // LoadCredential finds the credential for arg without ever starting a

@@ -22,6 +22,17 @@ func ServerKey(resource string) string {
 	return resource
 }
 
+// StoreKey is the key a login's token is stored under: the canonical
+// resource, or the MCP URL when the resource is the origin or a path prefix
+// of it (a root protected resource metadata document), so that commands
+// naming the MCP URL find it.
+func StoreKey(disc *flows.Discovery) string {
+	if disc.MCPURL != "" && ServerKey(disc.Resource) != ServerKey(disc.MCPURL) && flows.ResourceCovers(disc.Resource, disc.MCPURL) {
+		return ServerKey(disc.MCPURL)
+	}
+	return ServerKey(disc.Resource)
+}
+
 // ResolveServer picks the stored server a command is about: the argument
 // (an MCP URL or its base URL), or the only stored server when none is given.
 func ResolveServer(st *keyring.Store, arg, account string) (keyring.EntryInfo, error) {
@@ -65,10 +76,11 @@ func SaveToken(st *keyring.Store, account string, disc *flows.Discovery, client 
 	b := keyring.TokenBundle{
 		Kind: keyring.KindOAuth, Issuer: disc.Issuer, Resource: disc.Resource,
 		AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
-		Expiry: tok.Expiry, Scope: tok.Scope,
+		Expiry: tok.Expiry, Scope: tok.Scope, RefreshExpiry: tok.RefreshExpiry,
+		TokenEndpoint: disc.AuthServer.TokenEndpoint, RevocationEndpoint: disc.AuthServer.RevocationEndpoint,
 		Client: &keyring.ClientInfo{ClientID: client.ID, ClientSecret: client.Secret, TokenEndpointAuthMethod: client.AuthMethod, RedirectURIs: client.RedirectURIs},
 	}
-	if err := st.Save(ServerKey(disc.Resource), account, b); err != nil {
+	if err := st.Save(StoreKey(disc), account, b); err != nil {
 		return WithExit(ExitStorage, fmt.Errorf("storing the token: %w", err))
 	}
 	return nil
@@ -156,5 +168,21 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 		}
 		return disc, WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w", target, err))
 	}
+	for _, w := range disc.Warnings {
+		NewUI(f).Warn("%s", w)
+	}
 	return disc, nil
+}
+
+// NoteMigration says, in one line, when the resource's authorization server
+// is no longer the one its stored credential came from (SEP-2352). Nothing
+// of the old server's is used with the new one: registrations are cached per
+// (issuer, resource), and the stored tokens are replaced, never refreshed
+// at or sent to the new server.
+func NoteMigration(f *Factory, st *keyring.Store, disc *flows.Discovery) {
+	b, err := st.Load(ServerKey(disc.Resource), f.Globals.Account)
+	if err != nil || b.Kind != keyring.KindOAuth || b.Issuer == "" || b.Issuer == disc.Issuer {
+		return
+	}
+	NewUI(f).Info("The authorization server of %s moved from %s to %s: registering with the new one; the old credentials are not sent to it.", disc.Resource, b.Issuer, disc.Issuer)
 }

@@ -101,7 +101,7 @@ func CodeFor(err error) int {
 		return ee.Code
 	case errors.Is(err, context.Canceled):
 		return ExitCancelled
-	case errors.Is(err, flows.ErrAccessDenied):
+	case errors.Is(err, flows.ErrAccessDenied), errors.Is(err, flows.ErrInsufficientScope):
 		return ExitDenied
 	case errors.Is(err, flows.ErrExpiredToken), errors.Is(err, flows.ErrDeviceCodeExpired), errors.Is(err, flows.ErrTimeout):
 		return ExitExpired

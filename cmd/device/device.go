@@ -83,6 +83,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if !disc.SupportsDeviceFlow() {
 		return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("%s does not offer the device flow (no device_authorization_endpoint); use: mcpauth login %s", disc.Issuer, opts.Target))
 	}
+	cmdutil.NoteMigration(f, st, disc)
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Options are login's flags.
@@ -63,7 +64,7 @@ running the grant again. DPoP is used when the server advertises it.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
 	fl.StringVar(&opts.ClientSecret, "client-secret", "", "secret of the pre-registered client")
-	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", "", "client ID metadata document URL (used when the server supports it)")
+	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", f.Getenv("MCPAUTH_CLIENT_METADATA_URL"), "client ID metadata document URL, used when the server supports them (env MCPAUTH_CLIENT_METADATA_URL)")
 	fl.IntVar(&opts.Port, "port", 0, "loopback port for the redirect (default: a registered or free port)")
 	fl.DurationVar(&opts.Timeout, "timeout", flows.DefaultLoginTimeout, "how long to wait for the browser")
 	fl.BoolVar(&opts.NoResource, "no-resource", false, "do not send the RFC 8707 resource parameter (for servers that reject it)")
@@ -83,19 +84,30 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := opts.Machine.checkBrowserLogin(); err != nil {
 		return err
 	}
+	disc, tok, st, err := Login(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return opts.F.ReportLogin(disc, tok, st)
+}
+
+// Login runs the authorization code flow for opts and stores the token; it
+// is Run without the report, for commands that re-authorize (step-up).
+func Login(ctx context.Context, opts *Options) (*flows.Discovery, *flows.Token, *keyring.Store, error) {
 	f := opts.F
 	ui := cmdutil.NewUI(f)
 	st, err := f.OpenStore()
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
+	cmdutil.NoteMigration(f, st, disc)
 	hc, err := f.HTTPClient()
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	ccfg := flows.ClientConfig{
 		HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret,
@@ -103,7 +115,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
 	if err != nil {
-		return cmdutil.FlowError("choosing a client identity", err)
+		return nil, nil, nil, cmdutil.FlowError("choosing a client identity", err)
 	}
 	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser)
 	open := func(authURL string) error {
@@ -124,12 +136,12 @@ func Run(ctx context.Context, opts *Options) error {
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
 	})
 	if err != nil {
-		return cmdutil.FlowError("logging in", err)
+		return nil, nil, nil, cmdutil.FlowError("logging in", err)
 	}
 	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
-	return f.ReportLogin(disc, tok, st)
+	return disc, tok, st, nil
 }
 
 func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless string, device bool) {

@@ -36,3 +36,26 @@ func TestFlags(t *testing.T) {
 		}
 	}
 }
+
+// MCPAUTH_CLIENT_METADATA_URL is the default of --client-metadata-url; the
+// flag wins.
+func TestClientMetadataURLFromEnv(t *testing.T) {
+	ios, _, _, _ := cmdutil.Test()
+	env := map[string]string{"MCPAUTH_CLIENT_METADATA_URL": "https://app.example/client.json"}
+	f := cmdutil.New(ios, func(k string) string { return env[k] })
+	for args, want := range map[string]string{
+		"": "https://app.example/client.json",
+		"--client-metadata-url=https://o.example/c.json": "https://o.example/c.json",
+	} {
+		var got *Options
+		cmd := NewCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })
+		a := []string{"https://x.test/mcp"}
+		if args != "" {
+			a = append(a, args)
+		}
+		cmd.SetArgs(a)
+		if err := cmd.Execute(); err != nil || got == nil || got.ClientMetadataURL != want {
+			t.Errorf("%q: err %v, options %+v", args, err, got)
+		}
+	}
+}

@@ -4,10 +4,13 @@ package logout
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Options are logout's flags.
@@ -21,8 +24,13 @@ type Options struct {
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f}
 	cmd := &cobra.Command{
-		Use:     "logout [<mcp-url>]",
-		Short:   "Delete stored credentials",
+		Use:   "logout [<mcp-url>]",
+		Short: "Revoke and delete stored credentials",
+		Long: `Revoke the stored token at the authorization server's revocation endpoint
+(RFC 7009), when it has one, then delete it. The refresh token is revoked when
+there is one (servers revoke its access tokens with it), else the access
+token. A failed revocation is reported but the local credential is deleted
+anyway.`,
 		Example: "  mcpauth logout http://127.0.0.1:8080/mcp\n  mcpauth logout --all",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,8 +50,8 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 	return cmd
 }
 
-// Run deletes.
-func Run(_ context.Context, opts *Options) error {
+// Run revokes and deletes.
+func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
 	ui := cmdutil.NewUI(f)
 	st, err := f.OpenStoreToRead()
@@ -56,6 +64,7 @@ func Run(_ context.Context, opts *Options) error {
 			return cmdutil.WithExit(cmdutil.ExitStorage, err)
 		}
 		for _, e := range infos {
+			revoke(ctx, f, ui, st, e)
 			if err := st.Delete(e.Server, e.Account); err != nil {
 				return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("deleting %s (%s): %w", e.Server, e.Account, err))
 			}
@@ -70,9 +79,42 @@ func Run(_ context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	revoke(ctx, f, ui, st, e)
 	if err := st.Delete(e.Server, e.Account); err != nil {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("deleting %s: %w", e.Server, err))
 	}
 	ui.Success("Logged out of %s (%s)", e.Server, e.Account)
 	return nil
+}
+
+// revoke revokes e's token where the server offers revocation. Failures are
+// warnings: logging out must still forget the credential locally.
+func revoke(ctx context.Context, f *cmdutil.Factory, ui *cmdutil.UI, st *keyring.Store, e keyring.EntryInfo) {
+	if e.Kind == keyring.KindAPIKey {
+		return
+	}
+	b, err := st.Load(e.Server, e.Account)
+	if err != nil || b.RevocationEndpoint == "" || b.Client == nil {
+		return
+	}
+	token, hint := b.RefreshToken, "refresh_token"
+	if token == "" {
+		token, hint = b.AccessToken, "access_token"
+	}
+	hc, err := f.HTTPClient()
+	if err != nil {
+		return
+	}
+	client := flows.Client{ID: b.Client.ClientID, Secret: b.Client.ClientSecret, AuthMethod: b.Client.TokenEndpointAuthMethod}
+	if client.AuthMethod == "" {
+		client.AuthMethod = flows.AuthMethodNone
+		if client.Secret != "" {
+			client.AuthMethod = flows.AuthMethodBasic
+		}
+	}
+	if err := flows.Revoke(ctx, hc, b.RevocationEndpoint, client, token, hint); err != nil {
+		ui.Warn("could not revoke the token at %s (%v); deleting it locally anyway", b.RevocationEndpoint, err)
+		return
+	}
+	ui.Info("Revoked the %s at %s", strings.ReplaceAll(hint, "_", " "), b.RevocationEndpoint)
 }

@@ -96,11 +96,12 @@ func drive(action, authURL string) int {
 }
 
 type e2e struct {
-	t       *testing.T
-	bin     string
-	base    string
-	env     []string
-	storage string
+	t         *testing.T
+	bin       string
+	base      string
+	env       []string
+	storage   string
+	configDir string
 }
 
 var (
@@ -109,9 +110,9 @@ var (
 	buildErr  error
 )
 
-func newE2E(t *testing.T) *e2e {
+// buildBinary builds the mcpauth binary once per test run.
+func buildBinary(t *testing.T) string {
 	t.Helper()
-	browsertest.Require(t)
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcpauth-e2e-bin-")
 		if err != nil {
@@ -126,7 +127,14 @@ func newE2E(t *testing.T) *e2e {
 	if buildErr != nil {
 		t.Fatalf("building mcpauth: %v", buildErr)
 	}
-	e := &e2e{t: t, bin: builtBin, storage: "file"}
+	return builtBin
+}
+
+// newE2E starts `mcpauth serve` (with serveArgs) and returns the harness.
+func newE2E(t *testing.T, serveArgs ...string) *e2e {
+	t.Helper()
+	browsertest.Require(t)
+	e := &e2e{t: t, bin: buildBinary(t), storage: "file", configDir: t.TempDir()}
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
 		e.storage = "keyring" // a Secret Service is there (CI runs inside scripts/with-keyring.sh)
 	} else if os.Getenv("CI") == "true" {
@@ -139,8 +147,8 @@ func newE2E(t *testing.T) *e2e {
 	addr := ln.Addr().String()
 	ln.Close()
 	e.base = "http://" + addr
-	e.env = append(os.Environ(), "MCPAUTH_CONFIG_DIR="+t.TempDir(), "MCPAUTH_STORAGE="+e.storage)
-	srv := exec.Command(e.bin, "serve", "--addr", addr, "--db", filepath.Join(t.TempDir(), "mcpauth.db"))
+	e.env = append(os.Environ(), "MCPAUTH_CONFIG_DIR="+e.configDir, "MCPAUTH_STORAGE="+e.storage)
+	srv := exec.Command(e.bin, append([]string{"serve", "--addr", addr, "--db", filepath.Join(t.TempDir(), "mcpauth.db")}, serveArgs...)...)
 	var srvOut bytes.Buffer
 	srv.Stdout, srv.Stderr = &srvOut, &srvOut
 	if err := srv.Start(); err != nil {

@@ -3,29 +3,39 @@ package ping
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Options are ping's arguments.
 type Options struct {
 	F      *cmdutil.Factory
 	Server string
+	StepUp bool
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "ping [<mcp-url>]",
-		Short: "Check the stored credential against the server's /api/ping",
-		Long: `Send the stored token (or API key, or $MCPAUTH_TOKEN) to {base_url}/api/ping.
-Prints the user id on stdout. Never starts a login: without a valid credential
-it exits 3 and says how to log in.`,
+		Short: "Check the stored credential against the server (/api/ping, else MCP tools/list)",
+		Long: `Send the stored token (or API key, or $MCPAUTH_TOKEN) to {base_url}/api/ping
+and print the user id on stdout. On a server without /api/ping (a 404), check
+it with an MCP initialize and tools/list over Streamable HTTP instead and
+print the MCP URL; the success line says which check was used. An expiring token is refreshed first, and a 401
+invalid_token answer is retried once after a refresh. Never starts a login:
+without a valid credential it exits 3 and says how to log in.`,
 		Example: `  mcpauth ping
   mcpauth ping http://127.0.0.1:8080/mcp --output json`,
 		Args: cobra.MaximumNArgs(1),
@@ -39,12 +49,14 @@ it exits 3 and says how to log in.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.StepUp, "step-up", false, "on 403 insufficient_scope, log in again in the browser for the scopes the server asks for (at most twice)")
+	return cmd
 }
 
 // Run pings.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	cred, err := f.LoadCredential(opts.Server)
+	cred, err := f.FreshCredential(ctx, opts.Server)
 	if err != nil {
 		return err
 	}
@@ -55,20 +67,112 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if cred.DPoP != nil {
-		hc = cred.DPoP.Client(hc, cred.Token) // Authorization: DPoP and a fresh proof
+	mcpURL := cred.Server
+	if mcpURL == "" {
+		mcpURL = cmdutil.ServerKey(opts.Server)
 	}
-	res, err := flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
+	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
+		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
+	}
+	var res *flows.PingResult
+	var tools *flows.MCPCheckResult
+	check := checkPing
+	once := func(ctx context.Context) error {
+		c := hc
+		if cred.DPoP != nil {
+			c = cred.DPoP.Client(hc, cred.Token) // Authorization: DPoP and a fresh proof
+		}
+		var err error
+		res, err = flows.Ping(ctx, c, cred.BaseURL, cred.Token)
+		var oe *flows.OAuthError
+		if errors.As(err, &oe) && oe.StatusCode == http.StatusNotFound {
+			// Not our server: any MCP server answers tools/list.
+			check = checkMCP
+			tools, err = flows.CheckMCP(ctx, c, mcpURL, cred.Token)
+		}
+		return err
+	}
+	call := func(ctx context.Context) error {
+		err := once(ctx)
+		if invalidToken(err) {
+			// Revoked or expired early: refresh once and try again.
+			retry, ok, rerr := f.RetryCredential(ctx, cred)
+			if rerr != nil {
+				return rerr
+			}
+			if ok {
+				cred = retry
+				err = once(ctx)
+			}
+		}
+		return err
+	}
+	if opts.StepUp && !cred.FromEnv && cred.Kind == keyring.KindOAuth {
+		err = flows.StepUp(ctx, flows.StepUpConfig{Granted: cred.Scope, Call: call,
+			Authorize: func(ctx context.Context, scope string) (string, error) {
+				cmdutil.NewUI(f).Info("The server needs more scope: logging in again for %q", scope)
+				_, tok, _, err := login.Login(ctx, &login.Options{F: f, Target: cred.Server, Scope: scope, Timeout: flows.DefaultLoginTimeout})
+				if err != nil {
+					return "", err
+				}
+				if cred, err = f.FreshCredential(ctx, cred.Server); err != nil {
+					return "", err
+				}
+				return tok.Scope, nil
+			}})
+	} else {
+		err = call(ctx)
+	}
+	if rerr := (*cmdutil.ExitError)(nil); errors.As(err, &rerr) {
+		return err // already says what to do
+	}
+	if scope, ok := flows.RequiredScope(err); ok && !opts.StepUp {
+		return cmdutil.FlowError(fmt.Sprintf("ping %s: the server needs scope %q (run: mcpauth ping --step-up %s, or mcpauth login %s --scope %q)",
+			cred.BaseURL, scope, cred.Server, cred.Server, flows.UnionScopes(cred.Scope, scope)), err)
+	}
 	if err != nil {
 		if cred.FromEnv {
 			return cmdutil.FlowError("ping with MCPAUTH_TOKEN", err)
 		}
 		return cmdutil.FlowError(fmt.Sprintf("ping %s (run: mcpauth login %s)", cred.BaseURL, cred.Server), err)
 	}
-	if f.Globals.JSON() {
-		return cmdutil.WriteJSON(f.IO.Out, map[string]string{"status": res.Status, "user_id": res.UserID, "server": cred.BaseURL})
+	ui := cmdutil.NewUI(f)
+	if check == checkMCP {
+		if f.Globals.JSON() {
+			return cmdutil.WriteJSON(f.IO.Out, map[string]any{"status": "ok", "check": check, "server": mcpURL, "server_name": tools.ServerName, "tools": tools.Tools})
+		}
+		ui.Success("ok: %s at %s answered with %d tool(s) (checked with MCP tools/list: %s/api/ping is 404)", firstNonEmpty(tools.ServerName, "the MCP server"), mcpURL, tools.Tools, cred.BaseURL)
+		_, err = fmt.Fprintln(f.IO.Out, mcpURL)
+		return err
 	}
-	cmdutil.NewUI(f).Success("ok: user %s at %s", res.UserID, cred.BaseURL)
+	if f.Globals.JSON() {
+		return cmdutil.WriteJSON(f.IO.Out, map[string]string{"status": res.Status, "check": check, "user_id": res.UserID, "server": cred.BaseURL})
+	}
+	ui.Success("ok: user %s at %s (checked with GET /api/ping)", res.UserID, cred.BaseURL)
 	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
 	return err
+}
+
+// The checks ping can make, as reported.
+const (
+	checkPing = "api/ping"
+	checkMCP  = "mcp tools/list"
+)
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// invalidToken reports a 401 whose challenge says invalid_token (RFC 6750
+// §3.1), or says nothing: a refresh may help. Other 401s may not.
+func invalidToken(err error) bool {
+	var re *flows.ResourceError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusUnauthorized {
+		return false
+	}
+	code := re.Challenge.Params["error"]
+	return code == "" || code == "invalid_token"
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -39,3 +40,30 @@ type fixedClock struct{ c *clock.Fake }
 func (f *fixedClock) Now() time.Time { return f.c.Now() }
 
 func (f *fixedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// A refresh token whose expiry the server gave (refresh_expires_in) shows
+// with it; an entry without a refresh token is not refreshable.
+func TestStatusRefreshExpiry(t *testing.T) {
+	c := clitest.New(t, nil)
+	st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: c.Vars["MCPAUTH_CONFIG_DIR"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	client := &keyring.ClientInfo{ClientID: "cid"}
+	for _, b := range []struct {
+		server string
+		bundle keyring.TokenBundle
+	}{
+		{"https://a.example/mcp", keyring.TokenBundle{AccessToken: "a", RefreshToken: "r", RefreshExpiry: until, TokenEndpoint: "https://a.example/token", Client: client}},
+		{"https://b.example/mcp", keyring.TokenBundle{AccessToken: "b", Client: client}},
+	} {
+		if err := st.Save(b.server, "", b.bundle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := c.Run("status", "--storage", "file")
+	if code != 0 || !strings.Contains(stdout, "refreshable until "+until.Format(time.RFC3339)) || strings.Count(stdout, "refreshable") != 1 {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+}

@@ -21,7 +21,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 	opts := &Options{F: f}
 	return &cobra.Command{
 		Use:     "status",
-		Short:   "List stored credentials: server, account, kind, storage backend, expiry",
+		Short:   "List stored credentials: server, account, kind, storage backend, expiry, refreshable",
 		Example: "  mcpauth status\n  mcpauth status --output json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,6 +41,10 @@ type entry struct {
 	Encrypted bool      `json:"protected_by_keyring"`
 	Expiry    time.Time `json:"expires_at,omitzero"`
 	Expired   bool      `json:"expired"`
+	// Refreshable: a refresh token is stored, so an expired access token
+	// is renewed without a login; RefreshExpiry when the server said.
+	Refreshable   bool      `json:"refreshable"`
+	RefreshExpiry time.Time `json:"refresh_expires_at,omitzero"`
 }
 
 // Run lists entries.
@@ -64,7 +68,8 @@ func Run(_ context.Context, opts *Options) error {
 		entries = append(entries, entry{
 			Server: e.Server, Account: e.Account, Kind: string(e.Kind), Backend: string(e.Backend),
 			Encrypted: e.Backend == keyring.StorageKeyring, Expiry: e.Expiry,
-			Expired: !e.Expiry.IsZero() && !now.Before(e.Expiry),
+			Expired:     !e.Expiry.IsZero() && !now.Before(e.Expiry),
+			Refreshable: e.Refreshable, RefreshExpiry: e.RefreshExpiry,
 		})
 	}
 	if f.Globals.JSON() {
@@ -74,7 +79,7 @@ func Run(_ context.Context, opts *Options) error {
 		ui.Info("No stored credentials. Log in with: mcpauth login <mcp-url>")
 		return nil
 	}
-	t := table.New().Headers("SERVER", "ACCOUNT", "KIND", "STORAGE", "EXPIRES")
+	t := table.New().Headers("SERVER", "ACCOUNT", "KIND", "STORAGE", "EXPIRES", "REFRESH")
 	plaintext := false
 	for _, e := range entries {
 		backend := e.Backend
@@ -82,7 +87,7 @@ func Run(_ context.Context, opts *Options) error {
 			backend += " (no keyring!)"
 			plaintext = true
 		}
-		t.Row(e.Server, e.Account, e.Kind, backend, expiry(e, now))
+		t.Row(e.Server, e.Account, e.Kind, backend, expiry(e, now), refresh(e, now))
 	}
 	fmt.Fprintln(f.IO.Out, t.Render())
 	if plaintext {
@@ -99,4 +104,16 @@ func expiry(e entry, now time.Time) string {
 		return "expired " + e.Expiry.UTC().Format(time.RFC3339)
 	}
 	return fmt.Sprintf("%s (in %s)", e.Expiry.UTC().Format(time.RFC3339), e.Expiry.Sub(now).Round(time.Minute))
+}
+
+func refresh(e entry, now time.Time) string {
+	switch {
+	case !e.Refreshable:
+		return "no"
+	case e.RefreshExpiry.IsZero():
+		return "refreshable"
+	case !now.Before(e.RefreshExpiry):
+		return "expired " + e.RefreshExpiry.UTC().Format(time.RFC3339)
+	}
+	return "refreshable until " + e.RefreshExpiry.UTC().Format(time.RFC3339)
 }

@@ -26,8 +26,12 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 	cmd := &cobra.Command{
 		Use:   "token [<mcp-url>]",
 		Short: "Print a valid access token (for scripts)",
-		Long: `Print the stored access token, only if it is still valid, and nothing else,
-so it can feed another program. Exits 3 when there is none or it expired.`,
+		Long: `Print a valid access token, and nothing else, so it can feed another
+program. A token that has expired or expires within 60 seconds is refreshed
+first with the stored refresh token (one process at a time: concurrent runs
+wait for the first one's refresh and use its result). Never starts a login:
+exits 3 when there is no token, it expired with no refresh token, or the
+server refused the refresh token.`,
 		Example: `  curl -H "Authorization: Bearer $(mcpauth token)" http://127.0.0.1:8080/api/ping
   curl -H "$(mcpauth token --header)" http://127.0.0.1:8080/api/ping`,
 		Args: cobra.MaximumNArgs(1),
@@ -48,8 +52,8 @@ so it can feed another program. Exits 3 when there is none or it expired.`,
 }
 
 // Run prints the token.
-func Run(_ context.Context, opts *Options) error {
-	cred, err := opts.F.LoadCredential(opts.Server)
+func Run(ctx context.Context, opts *Options) error {
+	cred, err := opts.F.FreshCredential(ctx, opts.Server)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,6 @@
 // Package flowstest holds test helpers for code that drives the flows
-// package: a fake Clock whose timers fire when the test moves time forward.
+// package: a fake Clock whose timers fire when the test moves time forward,
+// and Server, a fake MCP server with its own authorization server.
 package flowstest
 
 import (

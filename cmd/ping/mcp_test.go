@@ -1,0 +1,52 @@
+package ping_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/flows/flowstest"
+)
+
+func mcpServer() http.Handler {
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake-mcp", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
+		return &mcp.CallToolResult{}, struct{}{}, nil
+	})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+}
+
+// A server without /api/ping: ping checks the token with MCP tools/list,
+// says so, and still refreshes once on a 401 invalid_token.
+func TestPingFallsBackToMCPToolsList(t *testing.T) {
+	s := flowstest.NewServer(t)
+	s.NoPing = true
+	s.MCPHandler = mcpServer()
+	clk := flowstest.NewFakeClock(time.Now())
+	s.Clock = clk
+	c := clitest.New(t, nil)
+	c.Open = follow
+	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, stdout, stderr := c.Run("ping")
+	if code != 0 || strings.TrimSpace(stdout) != s.URL+"/mcp" || !strings.Contains(stderr, "MCP tools/list") || !strings.Contains(stderr, "1 tool") {
+		t.Fatalf("exit %d stdout %q: %s", code, stdout, stderr)
+	}
+	clk.Advance(2 * time.Hour) // the server's clock: the token is past its hour
+	code, stdout, stderr = c.Run("ping", "-o", "json")
+	var out map[string]any
+	_ = json.Unmarshal([]byte(stdout), &out)
+	if code != 0 || out["check"] != "mcp tools/list" || out["server_name"] != "fake-mcp" {
+		t.Fatalf("after expiry: exit %d stdout %q: %s", code, stdout, stderr)
+	}
+	if n := s.Count("/oauth/token", "refresh_token"); n != 1 {
+		t.Errorf("%d refreshes, want 1", n)
+	}
+}

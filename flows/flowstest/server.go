@@ -1,0 +1,353 @@
+package flowstest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/flows"
+)
+
+// Server is a fake MCP server with its own authorization server on one
+// origin, configurable into the shapes the client must cope with: strict
+// refresh token rotation with family revocation, scope-demanding resources,
+// MCP 2025-03-26 servers without protected resource metadata (or without
+// any metadata), and a protected resource that names other authorization
+// servers. Every request is recorded, so a test can assert on what a server
+// received (and did not).
+//
+// Endpoints: /.well-known/oauth-protected-resource[/mcp],
+// /.well-known/oauth-authorization-server, /oauth/{register,authorize,token,
+// revoke} (and /register, /authorize, /token: the 2025-03-26 defaults),
+// /api/ping and /mcp. /authorize approves at once and redirects.
+type Server struct {
+	*httptest.Server
+	t *testing.T
+
+	mu sync.Mutex
+	// Configuration; set before the client runs (under no lock: tests set
+	// it between steps).
+	Clock           flows.Clock
+	TokenTTL        time.Duration // default 1 h
+	ScopesSupported []string      // the AS's scopes_supported; default mcp, offline_access
+	PRMScopes       []string      // the PRM's scopes_supported; default mcp
+	// Required are scopes /api/ping and /mcp demand with a 403
+	// insufficient_scope (and scope="Required joined").
+	Required []string
+	// Grantable limits what /authorize grants; nil grants what is asked.
+	Grantable []string
+	// AuthServers overrides the PRM's authorization_servers.
+	AuthServers []string
+	// PRMResource overrides the PRM's resource (default URL+"/mcp").
+	PRMResource string
+	// RootPRMOnly serves the PRM only at the root well-known location.
+	RootPRMOnly bool
+	// Legacy serves no protected resource metadata (MCP 2025-03-26);
+	// NoASMetadata serves no authorization server metadata either.
+	Legacy, NoASMetadata bool
+	// IssuerOverride is the issuer the metadata claims (default URL).
+	IssuerOverride string
+	// MCPHandler serves authorized /mcp requests (nil: 404, like a server
+	// without MCP); the token check is done before.
+	MCPHandler http.Handler
+	// NoPing makes /api/ping a 404 (an MCP server that is not ours).
+	NoPing bool
+
+	reqs     []Request
+	regs     []flows.ClientMetadata
+	codes    map[string]grant
+	access   map[string]grant
+	refresh  map[string]string // refresh token -> family
+	spent    map[string]string // spent refresh token -> family
+	revoked  map[string]bool   // family -> revoked
+	families map[string]grant
+	n        int
+	prefix   string // unique per server, so two servers never issue equal strings
+}
+
+// Request is one request the server received.
+type Request struct {
+	Method, Path string
+	Header       http.Header
+	Form         url.Values // query and form body
+	Body         string
+}
+
+type grant struct {
+	clientID, scope, resource, family string
+	expiry                            time.Time
+}
+
+// NewServer starts a Server; it is closed when the test ends.
+func NewServer(t *testing.T) *Server {
+	s := &Server{t: t, Clock: flows.RealClock{}, codes: map[string]grant{}, access: map[string]grant{},
+		refresh: map[string]string{}, spent: map[string]string{}, revoked: map[string]bool{}, families: map[string]grant{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	u, _ := url.Parse(s.URL)
+	s.prefix = u.Port()
+	return s
+}
+
+// Requests returns what the server has received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reqs)
+}
+
+// Registrations returns the registration requests received.
+func (s *Server) Registrations() []flows.ClientMetadata {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.regs)
+}
+
+// Count returns how many requests hit path with the given grant_type (""
+// for any).
+func (s *Server) Count(path, grantType string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Path == path && (grantType == "" || r.Form.Get("grant_type") == grantType) {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Server) issuer() string {
+	if s.IssuerOverride != "" {
+		return s.IssuerOverride
+	}
+	return s.URL
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body = io.NopCloser(strings.NewReader(string(body)))
+	_ = r.ParseForm()
+	s.mu.Lock()
+	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Form: r.Form, Body: string(body)})
+	s.mu.Unlock()
+	switch p := r.URL.Path; {
+	case strings.HasPrefix(p, "/.well-known/oauth-protected-resource"):
+		if s.Legacy || (s.RootPRMOnly && p != "/.well-known/oauth-protected-resource") {
+			http.NotFound(w, r)
+			return
+		}
+		res := s.PRMResource
+		if res == "" {
+			res = s.URL + "/mcp"
+		}
+		as := s.AuthServers
+		if as == nil {
+			as = []string{s.URL}
+		}
+		scopes := s.PRMScopes
+		if scopes == nil {
+			scopes = []string{"mcp"}
+		}
+		writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": as, "scopes_supported": scopes})
+	case p == "/.well-known/oauth-authorization-server":
+		if s.NoASMetadata {
+			http.NotFound(w, r)
+			return
+		}
+		scopes := s.ScopesSupported
+		if scopes == nil {
+			scopes = []string{"mcp", flows.ScopeOfflineAccess}
+		}
+		writeJSON(w, 200, map[string]any{
+			"issuer": s.issuer(), "authorization_endpoint": s.URL + "/oauth/authorize", "token_endpoint": s.URL + "/oauth/token",
+			"registration_endpoint": s.URL + "/oauth/register", "revocation_endpoint": s.URL + "/oauth/revoke",
+			"code_challenge_methods_supported": []string{"S256"}, "scopes_supported": scopes,
+			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "response_types_supported": []string{"code"},
+		})
+	case p == "/oauth/register" || p == "/register":
+		s.register(w, r, body)
+	case p == "/oauth/authorize" || p == "/authorize":
+		s.authorize(w, r)
+	case p == "/oauth/token" || p == "/token":
+		s.token(w, r)
+	case p == "/oauth/revoke":
+		s.mu.Lock()
+		if fam, ok := s.refresh[r.PostForm.Get("token")]; ok {
+			s.revoked[fam] = true
+		}
+		s.mu.Unlock()
+		w.WriteHeader(200)
+	case p == "/api/ping":
+		if s.NoPing {
+			http.NotFound(w, r)
+			return
+		}
+		if s.checkBearer(w, r) {
+			writeJSON(w, 200, map[string]string{"status": "ok", "user_id": "u_fake"})
+		}
+	case p == "/mcp":
+		if r.Header.Get("Authorization") == "" {
+			hdr := `Bearer resource_metadata="` + s.URL + `/.well-known/oauth-protected-resource/mcp"`
+			if s.Legacy {
+				hdr = "Bearer"
+			}
+			w.Header().Set("WWW-Authenticate", hdr)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if !s.checkBearer(w, r) {
+			return
+		}
+		if s.MCPHandler == nil {
+			http.NotFound(w, r)
+			return
+		}
+		s.MCPHandler.ServeHTTP(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request, body []byte) {
+	var md flows.ClientMetadata
+	if err := json.Unmarshal(body, &md); err != nil {
+		oauthError(w, 400, "invalid_client_metadata", err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.regs = append(s.regs, md)
+	s.n++
+	id := fmt.Sprintf("client-%s-%d", s.prefix, s.n)
+	s.mu.Unlock()
+	writeJSON(w, 201, map[string]any{"client_id": id, "redirect_uris": md.RedirectURIs, "grant_types": md.GrantTypes,
+		"token_endpoint_auth_method": "none", "scope": md.Scope})
+}
+
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || q.Get("client_id") == "" {
+		http.Error(w, "bad request", 400)
+		return
+	}
+	scope := q.Get("scope")
+	if s.Grantable != nil {
+		var kept []string
+		for _, tok := range strings.Fields(scope) {
+			if slices.Contains(s.Grantable, tok) {
+				kept = append(kept, tok)
+			}
+		}
+		scope = strings.Join(kept, " ")
+	}
+	s.mu.Lock()
+	s.n++
+	code := fmt.Sprintf("code-%s-%d", s.prefix, s.n)
+	s.codes[code] = grant{clientID: q.Get("client_id"), scope: scope, resource: q.Get("resource")}
+	s.mu.Unlock()
+	back := url.Values{"code": {code}, "state": {q.Get("state")}}
+	redirect.RawQuery = back.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	f := r.PostForm
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var g grant
+	switch f.Get("grant_type") {
+	case "authorization_code":
+		var ok bool
+		g, ok = s.codes[f.Get("code")]
+		delete(s.codes, f.Get("code"))
+		if !ok || g.clientID != f.Get("client_id") {
+			oauthError(w, 400, "invalid_grant", "unknown code")
+			return
+		}
+		s.n++
+		g.family = fmt.Sprintf("fam-%d", s.n)
+		s.families[g.family] = g
+	case "refresh_token":
+		rt := f.Get("refresh_token")
+		if fam, ok := s.spent[rt]; ok {
+			s.revoked[fam] = true // reuse: revoke the family (RFC 9700 §4.14.2)
+			oauthError(w, 400, "invalid_grant", "refresh token reused; family revoked")
+			return
+		}
+		fam, ok := s.refresh[rt]
+		if !ok || s.revoked[fam] {
+			oauthError(w, 400, "invalid_grant", "unknown or revoked refresh token")
+			return
+		}
+		g = s.families[fam]
+		if g.clientID != f.Get("client_id") {
+			oauthError(w, 400, "invalid_grant", "client mismatch")
+			return
+		}
+		if res := f.Get("resource"); res != "" && res != g.resource {
+			oauthError(w, 400, "invalid_target", "refresh token is for another resource")
+			return
+		}
+		delete(s.refresh, rt)
+		s.spent[rt] = fam
+	default:
+		oauthError(w, 400, "unsupported_grant_type", "")
+		return
+	}
+	ttl := s.TokenTTL
+	if ttl == 0 {
+		ttl = time.Hour
+	}
+	s.n++
+	at := fmt.Sprintf("at-%s-%d", s.prefix, s.n)
+	g.expiry = s.Clock.Now().Add(ttl)
+	s.access[at] = g
+	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(ttl / time.Second), "scope": g.scope}
+	if slices.Contains(strings.Fields(g.scope), flows.ScopeOfflineAccess) {
+		rt := fmt.Sprintf("rt-%s-%d", s.prefix, s.n)
+		s.refresh[rt] = g.family
+		resp["refresh_token"] = rt
+	}
+	writeJSON(w, 200, resp)
+}
+
+// checkBearer answers 401 or 403 and returns false unless the request
+// carries a live token with the Required scopes.
+func (s *Server) checkBearer(w http.ResponseWriter, r *http.Request) bool {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	s.mu.Lock()
+	g, ok := s.access[tok]
+	live := ok && s.Clock.Now().Before(g.expiry) && !s.revoked[g.family]
+	s.mu.Unlock()
+	if !live {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		http.Error(w, "invalid token", http.StatusUnauthorized)
+		return false
+	}
+	for _, need := range s.Required {
+		if !slices.Contains(strings.Fields(g.scope), need) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, strings.Join(s.Required, " ")))
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return false
+		}
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func oauthError(w http.ResponseWriter, status int, code, desc string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+}

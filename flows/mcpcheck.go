@@ -1,0 +1,79 @@
+package flows
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPCheckResult is what CheckMCP learned.
+type MCPCheckResult struct {
+	ServerName string `json:"server_name,omitempty"`
+	Tools      int    `json:"tools"`
+}
+
+// CheckMCP checks token against any MCP server: it initializes a session at
+// mcpURL over Streamable HTTP and lists the tools, through the
+// modelcontextprotocol/go-sdk client, with token as the Bearer credential.
+// A 401 or 403 comes back as *ResourceError, as from Ping.
+func CheckMCP(ctx context.Context, hc *http.Client, mcpURL, token string) (*MCPCheckResult, error) {
+	rec := &bearerTransport{next: httpClient(hc).Transport, token: token}
+	client := &http.Client{Transport: rec, Timeout: httpClient(hc).Timeout}
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcpauth", Version: "1"}, nil)
+	session, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: client,
+		MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, rec.wrap(mcpURL, "initialize", err)
+	}
+	defer session.Close()
+	res, err := session.ListTools(ctx, nil)
+	if err != nil {
+		return nil, rec.wrap(mcpURL, "tools/list", err)
+	}
+	out := &MCPCheckResult{Tools: len(res.Tools)}
+	if ir := session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+		out.ServerName = ir.ServerInfo.Name
+	}
+	return out, nil
+}
+
+// bearerTransport adds the token and remembers the first 401 or 403, whose
+// challenge the SDK's error does not carry.
+type bearerTransport struct {
+	next  http.RoundTripper
+	token string
+
+	mu     sync.Mutex
+	denied *ResourceError
+}
+
+func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+t.token)
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(req)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		ch, _ := BearerChallenge(resp.Header)
+		t.mu.Lock()
+		if t.denied == nil {
+			t.denied = &ResourceError{StatusCode: resp.StatusCode, Challenge: ch}
+		}
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (t *bearerTransport) wrap(mcpURL, step string, err error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.denied != nil {
+		return fmt.Errorf("MCP %s at %s: %w", step, mcpURL, t.denied)
+	}
+	return fmt.Errorf("MCP %s at %s: %w", step, mcpURL, err)
+}

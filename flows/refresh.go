@@ -1,0 +1,83 @@
+package flows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// DefaultRefreshMargin is how long before its expiry an access token counts
+// as expiring: a token with less left may die in flight.
+const DefaultRefreshMargin = 60 * time.Second
+
+// ErrRefreshRefused: the authorization server will not redeem the refresh
+// token any more (invalid_grant: expired, revoked, already used; or
+// invalid_target: not valid for the resource). Only a new login helps.
+var ErrRefreshRefused = errors.New("refresh token refused")
+
+// RefreshConfig configures Refresh.
+type RefreshConfig struct {
+	HTTPClient *http.Client // nil means http.DefaultClient
+	Clock      Clock        // nil means RealClock
+	// TokenURL is the authorization server's token_endpoint.
+	TokenURL string
+	// Client must be the client the refresh token was issued to.
+	Client Client
+	// Resource is sent as the RFC 8707 resource, as the MCP authorization
+	// specification asks for every token request; "" omits it.
+	Resource string
+	// Scope, when set, narrows the refreshed grant (RFC 6749 §6).
+	Scope string
+}
+
+// Refresh redeems refreshToken at the token endpoint (RFC 6749 §6). When the
+// server rotates it, the new refresh token is in the result; when it does
+// not, the result carries refreshToken again, so the caller can always store
+// the result as the new pair. invalid_grant and invalid_target match
+// ErrRefreshRefused.
+//
+// The request is built here rather than with golang.org/x/oauth2's
+// TokenSource, which the authorization code exchange uses: the library's
+// refresh cannot send the RFC 8707 resource parameter, and it computes the
+// expiry from the wall clock rather than the injected Clock.
+func Refresh(ctx context.Context, cfg RefreshConfig, refreshToken string) (*Token, error) {
+	if cfg.TokenURL == "" {
+		return nil, errors.New("refresh: no token endpoint")
+	}
+	if refreshToken == "" {
+		return nil, errors.New("refresh: no refresh token")
+	}
+	form := url.Values{"grant_type": {GrantTypeRefreshToken}, "refresh_token": {refreshToken}}
+	if cfg.Resource != "" {
+		form.Set("resource", cfg.Resource)
+	}
+	if cfg.Scope != "" {
+		form.Set("scope", cfg.Scope)
+	}
+	resp, body, err := postForm(ctx, cfg.HTTPClient, cfg.TokenURL, form, &cfg.Client)
+	if err != nil {
+		return nil, fmt.Errorf("refresh at %s: %w", cfg.TokenURL, err)
+	}
+	tok, err := parseToken(resp, body, clockOr(cfg.Clock).Now())
+	if err != nil {
+		var oe *OAuthError
+		if errors.As(err, &oe) && (oe.Code == "invalid_grant" || oe.Code == "invalid_target") {
+			return nil, fmt.Errorf("refresh at %s: %w: %w", cfg.TokenURL, ErrRefreshRefused, err)
+		}
+		return nil, fmt.Errorf("refresh at %s: %w", cfg.TokenURL, err)
+	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = refreshToken // not rotated (RFC 6749 §6: the client keeps the old one)
+	}
+	return tok, nil
+}
+
+// NeedsRefresh reports whether an access token expiring at expiry should be
+// refreshed at now: it has expired or expires within margin. A zero expiry
+// never needs it.
+func NeedsRefresh(expiry, now time.Time, margin time.Duration) bool {
+	return !expiry.IsZero() && !now.Add(margin).Before(expiry)
+}
