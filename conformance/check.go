@@ -129,6 +129,8 @@ func Catalogue() []Check {
 		registerChecks(),
 		authorizeChecks(),
 		tokenChecks(),
+		refreshChecks(),
+		revokeChecks(),
 		deviceChecks(),
 		pingChecks(),
 		apiKeyChecks(),

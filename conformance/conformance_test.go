@@ -10,6 +10,7 @@ var idShape = regexp.MustCompile(`^([A-Z]+)-[0-9]{2}$`)
 var areaPrefix = map[string]string{
 	"discovery": "DISC", "register": "REG", "authorize": "AUTHZ", "token": "TOKEN", "device": "DEV",
 	"ping": "PING", "apikey": "KEY", "headers": "HDR", "login": "LOGIN",
+	"refresh": "REFRESH", "revoke": "REVOKE", "cimd": "CIMD",
 }
 
 func TestCatalogue(t *testing.T) {

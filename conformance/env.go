@@ -30,6 +30,7 @@ type Env struct {
 // needs a registered client registers it once for everyone.
 type runState struct {
 	clients [2]lazy[string]
+	offline [2]lazy[string] // clients with the refresh_token grant
 	token   lazy[string]
 	apiKey  lazy[string]
 	session lazy[[]*http.Cookie]

@@ -98,9 +98,9 @@ func faults() []fault {
 	return []fault{
 		// Authorization codes.
 		{name: "code usable twice", store: func(s store.Store) store.Store { return reusableCodes{s} },
-			wantFail: []string{"TOKEN-10", "TOKEN-11"}},
+			wantFail: []string{"TOKEN-10", "TOKEN-11", "REFRESH-07"}},
 		{name: "code replay revokes nothing", store: func(s store.Store) store.Store { return noRevocation{s} },
-			wantFail: []string{"TOKEN-11"}},
+			wantFail: []string{"TOKEN-11", "REVOKE-02"}}, // RevokeToken also serves RFC 7009
 		{name: "code expiry ignored", store: func(s store.Store) store.Store { return longCodes{s} },
 			wantFail: []string{"TOKEN-18"}},
 		{name: "plain PKCE accepted", wrap: noClock(plainPKCE),
@@ -204,6 +204,50 @@ func faults() []fault {
 			wantFail: []string{"LOGIN-07"}},
 		{name: "test clock takes cross-origin forms", wrap: noClock(clockAcceptsForms),
 			wantFail: []string{"HDR-08"}},
+
+		// Refresh tokens and revocation (MCP 2026-07-28).
+		{name: "refreshed access token does not work", wrap: noClock(rewriteResponse(refreshRequests, func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK {
+				res.editJSON(func(m map[string]any) { m["access_token"] = "broken." + fmt.Sprint(m["access_token"]) })
+			}
+		})), wantFail: []string{"REFRESH-01", "REFRESH-03"}},
+		{name: "refresh token issued without offline_access", wrap: noClock(rewriteResponse(tokenEndpoints, func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK {
+				res.editJSON(func(m map[string]any) {
+					if _, ok := m["refresh_token"]; !ok {
+						m["refresh_token"] = "mcpr_never-asked-for"
+					}
+				})
+			}
+		})), wantFail: []string{"REFRESH-02"}},
+		{name: "refresh token not rotated", wrap: noClock(rewriteResponse(refreshRequests, func(r *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK {
+				res.editJSON(func(m map[string]any) { m["refresh_token"] = r.PostForm.Get("refresh_token") })
+			}
+		})), wantFail: []string{"REFRESH-03"}},
+		{name: "spent refresh token answered again (reuse grace period)", wrap: noClock(refreshGracePeriod()),
+			wantFail: []string{"REFRESH-03", "REFRESH-04", "REFRESH-05"}},
+		{name: "refresh families never revoked", store: func(s store.Store) store.Store { return noFamilyRevocation{s} },
+			wantFail: []string{"REFRESH-04", "REFRESH-07", "REVOKE-01"}},
+		{name: "refresh token of another client accepted", wrap: noClock(actAsOwner("/oauth/token")),
+			wantFail: []string{"REFRESH-06"}},
+		{name: "revocation ignores refresh tokens", wrap: noClock(revokeOther(func(tok string) bool { return strings.HasPrefix(tok, "mcpr_") })),
+			wantFail: []string{"REVOKE-01"}},
+		{name: "revocation ignores access tokens", wrap: noClock(revokeOther(func(tok string) bool { return strings.Count(tok, ".") == 2 })),
+			wantFail: []string{"REVOKE-02"}},
+		{name: "revoking an unknown token is an error", wrap: noClock(rewriteResponse(revokeRequests, func(r *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK && strings.HasPrefix(r.PostForm.Get("token"), "unknown-") {
+				res.status = http.StatusBadRequest
+				res.body = []byte(`{"error":"invalid_request","error_description":"unknown token"}`)
+			}
+		})), wantFail: []string{"REVOKE-03"}},
+		{name: "unknown client may revoke", wrap: noClock(rewriteResponse(route("POST", "/oauth/revoke"), func(_ *http.Request, res *faultResponse) {
+			if res.oauthError() == "invalid_client" {
+				res.status, res.body = http.StatusOK, nil
+			}
+		})), wantFail: []string{"REVOKE-04"}},
+		{name: "another client's token revoked", wrap: noClock(actAsOwner("/oauth/revoke")),
+			wantFail: []string{"REVOKE-05"}},
 
 		// Discovery and registration.
 		{name: "issuer with a trailing slash", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
@@ -646,4 +690,132 @@ func (s *keepOldKeys) GetAPIKeyByHash(ctx context.Context, hash string) (store.A
 		}
 	}
 	return k, err
+}
+
+// --- Refresh and revocation faults ----------------------------------------
+
+// formOf parses r's form and gives r its body back, so a middleware can read
+// a form and still pass the request on.
+func formOf(r *http.Request) url.Values {
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	replaceBody(r, b)
+	f, _ := url.ParseQuery(string(b))
+	r.PostForm = f
+	return f
+}
+
+// refreshRequests are refresh grants at the token endpoint; matching parses
+// the form into r.PostForm for the edit.
+func refreshRequests(r *http.Request) bool {
+	return route("POST", "/oauth/token")(r) && formOf(r).Get("grant_type") == "refresh_token"
+}
+
+// refreshGracePeriod answers a refresh token presented again with the
+// tokens its first refresh got, as servers with a "reuse interval" do; the
+// refreshes pass one at a time so that the winner is always remembered.
+func refreshGracePeriod() func(http.Handler) http.Handler {
+	var mu sync.Mutex
+	answered := map[string][]byte{}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !refreshRequests(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			rt := r.PostForm.Get("refresh_token")
+			if body, ok := answered[rt]; ok {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Cache-Control", "no-store")
+				_, _ = w.Write(body)
+				return
+			}
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			if rec.Code == http.StatusOK {
+				answered[rt] = rec.Body.Bytes()
+			}
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+		})
+	}
+}
+
+// actAsOwner remembers which client each refresh and access token was issued
+// to, and on path (the token or revocation endpoint) presents a token as its
+// owner whoever sends it, as a server that does not bind tokens to clients.
+func actAsOwner(path string) func(http.Handler) http.Handler {
+	var mu sync.Mutex
+	owner := map[string]string{}
+	learn := rewriteResponse(tokenEndpoints, func(r *http.Request, res *faultResponse) {
+		cid := r.PostForm.Get("client_id") // parsed before the server read the body
+		if res.status != http.StatusOK || cid == "" {
+			return
+		}
+		var m map[string]any
+		_ = json.Unmarshal(res.body, &m)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range []string{"refresh_token", "access_token"} {
+			if tok, _ := m[k].(string); tok != "" {
+				owner[tok] = cid
+			}
+		}
+	})
+	return func(next http.Handler) http.Handler {
+		inner := learn(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tokenEndpoints(r) {
+				formOf(r)
+			}
+			if r.Method == http.MethodPost && r.URL.Path == path {
+				f := formOf(r)
+				tok := f.Get("token")
+				if path == "/oauth/token" {
+					tok = f.Get("refresh_token")
+				}
+				mu.Lock()
+				cid, ok := owner[tok]
+				mu.Unlock()
+				if ok {
+					f.Set("client_id", cid)
+					replaceBody(r, []byte(f.Encode()))
+				}
+			}
+			inner.ServeHTTP(w, r)
+		})
+	}
+}
+
+// revokeRequests are posts to the revocation endpoint; matching parses the
+// form into r.PostForm for the edit.
+func revokeRequests(r *http.Request) bool {
+	return route("POST", "/oauth/revoke")(r) && formOf(r) != nil
+}
+
+// revokeOther hands the revocation endpoint an unknown token in place of the
+// tokens ignore picks, so they are never revoked while the answer stays 200.
+func revokeOther(ignore func(tok string) bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if route("POST", "/oauth/revoke")(r) {
+				if f := formOf(r); ignore(f.Get("token")) {
+					f.Set("token", "ignored")
+					replaceBody(r, []byte(f.Encode()))
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// noFamilyRevocation revokes no refresh token family.
+type noFamilyRevocation struct{ store.Store }
+
+func (noFamilyRevocation) RevokeRefreshFamily(context.Context, string) ([]store.RevokedToken, error) {
+	return nil, nil
 }
