@@ -264,6 +264,53 @@ func faults() []fault {
 		{name: "plain advertised beside S256", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
 			res.editJSON(func(m map[string]any) { m["code_challenge_methods_supported"] = []string{"S256", "plain"} })
 		})), wantFail: []string{"DISC-14"}},
+		{name: "no revocation_endpoint advertised", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { delete(m, "revocation_endpoint") })
+		})), wantFail: []string{"DISC-16"}},
+		{name: "metadata documents not advertised", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["client_id_metadata_document_supported"] = false })
+		})), wantFail: []string{"DISC-17"}},
+		{name: "application_type not echoed", wrap: noClock(rewriteResponse(route("POST", "/oauth/register"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { delete(m, "application_type") })
+		})), wantFail: []string{"REG-19", "REG-20"}},
+		{name: "application_type defaults to native", wrap: noClock(editRegistration(func(m map[string]any) {
+			if _, ok := m["application_type"]; !ok {
+				m["application_type"] = "native"
+			}
+		})), wantFail: []string{"REG-20"}},
+		{name: "web client takes http redirect URIs", wrap: noClock(editRegistration(func(m map[string]any) {
+			if m["application_type"] == "web" && strings.Contains(fmt.Sprint(m["redirect_uris"]), "http://") {
+				delete(m, "application_type")
+			}
+		})), wantFail: []string{"REG-21"}},
+		{name: "any application_type accepted", wrap: noClock(editRegistration(func(m map[string]any) {
+			if t, ok := m["application_type"]; ok && t != "web" && t != "native" {
+				delete(m, "application_type")
+			}
+		})), wantFail: []string{"REG-22"}},
+		{name: "refresh_token registered as the only grant", wrap: noClock(editRegistration(func(m map[string]any) {
+			if g, ok := m["grant_types"].([]any); ok && len(g) == 1 && g[0] == "refresh_token" {
+				m["grant_types"] = []any{"authorization_code", "refresh_token"}
+			}
+		})), wantFail: []string{"REG-23"}},
+		{name: "missing response_type means code", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if q := r.URL.Query(); r.URL.Path == "/oauth/authorize" && !q.Has("response_type") && q.Has("client_id") {
+					q.Set("response_type", "code")
+					r.URL.RawQuery = q.Encode()
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"AUTHZ-26"}},
+		{name: "GET on POST endpoints is 404", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/oauth/") && r.URL.Path != "/oauth/authorize" {
+					http.NotFound(w, r)
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"TOKEN-21"}},
 		{name: "http redirect URI on a public host registered", wrap: noClock(httpRedirectURIs),
 			wantFail: []string{"REG-06"}},
 		{name: "oversized body is a server error", wrap: noClock(rewriteResponse(route("POST", "/oauth/register"), func(r *http.Request, res *faultResponse) {
@@ -818,4 +865,23 @@ type noFamilyRevocation struct{ store.Store }
 
 func (noFamilyRevocation) RevokeRefreshFamily(context.Context, string) ([]store.RevokedToken, error) {
 	return nil, nil
+}
+
+// editRegistration edits the JSON body of registration requests before the
+// server reads it.
+func editRegistration(edit func(map[string]any)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if route("POST", "/oauth/register")(r) {
+				b, _ := io.ReadAll(io.LimitReader(r.Body, 2<<20))
+				var m map[string]any
+				if json.Unmarshal(b, &m) == nil && m != nil {
+					edit(m)
+					b, _ = json.Marshal(m)
+				}
+				replaceBody(r, b)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
