@@ -46,6 +46,9 @@ const (
 	// NeedClockURL: the check sends requests of its own to the test clock's
 	// endpoint (Target.Clock must be an *HTTPClock), without moving time.
 	NeedClockURL
+	// NeedCIMDPrivate: the target fetches Client ID Metadata Documents from
+	// the suite's loopback document host (Target.CIMDPrivate).
+	NeedCIMDPrivate
 )
 
 func (n Need) String() string {
@@ -62,6 +65,8 @@ func (n Need) String() string {
 		return "session"
 	case NeedClockURL:
 		return "clock-url"
+	case NeedCIMDPrivate:
+		return "cimd-private"
 	}
 	return fmt.Sprintf("need(%d)", int(n))
 }
@@ -131,6 +136,7 @@ func Catalogue() []Check {
 		tokenChecks(),
 		refreshChecks(),
 		revokeChecks(),
+		cimdChecks(),
 		deviceChecks(),
 		pingChecks(),
 		apiKeyChecks(),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -34,6 +35,7 @@ type runState struct {
 	token   lazy[string]
 	apiKey  lazy[string]
 	session lazy[[]*http.Cookie]
+	docs    lazy[*DocumentHost] // the run's own document host, when the target has none
 }
 
 type lazy[T any] struct {
@@ -55,6 +57,17 @@ func (l *lazy[T]) get(ctx context.Context, f func(context.Context) (T, error)) (
 	}
 	l.v, l.err, l.done = v, err, true
 	return v, err
+}
+
+// peek returns the value if it was built, without building it.
+func (l *lazy[T]) peek() (T, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		var zero T
+		return zero, errors.New("not built")
+	}
+	return l.v, l.err
 }
 
 // BaseURL is the target's base URL without a trailing slash.

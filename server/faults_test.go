@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/pkce"
+	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/local"
 	"github.com/mcpauth/mcpauth/server/store"
@@ -42,6 +45,9 @@ type fault struct {
 	// must judge time as the server does.
 	wrap  func(clk clock.Clock) func(http.Handler) http.Handler
 	store func(store.Store) store.Store
+	// cimd, when set, configures the server's metadata document fetching
+	// (see startSuiteTargetCIMD).
+	cimd cimdSetup
 	// wantFail are checks that must fail (Must) or warn (Should).
 	wantFail []string
 }
@@ -61,10 +67,14 @@ func TestConformanceSuiteCatchesFaults(t *testing.T) {
 			if f.store != nil {
 				opts.Store = f.store(opts.Store)
 			}
-			rep := runSuite(t, startSuiteTarget(t, opts, clk))
+			target := startSuiteTargetCIMD(t, opts, clk, f.cimd)
+			rep := runSuite(t, target)
 			byID := map[string]conformance.Result{}
 			for _, r := range rep.Results {
 				byID[r.ID] = r
+				if r.Verdict == conformance.VerdictSkip && cimdSkip(checkByID(r.ID), target.CIMDPrivate) {
+					continue
+				}
 				// Exactly the named checks: a fault blamed on unrelated
 				// checks would hide which check is about what.
 				if r.Verdict != conformance.VerdictPass && !slices.Contains(f.wantFail, r.ID) {
@@ -106,7 +116,8 @@ func faults() []fault {
 		{name: "plain PKCE accepted", wrap: noClock(plainPKCE),
 			wantFail: []string{"AUTHZ-14"}},
 		{name: "unregistered redirect URI followed", wrap: noClock(rewriteResponse(route("GET", "/oauth/authorize"), redirectAnyway)),
-			wantFail: []string{"AUTHZ-01", "AUTHZ-02", "AUTHZ-03", "AUTHZ-04", "AUTHZ-05", "AUTHZ-06", "AUTHZ-07", "AUTHZ-08", "AUTHZ-09", "AUTHZ-10", "AUTHZ-11"}},
+			wantFail: []string{"AUTHZ-01", "AUTHZ-02", "AUTHZ-03", "AUTHZ-04", "AUTHZ-05", "AUTHZ-06", "AUTHZ-07", "AUTHZ-08", "AUTHZ-09", "AUTHZ-10", "AUTHZ-11",
+				"CIMD-03", "CIMD-04", "CIMD-05", "CIMD-06", "CIMD-08"}}, // refused documents too
 		{name: "consent page may be framed", wrap: noClock(rewriteResponse(route("GET", "/oauth/authorize"), func(_ *http.Request, res *faultResponse) {
 			res.header.Del("X-Frame-Options")
 			res.header.Del("Content-Security-Policy")
@@ -248,6 +259,36 @@ func faults() []fault {
 		})), wantFail: []string{"REVOKE-04"}},
 		{name: "another client's token revoked", wrap: noClock(actAsOwner("/oauth/revoke")),
 			wantFail: []string{"REVOKE-05"}},
+
+		// Client ID Metadata Documents.
+		{name: "metadata document clients refused", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return r.URL.Path == "/oauth/authorize" && strings.HasPrefix(r.URL.Query().Get("client_id"), "https://")
+		}, func(_ *http.Request, res *faultResponse) {
+			res.status, res.header = http.StatusBadRequest, http.Header{"Content-Type": {"text/html; charset=utf-8"}}
+			res.body = []byte("<p>metadata documents are not supported</p>")
+		})), wantFail: []string{"CIMD-01", "CIMD-02"}},
+		{name: "metadata document clients refused at the token endpoint", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return route("POST", "/oauth/token")(r) && strings.HasPrefix(formOf(r).Get("client_id"), "https://")
+		}, func(_ *http.Request, res *faultResponse) {
+			res.status, res.body = http.StatusUnauthorized, []byte(`{"error":"invalid_client"}`)
+		})), wantFail: []string{"CIMD-02"}},
+		{name: "metadata document client_id not compared with its URL", cimd: documentProxy(func(u string, d *proxiedDoc) {
+			d.editJSON(func(m map[string]any) { m["client_id"] = u })
+		}), wantFail: []string{"CIMD-03"}},
+		{name: "metadata document content type not checked", cimd: documentProxy(func(_ string, d *proxiedDoc) {
+			d.contentType = "application/json"
+		}), wantFail: []string{"CIMD-05"}},
+		{name: "metadata document redirects followed", cimd: documentProxy(func(_ string, d *proxiedDoc) { d.follow = true }),
+			wantFail: []string{"CIMD-06"}},
+		{name: "metadata document secrets ignored", cimd: documentProxy(func(_ string, d *proxiedDoc) {
+			d.editJSON(func(m map[string]any) {
+				delete(m, "client_secret")
+				m["token_endpoint_auth_method"] = "none"
+			})
+		}), wantFail: []string{"CIMD-08"}},
+		{name: "metadata documents fetched from private addresses", cimd: func(_ *testing.T, host *conformance.DocumentHost) (server.MetadataDocumentConfig, bool) {
+			return server.MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: host.CertPool()}, false
+		}, wantFail: []string{"CIMD-07"}},
 
 		// Discovery and registration.
 		{name: "issuer with a trailing slash", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
@@ -883,5 +924,90 @@ func editRegistration(edit func(map[string]any)) func(http.Handler) http.Handler
 			}
 			next.ServeHTTP(w, r)
 		})
+	}
+}
+
+// --- Metadata document faults ----------------------------------------------
+
+// proxiedDoc is a document on its way from the suite's host to the server.
+type proxiedDoc struct {
+	status      int
+	contentType string
+	location    string
+	body        []byte
+	// follow: fetch the Location of a redirect and hand that over instead.
+	follow bool
+}
+
+func (d *proxiedDoc) editJSON(edit func(map[string]any)) {
+	var m map[string]any
+	if json.Unmarshal(d.body, &m) != nil || m == nil {
+		return
+	}
+	edit(m)
+	d.body, _ = json.Marshal(m)
+}
+
+// documentProxy is a fault in the server's document fetching: its resolver
+// sends 127.0.0.1 to a TLS proxy on 127.0.0.2 at the suite host's port,
+// which fetches each document from the suite's host and lets edit change it
+// before the server judges it, as a server that skipped a rule would see it.
+func documentProxy(edit func(url string, d *proxiedDoc)) cimdSetup {
+	return func(t *testing.T, host *conformance.DocumentHost) (server.MetadataDocumentConfig, bool) {
+		hu, _ := url.Parse(host.URL())
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.2", hu.Port()))
+		if err != nil {
+			t.Skipf("no second loopback address for the document proxy: %v", err)
+		}
+		fetch := &http.Client{
+			Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: host.CertPool()}},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			Timeout:       5 * time.Second,
+		}
+		get := func(u string) (*proxiedDoc, error) {
+			resp, err := fetch.Get(u)
+			if err != nil {
+				return nil, err
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			return &proxiedDoc{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), location: resp.Header.Get("Location"), body: b}, nil
+		}
+		proxy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u := host.URL() + r.URL.RequestURI()
+			d, err := get(u)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			edit(u, d)
+			if d.follow && d.location != "" {
+				if d, err = get(d.location); err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+					return
+				}
+			}
+			if d.location != "" {
+				w.Header().Set("Location", d.location)
+			}
+			w.Header().Set("Content-Type", d.contentType)
+			w.WriteHeader(d.status)
+			_, _ = w.Write(d.body)
+		}))
+		proxy.Listener.Close()
+		proxy.Listener = ln
+		proxy.StartTLS()
+		t.Cleanup(proxy.Close)
+		pool := host.CertPool().Clone()
+		pool.AddCert(proxy.Certificate())
+		return server.MetadataDocumentConfig{
+			AllowPrivateAddresses: true, RootCAs: pool,
+			LookupIP: func(ctx context.Context, h string) ([]netip.Addr, error) {
+				if h == "127.0.0.1" {
+					return []netip.Addr{netip.MustParseAddr("127.0.0.2")}, nil
+				}
+				return net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+			},
+		}, true
 	}
 }

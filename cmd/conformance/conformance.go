@@ -48,6 +48,11 @@ type Options struct {
 	Username      string
 	Destructive   bool
 	RealTime      bool
+	// CIMDPrivate: the target fetches client metadata documents from the
+	// suite's loopback document host; on by default with --local.
+	CIMDPrivate bool
+	CIMDCert    string // PEM certificate and key the document host serves with
+	CIMDKey     string
 
 	Timeout  time.Duration // per check; 0: 60 s, or 10 min with --approve=manual
 	Parallel int           // 0: the suite's default, 1 with --approve=manual
@@ -84,6 +89,12 @@ short enough), the test user's API key and browser session.
 --local runs the whole suite against the reference server started in-process,
 with every need met.
 
+Client ID Metadata Document checks serve documents from a TLS host the suite
+starts on 127.0.0.1; they run when the target fetches from loopback and trusts
+that host (--cimd-private: 'mcpauth serve --cimd-allow-private', trusting
+--cimd-cert), and are skipped otherwise, when the SSRF guard is checked
+instead. --local allows it unless --cimd-private=false.
+
 Exit status: 0 when no Must check failed (after the baseline), 8 when one did
 or the baseline is stale, 2 on usage errors, 6 when the target or its test
 clock cannot be reached, 130 when interrupted.`,
@@ -98,6 +109,9 @@ clock cannot be reached, 130 when interrupted.`,
 			}
 			if len(args) == 1 {
 				opts.BaseURL = args[0]
+			}
+			if opts.Local && !cmd.Flags().Changed("cimd-private") {
+				opts.CIMDPrivate = true
 			}
 			if err := opts.validate(); err != nil {
 				return err
@@ -117,6 +131,9 @@ clock cannot be reached, 130 when interrupted.`,
 	fl.StringVar(&opts.Approve, "approve", ApproveNone, "who approves consent and device codes: form (drive the pages as --username), manual (you, prompted on stderr), none (skip those checks)")
 	fl.StringVar(&opts.Username, "username", "conformance", "user name to sign in with at a development identity provider (--approve=form)")
 	fl.BoolVar(&opts.Destructive, "destructive", false, "allow checks that change the test user's state (regenerating the API key)")
+	fl.BoolVar(&opts.CIMDPrivate, "cimd-private", false, "the target fetches client metadata documents from loopback (serve --cimd-allow-private) and trusts the suite's document host (default true with --local)")
+	fl.StringVar(&opts.CIMDCert, "cimd-cert", "", "PEM certificate for the suite's document host, one the target trusts (default: self-signed, trusted by --local only)")
+	fl.StringVar(&opts.CIMDKey, "cimd-key", "", "PEM private key of --cimd-cert")
 	fl.BoolVar(&opts.RealTime, "real-time", false, "without a test clock, wait for real for expiry checks of up to a minute")
 	fl.DurationVar(&opts.Timeout, "timeout", 0, "per-check timeout (default 60s; 10m with --approve=manual)")
 	fl.IntVar(&opts.Parallel, "parallel", 0, "checks run at once (default 4; 1 with --approve=manual)")
@@ -178,6 +195,12 @@ func (o *Options) validate() error {
 	case ApproveForm, ApproveManual, ApproveNone:
 	default:
 		return cmdutil.FlagErrorf("--approve must be form, manual or none, not %q", o.Approve)
+	}
+	if (o.CIMDCert == "") != (o.CIMDKey == "") {
+		return cmdutil.FlagErrorf("--cimd-cert and --cimd-key go together")
+	}
+	if o.CIMDCert != "" && o.Local {
+		return cmdutil.FlagErrorf("--cimd-cert is for remote targets; --local trusts its own document host")
 	}
 	if o.JSON == "-" && o.JUnit == "-" {
 		return cmdutil.FlagErrorf("only one of --json and --junit can write to stdout")
