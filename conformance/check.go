@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -142,8 +143,17 @@ func Catalogue() []Check {
 		apiKeyChecks(),
 		headerChecks(),
 		loginChecks(),
+		blindSpotChecks(), // last: each joins its area below
 	} {
 		all = append(all, area...)
 	}
+	// Checks declared apart from their area (blindSpotChecks) join it.
+	rank := map[string]int{}
+	for _, c := range all {
+		if _, ok := rank[c.Area]; !ok {
+			rank[c.Area] = len(rank)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b Check) int { return rank[a.Area] - rank[b.Area] })
 	return all
 }

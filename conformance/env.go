@@ -144,6 +144,10 @@ func (e *Env) Do(ctx context.Context, method, path string, hdr http.Header, body
 	for k, vs := range hdr {
 		req.Header[k] = vs
 	}
+	if h := req.Header.Get("Host"); h != "" { // the client sends req.Host, not the header
+		req.Host = h
+		req.Header.Del("Host")
+	}
 	hc, rec := e.wire()
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -189,7 +189,67 @@ func faults() []fault {
 		{name: "JWT expiry ignored", wrap: acceptExpired,
 			wantFail: []string{"PING-12"}},
 		{name: "token in the query string accepted", wrap: noClock(queryToken),
-			wantFail: []string{"PING-15"}},
+			wantFail: []string{"PING-15", "PING-16"}},
+		{name: "token in the query string accepted on /mcp", wrap: noClock(func(next http.Handler) http.Handler {
+			q := queryToken(next)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/mcp" {
+					q.ServeHTTP(w, r)
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"PING-16"}},
+		{name: "MCP sessions kept", wrap: noClock(rewriteResponse(func(r *http.Request) bool { return r.URL.Path == "/mcp" }, func(r *http.Request, res *faultResponse) {
+			if r.Method == http.MethodPost && res.status == http.StatusOK {
+				res.header.Set("Mcp-Session-Id", "session-1")
+			}
+		})), wantFail: []string{"PING-17"}},
+		{name: "CORS reflects any origin with credentials", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if o := r.Header.Get("Origin"); o != "" && bearerPaths(r) {
+					w.Header().Set("Access-Control-Allow-Origin", o)
+					w.Header().Set("Access-Control-Allow-Credentials", "true")
+					if r.Method == http.MethodOptions {
+						w.Header().Set("Access-Control-Allow-Headers", r.Header.Get("Access-Control-Request-Headers"))
+						w.WriteHeader(http.StatusNoContent)
+						return
+					}
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"HDR-09", "HDR-10"}},
+		{name: "metadata built from X-Forwarded-Host", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return r.Header.Get("X-Forwarded-Host") != ""
+		}, func(r *http.Request, res *faultResponse) {
+			forged := "https://" + r.Header.Get("X-Forwarded-Host")
+			res.editJSON(func(m map[string]any) {
+				if _, ok := m["issuer"]; ok {
+					m["issuer"] = forged
+				}
+			})
+			if v := res.header.Get("WWW-Authenticate"); v != "" {
+				res.header.Set("WWW-Authenticate", `Bearer resource_metadata="`+forged+`/.well-known/oauth-protected-resource", scope="mcp"`)
+			}
+		})), wantFail: []string{"HDR-11"}},
+		{name: "approval redirects with 307", wrap: noClock(rewriteResponse(route("POST", "/oauth/authorize"), func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusFound || res.status == http.StatusSeeOther {
+				res.status = http.StatusTemporaryRedirect
+			}
+		})), wantFail: []string{"AUTHZ-27"}},
+		{name: "token parameters read from the query string", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if route("POST", "/oauth/token")(r) && r.URL.RawQuery != "" {
+					f := formOf(r)
+					for k, v := range r.URL.Query() {
+						f[k] = v
+					}
+					replaceBody(r, []byte(f.Encode()))
+					r.URL.RawQuery = ""
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"TOKEN-22"}},
 		{name: "auth scheme case-sensitive", wrap: noClock(caseSensitiveScheme),
 			wantFail: []string{"PING-10"}},
 		{name: "old API key still valid", store: func(s store.Store) store.Store { return &keepOldKeys{Store: s, old: map[string]store.APIKey{}} },
