@@ -211,8 +211,6 @@ func authorizeChecks() []Check {
 			func(q url.Values) { q.Set("scope", "admin") }),
 		errorRedirect("AUTHZ-18", "a resource other than {base}/mcp is redirected back with invalid_target", "invalid_target",
 			func(q url.Values) { q.Set("resource", "https://attacker.example/mcp") }),
-		errorRedirect("AUTHZ-26", "a request without response_type is redirected back with invalid_request", "invalid_request",
-			func(q url.Values) { q.Del("response_type") }),
 		accepted("AUTHZ-19", "scope may be omitted (it means mcp)", "decisions.md §Authorization endpoint",
 			loopbackRedirect, func(q url.Values) { q.Del("scope") }),
 		{
@@ -369,6 +367,8 @@ func authorizeChecks() []Check {
 				return nil
 			},
 		},
+		errorRedirect("AUTHZ-26", "a request without response_type is redirected back with invalid_request", "invalid_request",
+			func(q url.Values) { q.Del("response_type") }),
 	}
 }
 

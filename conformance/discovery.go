@@ -116,6 +116,8 @@ func discoveryChecks() []Check {
 			}),
 		metadataField("DISC-14", asPath, "authorization server metadata: code_challenge_methods_supported is [S256]", asSrc,
 			func(e *Env, o object) error { return o.wantSet("code_challenge_methods_supported", "S256") }),
+		metadataField("DISC-15", asPath, "authorization server metadata: scopes_supported is [mcp, offline_access]", asSrc+"; decisions.md MCP 2026-07-28",
+			func(e *Env, o object) error { return o.wantSet("scopes_supported", "mcp", "offline_access") }),
 		metadataField("DISC-16", asPath, "authorization server metadata: revocation_endpoint is {base}/oauth/revoke, for public clients (auth method none)",
 			"RFC 7009 §4; RFC 8414 §2 via "+src2026+" (Metadata)",
 			func(e *Env, o object) error {
@@ -136,7 +138,5 @@ func discoveryChecks() []Check {
 				}
 				return nil
 			}),
-		metadataField("DISC-15", asPath, "authorization server metadata: scopes_supported is [mcp, offline_access]", asSrc+"; decisions.md MCP 2026-07-28",
-			func(e *Env, o object) error { return o.wantSet("scopes_supported", "mcp", "offline_access") }),
 	}
 }

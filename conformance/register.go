@@ -189,6 +189,8 @@ func registerChecks() []Check {
 			func() map[string]any { return with(validClient(), "client_name", 42) }, "invalid_client_metadata"),
 		rejectMeta("REG-17", "an unknown grant type is rejected", rfc,
 			func() map[string]any { return with(validClient(), "grant_types", []string{"password"}) }, "invalid_client_metadata"),
+		rejectMeta("REG-18", "a scope other than mcp is rejected", rfc,
+			func() map[string]any { return with(validClient(), "scope", "admin") }, "invalid_client_metadata"),
 		{
 			ID: "REG-19", Title: "application_type is echoed: native for loopback redirect URIs, web for https", Area: "register",
 			Source: "RFC 7591 §2; OpenID Connect Registration §2 via " + src2026 + " (Registration)",
@@ -234,7 +236,5 @@ func registerChecks() []Check {
 			func() map[string]any { return with(validClient(), "application_type", "desktop") }, "invalid_client_metadata"),
 		rejectMeta("REG-23", "grant_types with refresh_token alone is rejected", src2026+" (Registration)",
 			func() map[string]any { return with(validClient(), "grant_types", []string{"refresh_token"}) }, "invalid_client_metadata"),
-		rejectMeta("REG-18", "a scope other than mcp is rejected", rfc,
-			func() map[string]any { return with(validClient(), "scope", "admin") }, "invalid_client_metadata"),
 	}
 }

@@ -186,7 +186,8 @@ func TestConformanceBaseline(t *testing.T) {
 // A target without approver, clock, session or API key runs what it can and
 // skips the rest, saying why; nothing that needs those passes silently.
 func TestConformanceMissingCapabilitiesSkip(t *testing.T) {
-	base := startSuiteTarget(t, local.Options{Store: memory.New()}, nil).BaseURL
+	// The SSRF guard on, as in production: CIMD-07 runs and passes.
+	base := startSuiteTargetCIMD(t, local.Options{Store: memory.New()}, nil, guardedCIMD).BaseURL
 	rep := conformance.Run(context.Background(), conformance.Target{BaseURL: base}, conformance.Options{Parallel: 8})
 	ran := 0
 	for i, c := range conformance.Catalogue() {
