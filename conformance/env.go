@@ -36,6 +36,9 @@ type runState struct {
 	apiKey  lazy[string]
 	session lazy[[]*http.Cookie]
 	docs    lazy[*DocumentHost] // the run's own document host, when the target has none
+	// The mcp profile's discovery and client.
+	site      lazy[*mcpSite]
+	mcpClient lazy[string]
 }
 
 type lazy[T any] struct {

@@ -1071,3 +1071,124 @@ func documentProxy(edit func(url string, d *proxiedDoc)) cimdSetup {
 		}, true
 	}
 }
+
+// --- The mcp profile ---------------------------------------------------------
+
+// The mcp profile passes against the reference server, started from its MCP
+// endpoint; and each fault below makes exactly its checks fail.
+func TestConformanceMCPProfile(t *testing.T) {
+	run := func(t *testing.T, f fault) {
+		clk := clock.NewOffset(nil)
+		opts := local.Options{SigningKey: []byte(faultKey), Store: memory.New()}
+		if f.wrap != nil {
+			opts.Wrap = f.wrap(clk)
+		}
+		if f.store != nil {
+			opts.Store = f.store(opts.Store)
+		}
+		target := startSuiteTargetCIMD(t, opts, clk, f.cimd)
+		target.BaseURL += "/mcp"
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		rep := conformance.RunChecks(ctx, target, conformance.MCPCatalogue(), conformance.Options{Parallel: 8})
+		for _, r := range rep.Results {
+			if r.Verdict != conformance.VerdictPass && !slices.Contains(f.wantFail, r.ID) {
+				t.Errorf("%s %s: %s", r.Verdict, r.ID, r.Reason)
+			}
+			if slices.Contains(f.wantFail, r.ID) && r.Verdict != conformance.VerdictFail && r.Verdict != conformance.VerdictWarn {
+				t.Errorf("%s: %s, want a failure (%s)", r.ID, r.Verdict, r.Reason)
+			}
+		}
+	}
+	t.Run("reference", func(t *testing.T) { t.Parallel(); run(t, fault{}) })
+	for _, f := range mcpProfileFaults() {
+		t.Run(f.name, func(t *testing.T) { t.Parallel(); run(t, f) })
+	}
+}
+
+func mcpProfileFaults() []fault {
+	byName := map[string]fault{}
+	for _, f := range faults() {
+		byName[f.name] = f
+	}
+	reuse := func(name string, wantFail ...string) fault {
+		f := byName[name]
+		if f.name == "" {
+			panic("no fault " + name)
+		}
+		f.wantFail = wantFail
+		return f
+	}
+	prm := "/.well-known/oauth-protected-resource"
+	return []fault{
+		reuse("no WWW-Authenticate", "MCP-01"),
+		{name: "path-inserted resource is the base URL", wrap: noClock(rewriteResponse(route("GET", prm+"/mcp"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["resource"] = strings.TrimSuffix(fmt.Sprint(m["resource"]), "/mcp") })
+		})), wantFail: []string{"MCP-02"}},
+		{name: "no root resource metadata", wrap: noClock(rewriteResponse(route("GET", prm), func(_ *http.Request, res *faultResponse) {
+			res.status, res.body = http.StatusNotFound, []byte(`{"error":"not_found"}`)
+		})), wantFail: []string{"MCP-03"}},
+		reuse("issuer with a trailing slash", "MCP-04"),
+		{name: "S256 not advertised", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { delete(m, "code_challenge_methods_supported") })
+		})), wantFail: []string{"MCP-05"}},
+		{name: "PKCE optional", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if q := r.URL.Query(); r.URL.Path == "/oauth/authorize" && q.Has("client_id") && !q.Has("code_challenge") {
+					q.Set("code_challenge", pkce.S256(strings.Repeat("v", 43)))
+					q.Set("code_challenge_method", "S256")
+					r.URL.RawQuery = q.Encode()
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"MCP-06"}},
+		{name: "MCP endpoint refuses tokens", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return r.URL.Path == "/mcp" && r.Header.Get("Authorization") != ""
+		}, func(_ *http.Request, res *faultResponse) {
+			res.status, res.body = http.StatusUnauthorized, nil
+		})), wantFail: []string{"MCP-07"}},
+		{name: "iss dropped from the authorization response", wrap: noClock(rewriteResponse(route("POST", "/oauth/authorize"), func(_ *http.Request, res *faultResponse) {
+			if u, err := url.Parse(res.header.Get("Location")); err == nil {
+				q := u.Query()
+				q.Del("iss")
+				u.RawQuery = q.Encode()
+				res.header.Set("Location", u.String())
+			}
+		})), wantFail: []string{"MCP-09"}},
+		{name: "application_type changed", wrap: noClock(rewriteResponse(route("POST", "/oauth/register"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["application_type"] = "web" })
+		})), wantFail: []string{"MCP-10"}},
+		{name: "any code_verifier accepted", wrap: noClock(verifierInContext), store: func(s store.Store) store.Store { return anyVerifier{s} },
+			wantFail: []string{"MCP-08"}},
+		reuse("metadata document clients refused", "MCP-11"),
+		reuse("refresh token not rotated", "MCP-12"),
+		reuse("token in the query string accepted", "MCP-13"),
+	}
+}
+
+type verifierKey struct{}
+
+// verifierInContext hands the code_verifier of a token request to the store
+// (through the request's context), for anyVerifier.
+func verifierInContext(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if route("POST", "/oauth/token")(r) {
+			if v := formOf(r).Get("code_verifier"); v != "" {
+				r = r.WithContext(context.WithValue(r.Context(), verifierKey{}, v))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// anyVerifier reports every code's challenge as the one the presented
+// verifier matches: PKCE not checked at the token endpoint.
+type anyVerifier struct{ store.Store }
+
+func (s anyVerifier) GetAuthCode(ctx context.Context, hash string) (store.AuthCode, error) {
+	c, err := s.Store.GetAuthCode(ctx, hash)
+	if v, ok := ctx.Value(verifierKey{}).(string); ok {
+		c.CodeChallenge = pkce.S256(v)
+	}
+	return c, err
+}

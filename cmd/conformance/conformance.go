@@ -38,8 +38,9 @@ type Options struct {
 
 	BaseURL string // the positional argument
 
-	Local bool
-	DB    string
+	Local   bool
+	DB      string
+	Profile string // contract (default) or mcp
 
 	ClockURL      string
 	SessionCookie string
@@ -86,6 +87,11 @@ moving the server's clock for the expiry checks (--clock-url, from
 'mcpauth serve --test-clock'; or --real-time to wait for real where that is
 short enough), the test user's API key and browser session.
 
+--profile mcp checks only what the MCP authorization specification asks of any
+MCP server, discovering everything from the MCP endpoint (<base_url> is then
+the MCP URL, e.g. https://example.com/mcp); checks that cannot apply to the
+server are skipped with the reason.
+
 --local runs the whole suite against the reference server started in-process,
 with every need met.
 
@@ -124,6 +130,7 @@ clock cannot be reached, 130 when interrupted.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Local, "local", false, "start the reference server in-process and check it (no <base_url>)")
+	fl.StringVar(&opts.Profile, "profile", conformance.ProfileContract, "which requirements: contract (this project's contract and decisions) or mcp (the MCP authorization spec, for any MCP server; <base_url> is then the MCP endpoint)")
 	fl.StringVar(&opts.DB, "db", "", "with --local: SQLite file or postgres:// URL for the server (default: in memory)")
 	fl.StringVar(&opts.ClockURL, "clock-url", "", "test clock of 'mcpauth serve --test-clock', e.g. <base_url>/api/test/clock")
 	fl.StringVar(&opts.SessionCookie, "session-cookie", "", "auth_token cookie of a logged-in test user (env MCPAUTH_SESSION_COOKIE)")
@@ -196,6 +203,9 @@ func (o *Options) validate() error {
 	default:
 		return cmdutil.FlagErrorf("--approve must be form, manual or none, not %q", o.Approve)
 	}
+	if _, err := conformance.ProfileChecks(o.Profile); err != nil {
+		return cmdutil.FlagErrorf("--profile: %v", err)
+	}
 	if (o.CIMDCert == "") != (o.CIMDKey == "") {
 		return cmdutil.FlagErrorf("--cimd-cert and --cimd-key go together")
 	}
@@ -231,7 +241,7 @@ func Run(ctx context.Context, opts *Options) error {
 		filter = re
 	}
 	if opts.List {
-		return writeList(opts, selected(filter))
+		return writeList(opts, selected(opts.Profile, filter))
 	}
 	var baseline *conformance.Baseline
 	if opts.Baseline != "" {
@@ -257,10 +267,11 @@ func Run(ctx context.Context, opts *Options) error {
 	defer cleanup()
 	suiteOpts.Filter = filter
 	suiteOpts.Baseline = baseline
-	prog := newProgress(opts, len(selected(filter)))
+	checks := selected(opts.Profile, filter)
+	prog := newProgress(opts, len(checks))
 	suiteOpts.OnProgress = prog.report
 
-	rep := conformance.Run(ctx, target, suiteOpts)
+	rep := conformance.RunChecks(ctx, target, selected(opts.Profile, nil), suiteOpts)
 	prog.finish()
 	if err := writeReports(opts, rep); err != nil {
 		return err
@@ -275,9 +286,10 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 // selected returns the catalogue's checks that filter keeps.
-func selected(filter *regexp.Regexp) []conformance.Check {
+func selected(profile string, filter *regexp.Regexp) []conformance.Check {
 	var out []conformance.Check
-	for _, c := range conformance.Catalogue() {
+	all, _ := conformance.ProfileChecks(profile) // validated with the flags
+	for _, c := range all {
 		if filter == nil || filter.MatchString(c.ID) {
 			out = append(out, c)
 		}

@@ -129,6 +129,24 @@ func TestLocalPassesTheWholeSuite(t *testing.T) {
 	}
 }
 
+// --profile mcp checks the in-process server from its MCP endpoint; an
+// unknown profile is a usage error.
+func TestLocalMCPProfile(t *testing.T) {
+	res := runCmd(t, nil, nil, "--local", "--profile", "mcp", "--json", "-")
+	v := verdicts(readJSONReport(t, []byte(res.stdout)))
+	if res.code != 0 || len(v) != len(conformance.MCPCatalogue()) {
+		t.Fatalf("exit %d, %d verdicts, want 0 and %d\n%s", res.code, len(v), len(conformance.MCPCatalogue()), res.stderr)
+	}
+	for id, verdict := range v {
+		if verdict != "pass" {
+			t.Errorf("%s: %s", id, verdict)
+		}
+	}
+	if res := runCmd(t, nil, nil, "--local", "--profile", "oauth"); res.code != 2 {
+		t.Errorf("--profile oauth: exit %d, want 2", res.code)
+	}
+}
+
 func TestLocalWithSQLite(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "mcpauth.db")
 	res := runCmd(t, nil, nil, "--local", "--db", db, "--run", "^(TOKEN|DEV|KEY)-", "--json", "-")

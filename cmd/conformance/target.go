@@ -31,7 +31,11 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 	}
 	nop := func() {}
 	base := strings.TrimRight(opts.BaseURL, "/")
-	if err := preflight(ctx, hc, base+"/.well-known/oauth-authorization-server"); err != nil {
+	probe := base + "/.well-known/oauth-authorization-server"
+	if opts.Profile == conformance.ProfileMCP {
+		probe = base // the MCP endpoint itself
+	}
+	if err := preflight(ctx, hc, probe); err != nil {
 		return conformance.Target{}, so, nop, cmdutil.WithExit(cmdutil.ExitNetwork, fmt.Errorf("cannot reach %s: %w", base, err))
 	}
 	t := conformance.Target{BaseURL: base, HTTP: hc, APIKey: opts.APIKey, CIMDPrivate: opts.CIMDPrivate}
@@ -128,7 +132,11 @@ func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conforma
 		return conformance.Target{}, so, func() {}, err
 	}
 	so.Destructive = true // the server lives for this run only
-	return conformance.Target{BaseURL: inst.URL, HTTP: hc, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock", HTTP: hc},
+	base := inst.URL
+	if opts.Profile == conformance.ProfileMCP {
+		base += "/mcp" // the mcp profile starts from the MCP endpoint
+	}
+	return conformance.Target{BaseURL: base, HTTP: hc, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock", HTTP: hc},
 		CIMDPrivate: opts.CIMDPrivate, Documents: docs}, so, cleanup, nil
 }
 
