@@ -150,6 +150,41 @@ func blindSpotChecks() []Check {
 			},
 		},
 		{
+			ID: "HDR-12", Title: "pages for a signed-in user (consent, Settings) are not stored by shared caches (no-store or private)", Area: "headers",
+			Source: "RFC 9111 §3 and §5.2.2 (a cookie does not keep a response out of a shared cache); RFC 9700 §4.1", Needs: []Need{NeedSession},
+			Run: func(ctx context.Context, e *Env) error {
+				a, err := e.suiteRequest(ctx, loopbackRedirect)
+				if err != nil {
+					return err
+				}
+				consent, err := e.consentPage(ctx, a)
+				if err != nil {
+					return err
+				}
+				cs, err := e.SessionCookies(ctx)
+				if err != nil {
+					return err
+				}
+				settings, err := e.Get(ctx, "/settings", "Cookie", cookieHeader(cs), "Accept", "text/html")
+				if err != nil {
+					return err
+				}
+				if settings.Status != 200 {
+					return setupFail("opening Settings", errOr(nil, settings))
+				}
+				for _, x := range []struct {
+					what string
+					r    *Response
+				}{{"the consent page (it holds a CSRF token)", consent}, {"Settings (it shows the API key)", settings}} {
+					cc := strings.ToLower(x.r.Header.Get("Cache-Control"))
+					if !strings.Contains(cc, "no-store") && !strings.Contains(cc, "private") {
+						return Fail("%s: want Cache-Control no-store or private, got %q: a shared cache may serve it to someone else", x.what, x.r.Header.Get("Cache-Control"))
+					}
+				}
+				return nil
+			},
+		},
+		{
 			ID: "AUTHZ-27", Title: "approving consent redirects with 302 or 303, never 307/308 (which would re-post the form)", Area: "authorize",
 			Source: "RFC 9700 §4.12; RFC 9110 §15.4", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {

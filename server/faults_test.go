@@ -232,6 +232,13 @@ func faults() []fault {
 				res.header.Set("WWW-Authenticate", `Bearer resource_metadata="`+forged+`/.well-known/oauth-protected-resource", scope="mcp"`)
 			}
 		})), wantFail: []string{"HDR-11"}},
+		{name: "signed-in pages cacheable", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return r.Method == "GET" && (r.URL.Path == "/oauth/authorize" || r.URL.Path == "/settings")
+		}, func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK {
+				res.header.Set("Cache-Control", "public, max-age=600")
+			}
+		})), wantFail: []string{"HDR-12"}},
 		{name: "approval redirects with 307", wrap: noClock(rewriteResponse(route("POST", "/oauth/authorize"), func(_ *http.Request, res *faultResponse) {
 			if res.status == http.StatusFound || res.status == http.StatusSeeOther {
 				res.status = http.StatusTemporaryRedirect
