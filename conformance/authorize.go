@@ -367,6 +367,8 @@ func authorizeChecks() []Check {
 				return nil
 			},
 		},
+		errorRedirect("AUTHZ-26", "a request without response_type is redirected back with invalid_request", "invalid_request",
+			func(q url.Values) { q.Del("response_type") }),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -46,6 +47,9 @@ const (
 	// NeedClockURL: the check sends requests of its own to the test clock's
 	// endpoint (Target.Clock must be an *HTTPClock), without moving time.
 	NeedClockURL
+	// NeedCIMDPrivate: the target fetches Client ID Metadata Documents from
+	// the suite's loopback document host (Target.CIMDPrivate).
+	NeedCIMDPrivate
 )
 
 func (n Need) String() string {
@@ -62,6 +66,8 @@ func (n Need) String() string {
 		return "session"
 	case NeedClockURL:
 		return "clock-url"
+	case NeedCIMDPrivate:
+		return "cimd-private"
 	}
 	return fmt.Sprintf("need(%d)", int(n))
 }
@@ -129,13 +135,25 @@ func Catalogue() []Check {
 		registerChecks(),
 		authorizeChecks(),
 		tokenChecks(),
+		refreshChecks(),
+		revokeChecks(),
+		cimdChecks(),
 		deviceChecks(),
 		pingChecks(),
 		apiKeyChecks(),
 		headerChecks(),
 		loginChecks(),
+		blindSpotChecks(), // last: each joins its area below
 	} {
 		all = append(all, area...)
 	}
+	// Checks declared apart from their area (blindSpotChecks) join it.
+	rank := map[string]int{}
+	for _, c := range all {
+		if _, ok := rank[c.Area]; !ok {
+			rank[c.Area] = len(rank)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b Check) int { return rank[a.Area] - rank[b.Area] })
 	return all
 }

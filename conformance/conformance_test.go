@@ -10,6 +10,7 @@ var idShape = regexp.MustCompile(`^([A-Z]+)-[0-9]{2}$`)
 var areaPrefix = map[string]string{
 	"discovery": "DISC", "register": "REG", "authorize": "AUTHZ", "token": "TOKEN", "device": "DEV",
 	"ping": "PING", "apikey": "KEY", "headers": "HDR", "login": "LOGIN",
+	"refresh": "REFRESH", "revoke": "REVOKE", "cimd": "CIMD", "mcp": "MCP",
 }
 
 func TestCatalogue(t *testing.T) {
@@ -17,6 +18,7 @@ func TestCatalogue(t *testing.T) {
 	if len(cat) < 50 {
 		t.Errorf("catalogue has %d checks, want at least 50", len(cat))
 	}
+	cat = append(cat, MCPCatalogue()...)
 	seen := map[string]bool{}
 	for _, c := range cat {
 		m := idShape.FindStringSubmatch(c.ID)

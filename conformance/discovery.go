@@ -118,5 +118,25 @@ func discoveryChecks() []Check {
 			func(e *Env, o object) error { return o.wantSet("code_challenge_methods_supported", "S256") }),
 		metadataField("DISC-15", asPath, "authorization server metadata: scopes_supported is [mcp, offline_access]", asSrc+"; decisions.md MCP 2026-07-28",
 			func(e *Env, o object) error { return o.wantSet("scopes_supported", "mcp", "offline_access") }),
+		metadataField("DISC-16", asPath, "authorization server metadata: revocation_endpoint is {base}/oauth/revoke, for public clients (auth method none)",
+			"RFC 7009 §4; RFC 8414 §2 via "+src2026+" (Metadata)",
+			func(e *Env, o object) error {
+				if err := o.wantStr("revocation_endpoint", e.URL("/oauth/revoke")); err != nil {
+					return err
+				}
+				return o.wantSet("revocation_endpoint_auth_methods_supported", "none")
+			}),
+		metadataField("DISC-17", asPath, "authorization server metadata: client_id_metadata_document_supported is true",
+			"MCP authorization 2026-07-28 (Client ID Metadata Documents) via "+src2026+" (Metadata)",
+			func(e *Env, o object) error {
+				raw, ok := o["client_id_metadata_document_supported"]
+				if !ok {
+					return Fail("member %q missing", "client_id_metadata_document_supported")
+				}
+				if string(raw) != "true" {
+					return Fail("client_id_metadata_document_supported: want true, got %s", raw)
+				}
+				return nil
+			}),
 	}
 }

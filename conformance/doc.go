@@ -15,6 +15,16 @@
 // runner skips them, with the reason, when the Target cannot provide it.
 // Nothing passes silently.
 //
+// Client ID Metadata Document checks serve their documents from a
+// DocumentHost, a TLS listener on 127.0.0.1 the suite starts, and run only
+// when the target fetches from loopback and trusts it (Target.CIMDPrivate);
+// otherwise CIMD-07 checks the target's SSRF guard. The suite never hands
+// the target a URL off loopback.
+//
+// Catalogue is the contract profile; MCPCatalogue (ProfileChecks("mcp")) is
+// the mcp profile, the MCP authorization requirements of any MCP server,
+// discovered from Target.BaseURL as the MCP endpoint.
+//
 // Run runs the catalogue: independent checks in parallel, then, one at a time,
 // the checks that move the clock or change shared state. The Report is in
 // catalogue order and renders as JSON, JUnit XML or a text table; a Baseline

@@ -31,7 +31,7 @@ func TestDocsNameEveryCheck(t *testing.T) {
 		}
 	}
 	known := map[string]bool{}
-	for _, c := range Catalogue() {
+	for _, c := range append(Catalogue(), MCPCatalogue()...) {
 		known[c.ID] = true
 		if len(named[c.ID]) == 0 {
 			t.Errorf("check %s (%s) is not named in docs/service.md or docs/decisions.md: add it to the rule it verifies", c.ID, c.Title)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -30,9 +31,14 @@ type Env struct {
 // needs a registered client registers it once for everyone.
 type runState struct {
 	clients [2]lazy[string]
+	offline [2]lazy[string] // clients with the refresh_token grant
 	token   lazy[string]
 	apiKey  lazy[string]
 	session lazy[[]*http.Cookie]
+	docs    lazy[*DocumentHost] // the run's own document host, when the target has none
+	// The mcp profile's discovery and client.
+	site      lazy[*mcpSite]
+	mcpClient lazy[string]
 }
 
 type lazy[T any] struct {
@@ -54,6 +60,17 @@ func (l *lazy[T]) get(ctx context.Context, f func(context.Context) (T, error)) (
 	}
 	l.v, l.err, l.done = v, err, true
 	return v, err
+}
+
+// peek returns the value if it was built, without building it.
+func (l *lazy[T]) peek() (T, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		var zero T
+		return zero, errors.New("not built")
+	}
+	return l.v, l.err
 }
 
 // BaseURL is the target's base URL without a trailing slash.
@@ -129,6 +146,10 @@ func (e *Env) Do(ctx context.Context, method, path string, hdr http.Header, body
 	}
 	for k, vs := range hdr {
 		req.Header[k] = vs
+	}
+	if h := req.Header.Get("Host"); h != "" { // the client sends req.Host, not the header
+		req.Host = h
+		req.Header.Del("Host")
 	}
 	hc, rec := e.wire()
 	resp, err := hc.Do(req)

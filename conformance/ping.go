@@ -11,11 +11,16 @@ var mcpInitialize = []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","param
 // postMCP sends an MCP initialize request with the given Authorization value
 // ("" for none).
 func (e *Env) postMCP(ctx context.Context, authorization string) (*Response, error) {
+	return e.postMCPAt(ctx, "/mcp", authorization)
+}
+
+// postMCPAt is postMCP to another MCP URL (the mcp profile's).
+func (e *Env) postMCPAt(ctx context.Context, mcpURL, authorization string) (*Response, error) {
 	h := headers("Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 	if authorization != "" {
 		h.Set("Authorization", authorization)
 	}
-	return e.Do(ctx, "POST", "/mcp", h, mcpInitialize)
+	return e.Do(ctx, "POST", mcpURL, h, mcpInitialize)
 }
 
 // forgedClaims are plausible claims for a token the server never issued.

@@ -191,5 +191,50 @@ func registerChecks() []Check {
 			func() map[string]any { return with(validClient(), "grant_types", []string{"password"}) }, "invalid_client_metadata"),
 		rejectMeta("REG-18", "a scope other than mcp is rejected", rfc,
 			func() map[string]any { return with(validClient(), "scope", "admin") }, "invalid_client_metadata"),
+		{
+			ID: "REG-19", Title: "application_type is echoed: native for loopback redirect URIs, web for https", Area: "register",
+			Source: "RFC 7591 §2; OpenID Connect Registration §2 via " + src2026 + " (Registration)",
+			Run: func(ctx context.Context, e *Env) error {
+				for _, tc := range []struct{ typ, uri string }{{"native", loopbackRedirect}, {"web", httpsRedirect}} {
+					o, err := e.registered(ctx, with(redirectMeta(tc.uri)(), "application_type", tc.typ))
+					if err != nil {
+						return Fail("application_type %s: %v", tc.typ, err)
+					}
+					if err := o.wantStr("application_type", tc.typ); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "REG-20", Title: "application_type defaults to native for loopback and private-use redirect URIs, web otherwise", Area: "register",
+			Source: src2026 + " (Registration)",
+			Run: func(ctx context.Context, e *Env) error {
+				for _, tc := range []struct {
+					want string
+					uris []string
+				}{
+					{"native", []string{loopbackRedirect, "com.example.mcpclient:/callback"}},
+					{"web", []string{httpsRedirect}},
+					{"web", []string{loopbackRedirect, httpsRedirect}},
+				} {
+					o, err := e.registered(ctx, redirectMeta(tc.uris...)())
+					if err != nil {
+						return err
+					}
+					if err := o.wantStr("application_type", tc.want); err != nil {
+						return Fail("redirect URIs %q: %v", tc.uris, err)
+					}
+				}
+				return nil
+			},
+		},
+		rejectMeta("REG-21", "a web client with an http (loopback) redirect URI is rejected", src2026+" (Registration)",
+			func() map[string]any { return with(validClient(), "application_type", "web") }, "invalid_redirect_uri"),
+		rejectMeta("REG-22", "an application_type other than native or web is rejected", src2026+" (Registration)",
+			func() map[string]any { return with(validClient(), "application_type", "desktop") }, "invalid_client_metadata"),
+		rejectMeta("REG-23", "grant_types with refresh_token alone is rejected", src2026+" (Registration)",
+			func() map[string]any { return with(validClient(), "grant_types", []string{"refresh_token"}) }, "invalid_client_metadata"),
 	}
 }

@@ -122,6 +122,9 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 		runOne(ctx, envFor(selected[i]), &rep.Results[i])
 	}
 
+	if h, err := run.docs.peek(); err == nil && h != nil {
+		_ = h.Close()
+	}
 	rep.applyBaseline(opts.Baseline, checks)
 	rep.Duration = opts.Now().Sub(rep.Started)
 	return rep
@@ -159,6 +162,10 @@ func unmet(c Check, t Target, o *Options) string {
 		case NeedSession:
 			if !t.hasSession() {
 				return "needs a browser session, or an approver that can log in"
+			}
+		case NeedCIMDPrivate:
+			if !t.CIMDPrivate {
+				return "needs a target that fetches client metadata documents from the suite's loopback host (--cimd-private)"
 			}
 		case NeedClockURL:
 			if _, ok := t.Clock.(*HTTPClock); !ok {

@@ -22,6 +22,14 @@ type Target struct {
 	// Session holds the cookies of a logged-in browser session (auth_token);
 	// when empty the Approver is asked for one if it implements SessionSource.
 	Session []*http.Cookie
+	// CIMDPrivate says the target fetches Client ID Metadata Documents from
+	// loopback addresses (mcpauth serve --cimd-allow-private) and trusts the
+	// certificate of Documents: the checks that have it fetch the suite's
+	// documents need both. Without it the SSRF guard is checked instead.
+	CIMDPrivate bool
+	// Documents serves the suite's metadata documents on loopback. Nil: the
+	// run starts one with a self-signed certificate when a check needs it.
+	Documents *DocumentHost
 }
 
 // Approver acts as the test user in the browser. Checks call it with URLs the

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -329,6 +330,26 @@ func tokenChecks() []Check {
 				}
 				if !audContains(claims["aud"], e.URL("/mcp")) {
 					return Fail("claim aud: want %q, got %v", e.URL("/mcp"), claims["aud"])
+				}
+				return nil
+			},
+		},
+		{
+			ID: "TOKEN-21", Title: "GET on the token, revocation and registration endpoints gets 405 with Allow: POST", Area: "token",
+			Source: "RFC 9110 §15.5.6 via " + src2026 + " (Methods)",
+			Run: func(ctx context.Context, e *Env) error {
+				for _, path := range []string{"/oauth/token", "/oauth/revoke", "/oauth/register"} {
+					r, err := e.Get(ctx, path)
+					if err != nil {
+						return err
+					}
+					if r.Status != 405 {
+						return Fail("GET %s: want HTTP 405, got %s", path, r.Snippet())
+					}
+					allow := strings.Split(strings.ReplaceAll(r.Header.Get("Allow"), " ", ""), ",")
+					if !slices.Contains(allow, "POST") {
+						return Fail("GET %s: want an Allow header naming POST, got %q", path, r.Header.Get("Allow"))
+					}
 				}
 				return nil
 			},

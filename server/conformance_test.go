@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/local"
 	"github.com/mcpauth/mcpauth/server/store"
@@ -24,8 +25,38 @@ import (
 // Offset clock when nil) and returns the conformance target for it: approval
 // through the server's own pages, time moved through clk over HTTP, at the
 // server's /api/test/clock, as against `mcpauth serve --test-clock`.
+//
+// The suite's metadata document host is started with it; the server fetches
+// from loopback and trusts the host, so the CIMD checks run (and CIMD-07,
+// the SSRF guard, is skipped). startSuiteTargetCIMD chooses otherwise.
 func startSuiteTarget(t *testing.T, opts local.Options, clk *clock.Offset) conformance.Target {
 	t.Helper()
+	return startSuiteTargetCIMD(t, opts, clk, nil)
+}
+
+// cimdSetup configures the server's document fetching for the suite's
+// document host and says whether the suite may count on private fetches.
+type cimdSetup func(t *testing.T, host *conformance.DocumentHost) (cfg server.MetadataDocumentConfig, private bool)
+
+// guardedCIMD is the production setting: no private addresses, so only the
+// SSRF guard can be checked (the host is trusted all the same, so a server
+// that fetched anyway would get the documents).
+func guardedCIMD(_ *testing.T, host *conformance.DocumentHost) (server.MetadataDocumentConfig, bool) {
+	return server.MetadataDocumentConfig{RootCAs: host.CertPool()}, false
+}
+
+func startSuiteTargetCIMD(t *testing.T, opts local.Options, clk *clock.Offset, cimd cimdSetup) conformance.Target {
+	t.Helper()
+	host, err := conformance.NewDocumentHost(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Close() })
+	cfg, private := server.MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: host.CertPool()}, true
+	if cimd != nil {
+		cfg, private = cimd(t, host)
+	}
+	opts.MetadataDocuments = cfg
 	if clk == nil {
 		clk = clock.NewOffset(nil)
 	}
@@ -39,7 +70,27 @@ func startSuiteTarget(t *testing.T, opts local.Options, clk *clock.Offset) confo
 	if err != nil {
 		t.Fatal(err)
 	}
-	return conformance.Target{BaseURL: inst.URL, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock"}}
+	return conformance.Target{BaseURL: inst.URL, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock"},
+		CIMDPrivate: private, Documents: host}
+}
+
+// cimdSkip reports whether check c may be skipped against a target that
+// fetches from private addresses (private) or does not: what cannot be seen
+// there.
+func cimdSkip(c conformance.Check, private bool) bool {
+	if private {
+		return c.ID == "CIMD-07"
+	}
+	return c.Has(conformance.NeedCIMDPrivate)
+}
+
+func checkByID(id string) conformance.Check {
+	for _, c := range conformance.Catalogue() {
+		if c.ID == id {
+			return c
+		}
+	}
+	return conformance.Check{}
 }
 
 // runSuite runs the whole catalogue, destructive checks included (the server
@@ -57,10 +108,13 @@ func reportText(rep *conformance.Report) string {
 	return b.String()
 }
 
-// The reference server passes every check of the suite, on every store.
+// The reference server passes every check of the suite, on every store;
+// with the SSRF guard on ("guarded"), it passes CIMD-07 and the checks that
+// fetch the suite's documents are skipped, the other way round otherwise.
 func TestConformanceSuitePasses(t *testing.T) {
 	stores := map[string]func(t *testing.T) store.Store{
-		"memory": func(*testing.T) store.Store { return memory.New() },
+		"memory":  func(*testing.T) store.Store { return memory.New() },
+		"guarded": func(*testing.T) store.Store { return memory.New() },
 		"sqlite": func(t *testing.T) store.Store {
 			st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mcpauth.db"))
 			if err != nil {
@@ -74,12 +128,18 @@ func TestConformanceSuitePasses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// SQLite runs as mcpauth serve runs it: with the credential cache.
 			opts := local.Options{Store: newStore(t), CacheCredentials: name == "sqlite"}
-			rep := runSuite(t, startSuiteTarget(t, opts, nil))
+			var cimd cimdSetup
+			if name == "guarded" {
+				cimd = guardedCIMD
+			}
+			target := startSuiteTargetCIMD(t, opts, nil, cimd)
+			rep := runSuite(t, target)
 			if got, want := len(rep.Results), len(conformance.Catalogue()); got != want {
 				t.Errorf("report has %d results, want %d", got, want)
 			}
 			for _, r := range rep.Results {
-				if r.Verdict != conformance.VerdictPass {
+				skip := r.Verdict == conformance.VerdictSkip && cimdSkip(checkByID(r.ID), target.CIMDPrivate)
+				if r.Verdict != conformance.VerdictPass && !skip {
 					t.Errorf("%s %s: %s: %s", r.ID, r.Title, r.Verdict, r.Reason)
 				}
 			}
@@ -126,7 +186,8 @@ func TestConformanceBaseline(t *testing.T) {
 // A target without approver, clock, session or API key runs what it can and
 // skips the rest, saying why; nothing that needs those passes silently.
 func TestConformanceMissingCapabilitiesSkip(t *testing.T) {
-	base := startSuiteTarget(t, local.Options{Store: memory.New()}, nil).BaseURL
+	// The SSRF guard on, as in production: CIMD-07 runs and passes.
+	base := startSuiteTargetCIMD(t, local.Options{Store: memory.New()}, nil, guardedCIMD).BaseURL
 	rep := conformance.Run(context.Background(), conformance.Target{BaseURL: base}, conformance.Options{Parallel: 8})
 	ran := 0
 	for i, c := range conformance.Catalogue() {

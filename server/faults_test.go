@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/pkce"
+	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/local"
 	"github.com/mcpauth/mcpauth/server/store"
@@ -42,6 +45,9 @@ type fault struct {
 	// must judge time as the server does.
 	wrap  func(clk clock.Clock) func(http.Handler) http.Handler
 	store func(store.Store) store.Store
+	// cimd, when set, configures the server's metadata document fetching
+	// (see startSuiteTargetCIMD).
+	cimd cimdSetup
 	// wantFail are checks that must fail (Must) or warn (Should).
 	wantFail []string
 }
@@ -61,10 +67,14 @@ func TestConformanceSuiteCatchesFaults(t *testing.T) {
 			if f.store != nil {
 				opts.Store = f.store(opts.Store)
 			}
-			rep := runSuite(t, startSuiteTarget(t, opts, clk))
+			target := startSuiteTargetCIMD(t, opts, clk, f.cimd)
+			rep := runSuite(t, target)
 			byID := map[string]conformance.Result{}
 			for _, r := range rep.Results {
 				byID[r.ID] = r
+				if r.Verdict == conformance.VerdictSkip && cimdSkip(checkByID(r.ID), target.CIMDPrivate) {
+					continue
+				}
 				// Exactly the named checks: a fault blamed on unrelated
 				// checks would hide which check is about what.
 				if r.Verdict != conformance.VerdictPass && !slices.Contains(f.wantFail, r.ID) {
@@ -98,15 +108,16 @@ func faults() []fault {
 	return []fault{
 		// Authorization codes.
 		{name: "code usable twice", store: func(s store.Store) store.Store { return reusableCodes{s} },
-			wantFail: []string{"TOKEN-10", "TOKEN-11"}},
+			wantFail: []string{"TOKEN-10", "TOKEN-11", "REFRESH-07"}},
 		{name: "code replay revokes nothing", store: func(s store.Store) store.Store { return noRevocation{s} },
-			wantFail: []string{"TOKEN-11"}},
+			wantFail: []string{"TOKEN-11", "REVOKE-02"}}, // RevokeToken also serves RFC 7009
 		{name: "code expiry ignored", store: func(s store.Store) store.Store { return longCodes{s} },
 			wantFail: []string{"TOKEN-18"}},
 		{name: "plain PKCE accepted", wrap: noClock(plainPKCE),
 			wantFail: []string{"AUTHZ-14"}},
 		{name: "unregistered redirect URI followed", wrap: noClock(rewriteResponse(route("GET", "/oauth/authorize"), redirectAnyway)),
-			wantFail: []string{"AUTHZ-01", "AUTHZ-02", "AUTHZ-03", "AUTHZ-04", "AUTHZ-05", "AUTHZ-06", "AUTHZ-07", "AUTHZ-08", "AUTHZ-09", "AUTHZ-10", "AUTHZ-11"}},
+			wantFail: []string{"AUTHZ-01", "AUTHZ-02", "AUTHZ-03", "AUTHZ-04", "AUTHZ-05", "AUTHZ-06", "AUTHZ-07", "AUTHZ-08", "AUTHZ-09", "AUTHZ-10", "AUTHZ-11",
+				"CIMD-03", "CIMD-04", "CIMD-05", "CIMD-06", "CIMD-08"}}, // refused documents too
 		{name: "consent page may be framed", wrap: noClock(rewriteResponse(route("GET", "/oauth/authorize"), func(_ *http.Request, res *faultResponse) {
 			res.header.Del("X-Frame-Options")
 			res.header.Del("Content-Security-Policy")
@@ -178,7 +189,74 @@ func faults() []fault {
 		{name: "JWT expiry ignored", wrap: acceptExpired,
 			wantFail: []string{"PING-12"}},
 		{name: "token in the query string accepted", wrap: noClock(queryToken),
-			wantFail: []string{"PING-15"}},
+			wantFail: []string{"PING-15", "PING-16"}},
+		{name: "token in the query string accepted on /mcp", wrap: noClock(func(next http.Handler) http.Handler {
+			q := queryToken(next)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/mcp" {
+					q.ServeHTTP(w, r)
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"PING-16"}},
+		{name: "MCP sessions kept", wrap: noClock(rewriteResponse(func(r *http.Request) bool { return r.URL.Path == "/mcp" }, func(r *http.Request, res *faultResponse) {
+			if r.Method == http.MethodPost && res.status == http.StatusOK {
+				res.header.Set("Mcp-Session-Id", "session-1")
+			}
+		})), wantFail: []string{"PING-17"}},
+		{name: "CORS reflects any origin with credentials", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if o := r.Header.Get("Origin"); o != "" && bearerPaths(r) {
+					w.Header().Set("Access-Control-Allow-Origin", o)
+					w.Header().Set("Access-Control-Allow-Credentials", "true")
+					if r.Method == http.MethodOptions {
+						w.Header().Set("Access-Control-Allow-Headers", r.Header.Get("Access-Control-Request-Headers"))
+						w.WriteHeader(http.StatusNoContent)
+						return
+					}
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"HDR-09", "HDR-10"}},
+		{name: "metadata built from X-Forwarded-Host", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return r.Header.Get("X-Forwarded-Host") != ""
+		}, func(r *http.Request, res *faultResponse) {
+			forged := "https://" + r.Header.Get("X-Forwarded-Host")
+			res.editJSON(func(m map[string]any) {
+				if _, ok := m["issuer"]; ok {
+					m["issuer"] = forged
+				}
+			})
+			if v := res.header.Get("WWW-Authenticate"); v != "" {
+				res.header.Set("WWW-Authenticate", `Bearer resource_metadata="`+forged+`/.well-known/oauth-protected-resource", scope="mcp"`)
+			}
+		})), wantFail: []string{"HDR-11"}},
+		{name: "signed-in pages cacheable", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return r.Method == "GET" && (r.URL.Path == "/oauth/authorize" || r.URL.Path == "/settings")
+		}, func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK {
+				res.header.Set("Cache-Control", "public, max-age=600")
+			}
+		})), wantFail: []string{"HDR-12"}},
+		{name: "approval redirects with 307", wrap: noClock(rewriteResponse(route("POST", "/oauth/authorize"), func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusFound || res.status == http.StatusSeeOther {
+				res.status = http.StatusTemporaryRedirect
+			}
+		})), wantFail: []string{"AUTHZ-27"}},
+		{name: "token parameters read from the query string", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if route("POST", "/oauth/token")(r) && r.URL.RawQuery != "" {
+					f := formOf(r)
+					for k, v := range r.URL.Query() {
+						f[k] = v
+					}
+					replaceBody(r, []byte(f.Encode()))
+					r.URL.RawQuery = ""
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"TOKEN-22"}},
 		{name: "auth scheme case-sensitive", wrap: noClock(caseSensitiveScheme),
 			wantFail: []string{"PING-10"}},
 		{name: "old API key still valid", store: func(s store.Store) store.Store { return &keepOldKeys{Store: s, old: map[string]store.APIKey{}} },
@@ -205,6 +283,80 @@ func faults() []fault {
 		{name: "test clock takes cross-origin forms", wrap: noClock(clockAcceptsForms),
 			wantFail: []string{"HDR-08"}},
 
+		// Refresh tokens and revocation (MCP 2026-07-28).
+		{name: "refreshed access token does not work", wrap: noClock(rewriteResponse(refreshRequests, func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK {
+				res.editJSON(func(m map[string]any) { m["access_token"] = "broken." + fmt.Sprint(m["access_token"]) })
+			}
+		})), wantFail: []string{"REFRESH-01", "REFRESH-03"}},
+		{name: "refresh token issued without offline_access", wrap: noClock(rewriteResponse(tokenEndpoints, func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK {
+				res.editJSON(func(m map[string]any) {
+					if _, ok := m["refresh_token"]; !ok {
+						m["refresh_token"] = "mcpr_never-asked-for"
+					}
+				})
+			}
+		})), wantFail: []string{"REFRESH-02"}},
+		{name: "refresh token not rotated", wrap: noClock(rewriteResponse(refreshRequests, func(r *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK {
+				res.editJSON(func(m map[string]any) { m["refresh_token"] = r.PostForm.Get("refresh_token") })
+			}
+		})), wantFail: []string{"REFRESH-03"}},
+		{name: "spent refresh token answered again (reuse grace period)", wrap: noClock(refreshGracePeriod()),
+			wantFail: []string{"REFRESH-03", "REFRESH-04", "REFRESH-05"}},
+		{name: "refresh families never revoked", store: func(s store.Store) store.Store { return noFamilyRevocation{s} },
+			wantFail: []string{"REFRESH-04", "REFRESH-07", "REVOKE-01"}},
+		{name: "refresh token of another client accepted", wrap: noClock(actAsOwner("/oauth/token")),
+			wantFail: []string{"REFRESH-06"}},
+		{name: "revocation ignores refresh tokens", wrap: noClock(revokeOther(func(tok string) bool { return strings.HasPrefix(tok, "mcpr_") })),
+			wantFail: []string{"REVOKE-01"}},
+		{name: "revocation ignores access tokens", wrap: noClock(revokeOther(func(tok string) bool { return strings.Count(tok, ".") == 2 })),
+			wantFail: []string{"REVOKE-02"}},
+		{name: "revoking an unknown token is an error", wrap: noClock(rewriteResponse(revokeRequests, func(r *http.Request, res *faultResponse) {
+			if res.status == http.StatusOK && strings.HasPrefix(r.PostForm.Get("token"), "unknown-") {
+				res.status = http.StatusBadRequest
+				res.body = []byte(`{"error":"invalid_request","error_description":"unknown token"}`)
+			}
+		})), wantFail: []string{"REVOKE-03"}},
+		{name: "unknown client may revoke", wrap: noClock(rewriteResponse(route("POST", "/oauth/revoke"), func(_ *http.Request, res *faultResponse) {
+			if res.oauthError() == "invalid_client" {
+				res.status, res.body = http.StatusOK, nil
+			}
+		})), wantFail: []string{"REVOKE-04"}},
+		{name: "another client's token revoked", wrap: noClock(actAsOwner("/oauth/revoke")),
+			wantFail: []string{"REVOKE-05"}},
+
+		// Client ID Metadata Documents.
+		{name: "metadata document clients refused", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return r.URL.Path == "/oauth/authorize" && strings.HasPrefix(r.URL.Query().Get("client_id"), "https://")
+		}, func(_ *http.Request, res *faultResponse) {
+			res.status, res.header = http.StatusBadRequest, http.Header{"Content-Type": {"text/html; charset=utf-8"}}
+			res.body = []byte("<p>metadata documents are not supported</p>")
+		})), wantFail: []string{"CIMD-01", "CIMD-02"}},
+		{name: "metadata document clients refused at the token endpoint", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return route("POST", "/oauth/token")(r) && strings.HasPrefix(formOf(r).Get("client_id"), "https://")
+		}, func(_ *http.Request, res *faultResponse) {
+			res.status, res.body = http.StatusUnauthorized, []byte(`{"error":"invalid_client"}`)
+		})), wantFail: []string{"CIMD-02"}},
+		{name: "metadata document client_id not compared with its URL", cimd: documentProxy(func(u string, d *proxiedDoc) {
+			d.editJSON(func(m map[string]any) { m["client_id"] = u })
+		}), wantFail: []string{"CIMD-03"}},
+		{name: "metadata document content type not checked", cimd: documentProxy(func(_ string, d *proxiedDoc) {
+			d.contentType = "application/json"
+		}), wantFail: []string{"CIMD-05"}},
+		{name: "metadata document redirects followed", cimd: documentProxy(func(_ string, d *proxiedDoc) { d.follow = true }),
+			wantFail: []string{"CIMD-06"}},
+		{name: "metadata document secrets ignored", cimd: documentProxy(func(_ string, d *proxiedDoc) {
+			d.editJSON(func(m map[string]any) {
+				delete(m, "client_secret")
+				m["token_endpoint_auth_method"] = "none"
+			})
+		}), wantFail: []string{"CIMD-08"}},
+		{name: "metadata documents fetched from private addresses", cimd: func(_ *testing.T, host *conformance.DocumentHost) (server.MetadataDocumentConfig, bool) {
+			return server.MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: host.CertPool()}, false
+		}, wantFail: []string{"CIMD-07"}},
+
 		// Discovery and registration.
 		{name: "issuer with a trailing slash", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
 			res.editJSON(func(m map[string]any) { m["issuer"] = fmt.Sprint(m["issuer"]) + "/" })
@@ -220,6 +372,53 @@ func faults() []fault {
 		{name: "plain advertised beside S256", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
 			res.editJSON(func(m map[string]any) { m["code_challenge_methods_supported"] = []string{"S256", "plain"} })
 		})), wantFail: []string{"DISC-14"}},
+		{name: "no revocation_endpoint advertised", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { delete(m, "revocation_endpoint") })
+		})), wantFail: []string{"DISC-16"}},
+		{name: "metadata documents not advertised", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["client_id_metadata_document_supported"] = false })
+		})), wantFail: []string{"DISC-17"}},
+		{name: "application_type not echoed", wrap: noClock(rewriteResponse(route("POST", "/oauth/register"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { delete(m, "application_type") })
+		})), wantFail: []string{"REG-19", "REG-20"}},
+		{name: "application_type defaults to native", wrap: noClock(editRegistration(func(m map[string]any) {
+			if _, ok := m["application_type"]; !ok {
+				m["application_type"] = "native"
+			}
+		})), wantFail: []string{"REG-20"}},
+		{name: "web client takes http redirect URIs", wrap: noClock(editRegistration(func(m map[string]any) {
+			if m["application_type"] == "web" && strings.Contains(fmt.Sprint(m["redirect_uris"]), "http://") {
+				delete(m, "application_type")
+			}
+		})), wantFail: []string{"REG-21"}},
+		{name: "any application_type accepted", wrap: noClock(editRegistration(func(m map[string]any) {
+			if t, ok := m["application_type"]; ok && t != "web" && t != "native" {
+				delete(m, "application_type")
+			}
+		})), wantFail: []string{"REG-22"}},
+		{name: "refresh_token registered as the only grant", wrap: noClock(editRegistration(func(m map[string]any) {
+			if g, ok := m["grant_types"].([]any); ok && len(g) == 1 && g[0] == "refresh_token" {
+				m["grant_types"] = []any{"authorization_code", "refresh_token"}
+			}
+		})), wantFail: []string{"REG-23"}},
+		{name: "missing response_type means code", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if q := r.URL.Query(); r.URL.Path == "/oauth/authorize" && !q.Has("response_type") && q.Has("client_id") {
+					q.Set("response_type", "code")
+					r.URL.RawQuery = q.Encode()
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"AUTHZ-26"}},
+		{name: "GET on POST endpoints is 404", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/oauth/") && r.URL.Path != "/oauth/authorize" {
+					http.NotFound(w, r)
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"TOKEN-21"}},
 		{name: "http redirect URI on a public host registered", wrap: noClock(httpRedirectURIs),
 			wantFail: []string{"REG-06"}},
 		{name: "oversized body is a server error", wrap: noClock(rewriteResponse(route("POST", "/oauth/register"), func(r *http.Request, res *faultResponse) {
@@ -646,4 +845,357 @@ func (s *keepOldKeys) GetAPIKeyByHash(ctx context.Context, hash string) (store.A
 		}
 	}
 	return k, err
+}
+
+// --- Refresh and revocation faults ----------------------------------------
+
+// formOf parses r's form and gives r its body back, so a middleware can read
+// a form and still pass the request on.
+func formOf(r *http.Request) url.Values {
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	replaceBody(r, b)
+	f, _ := url.ParseQuery(string(b))
+	r.PostForm = f
+	return f
+}
+
+// refreshRequests are refresh grants at the token endpoint; matching parses
+// the form into r.PostForm for the edit.
+func refreshRequests(r *http.Request) bool {
+	return route("POST", "/oauth/token")(r) && formOf(r).Get("grant_type") == "refresh_token"
+}
+
+// refreshGracePeriod answers a refresh token presented again with the
+// tokens its first refresh got, as servers with a "reuse interval" do; the
+// refreshes pass one at a time so that the winner is always remembered.
+func refreshGracePeriod() func(http.Handler) http.Handler {
+	var mu sync.Mutex
+	answered := map[string][]byte{}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !refreshRequests(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			rt := r.PostForm.Get("refresh_token")
+			if body, ok := answered[rt]; ok {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Cache-Control", "no-store")
+				_, _ = w.Write(body)
+				return
+			}
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			if rec.Code == http.StatusOK {
+				answered[rt] = rec.Body.Bytes()
+			}
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+		})
+	}
+}
+
+// actAsOwner remembers which client each refresh and access token was issued
+// to, and on path (the token or revocation endpoint) presents a token as its
+// owner whoever sends it, as a server that does not bind tokens to clients.
+func actAsOwner(path string) func(http.Handler) http.Handler {
+	var mu sync.Mutex
+	owner := map[string]string{}
+	learn := rewriteResponse(tokenEndpoints, func(r *http.Request, res *faultResponse) {
+		cid := r.PostForm.Get("client_id") // parsed before the server read the body
+		if res.status != http.StatusOK || cid == "" {
+			return
+		}
+		var m map[string]any
+		_ = json.Unmarshal(res.body, &m)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range []string{"refresh_token", "access_token"} {
+			if tok, _ := m[k].(string); tok != "" {
+				owner[tok] = cid
+			}
+		}
+	})
+	return func(next http.Handler) http.Handler {
+		inner := learn(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tokenEndpoints(r) {
+				formOf(r)
+			}
+			if r.Method == http.MethodPost && r.URL.Path == path {
+				f := formOf(r)
+				tok := f.Get("token")
+				if path == "/oauth/token" {
+					tok = f.Get("refresh_token")
+				}
+				mu.Lock()
+				cid, ok := owner[tok]
+				mu.Unlock()
+				if ok {
+					f.Set("client_id", cid)
+					replaceBody(r, []byte(f.Encode()))
+				}
+			}
+			inner.ServeHTTP(w, r)
+		})
+	}
+}
+
+// revokeRequests are posts to the revocation endpoint; matching parses the
+// form into r.PostForm for the edit.
+func revokeRequests(r *http.Request) bool {
+	return route("POST", "/oauth/revoke")(r) && formOf(r) != nil
+}
+
+// revokeOther hands the revocation endpoint an unknown token in place of the
+// tokens ignore picks, so they are never revoked while the answer stays 200.
+func revokeOther(ignore func(tok string) bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if route("POST", "/oauth/revoke")(r) {
+				if f := formOf(r); ignore(f.Get("token")) {
+					f.Set("token", "ignored")
+					replaceBody(r, []byte(f.Encode()))
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// noFamilyRevocation revokes no refresh token family.
+type noFamilyRevocation struct{ store.Store }
+
+func (noFamilyRevocation) RevokeRefreshFamily(context.Context, string) ([]store.RevokedToken, error) {
+	return nil, nil
+}
+
+// editRegistration edits the JSON body of registration requests before the
+// server reads it.
+func editRegistration(edit func(map[string]any)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if route("POST", "/oauth/register")(r) {
+				b, _ := io.ReadAll(io.LimitReader(r.Body, 2<<20))
+				var m map[string]any
+				if json.Unmarshal(b, &m) == nil && m != nil {
+					edit(m)
+					b, _ = json.Marshal(m)
+				}
+				replaceBody(r, b)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// --- Metadata document faults ----------------------------------------------
+
+// proxiedDoc is a document on its way from the suite's host to the server.
+type proxiedDoc struct {
+	status      int
+	contentType string
+	location    string
+	body        []byte
+	// follow: fetch the Location of a redirect and hand that over instead.
+	follow bool
+}
+
+func (d *proxiedDoc) editJSON(edit func(map[string]any)) {
+	var m map[string]any
+	if json.Unmarshal(d.body, &m) != nil || m == nil {
+		return
+	}
+	edit(m)
+	d.body, _ = json.Marshal(m)
+}
+
+// documentProxy is a fault in the server's document fetching: its resolver
+// sends 127.0.0.1 to a TLS proxy on 127.0.0.2 at the suite host's port,
+// which fetches each document from the suite's host and lets edit change it
+// before the server judges it, as a server that skipped a rule would see it.
+func documentProxy(edit func(url string, d *proxiedDoc)) cimdSetup {
+	return func(t *testing.T, host *conformance.DocumentHost) (server.MetadataDocumentConfig, bool) {
+		hu, _ := url.Parse(host.URL())
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.2", hu.Port()))
+		if err != nil {
+			t.Skipf("no second loopback address for the document proxy: %v", err)
+		}
+		fetch := &http.Client{
+			Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: host.CertPool()}},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			Timeout:       5 * time.Second,
+		}
+		get := func(u string) (*proxiedDoc, error) {
+			resp, err := fetch.Get(u)
+			if err != nil {
+				return nil, err
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			return &proxiedDoc{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), location: resp.Header.Get("Location"), body: b}, nil
+		}
+		proxy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u := host.URL() + r.URL.RequestURI()
+			d, err := get(u)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			edit(u, d)
+			if d.follow && d.location != "" {
+				if d, err = get(d.location); err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+					return
+				}
+			}
+			if d.location != "" {
+				w.Header().Set("Location", d.location)
+			}
+			w.Header().Set("Content-Type", d.contentType)
+			w.WriteHeader(d.status)
+			_, _ = w.Write(d.body)
+		}))
+		proxy.Listener.Close()
+		proxy.Listener = ln
+		proxy.StartTLS()
+		t.Cleanup(proxy.Close)
+		pool := host.CertPool().Clone()
+		pool.AddCert(proxy.Certificate())
+		return server.MetadataDocumentConfig{
+			AllowPrivateAddresses: true, RootCAs: pool,
+			LookupIP: func(ctx context.Context, h string) ([]netip.Addr, error) {
+				if h == "127.0.0.1" {
+					return []netip.Addr{netip.MustParseAddr("127.0.0.2")}, nil
+				}
+				return net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+			},
+		}, true
+	}
+}
+
+// --- The mcp profile ---------------------------------------------------------
+
+// The mcp profile passes against the reference server, started from its MCP
+// endpoint; and each fault below makes exactly its checks fail.
+func TestConformanceMCPProfile(t *testing.T) {
+	run := func(t *testing.T, f fault) {
+		clk := clock.NewOffset(nil)
+		opts := local.Options{SigningKey: []byte(faultKey), Store: memory.New()}
+		if f.wrap != nil {
+			opts.Wrap = f.wrap(clk)
+		}
+		if f.store != nil {
+			opts.Store = f.store(opts.Store)
+		}
+		target := startSuiteTargetCIMD(t, opts, clk, f.cimd)
+		target.BaseURL += "/mcp"
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		rep := conformance.RunChecks(ctx, target, conformance.MCPCatalogue(), conformance.Options{Parallel: 8})
+		for _, r := range rep.Results {
+			if r.Verdict != conformance.VerdictPass && !slices.Contains(f.wantFail, r.ID) {
+				t.Errorf("%s %s: %s", r.Verdict, r.ID, r.Reason)
+			}
+			if slices.Contains(f.wantFail, r.ID) && r.Verdict != conformance.VerdictFail && r.Verdict != conformance.VerdictWarn {
+				t.Errorf("%s: %s, want a failure (%s)", r.ID, r.Verdict, r.Reason)
+			}
+		}
+	}
+	t.Run("reference", func(t *testing.T) { t.Parallel(); run(t, fault{}) })
+	for _, f := range mcpProfileFaults() {
+		t.Run(f.name, func(t *testing.T) { t.Parallel(); run(t, f) })
+	}
+}
+
+func mcpProfileFaults() []fault {
+	byName := map[string]fault{}
+	for _, f := range faults() {
+		byName[f.name] = f
+	}
+	reuse := func(name string, wantFail ...string) fault {
+		f := byName[name]
+		if f.name == "" {
+			panic("no fault " + name)
+		}
+		f.wantFail = wantFail
+		return f
+	}
+	prm := "/.well-known/oauth-protected-resource"
+	return []fault{
+		reuse("no WWW-Authenticate", "MCP-01"),
+		{name: "path-inserted resource is the base URL", wrap: noClock(rewriteResponse(route("GET", prm+"/mcp"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["resource"] = strings.TrimSuffix(fmt.Sprint(m["resource"]), "/mcp") })
+		})), wantFail: []string{"MCP-02"}},
+		{name: "no root resource metadata", wrap: noClock(rewriteResponse(route("GET", prm), func(_ *http.Request, res *faultResponse) {
+			res.status, res.body = http.StatusNotFound, []byte(`{"error":"not_found"}`)
+		})), wantFail: []string{"MCP-03"}},
+		reuse("issuer with a trailing slash", "MCP-04"),
+		{name: "S256 not advertised", wrap: noClock(rewriteResponse(route("GET", "/.well-known/oauth-authorization-server"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { delete(m, "code_challenge_methods_supported") })
+		})), wantFail: []string{"MCP-05"}},
+		{name: "PKCE optional", wrap: noClock(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if q := r.URL.Query(); r.URL.Path == "/oauth/authorize" && q.Has("client_id") && !q.Has("code_challenge") {
+					q.Set("code_challenge", pkce.S256(strings.Repeat("v", 43)))
+					q.Set("code_challenge_method", "S256")
+					r.URL.RawQuery = q.Encode()
+				}
+				next.ServeHTTP(w, r)
+			})
+		}), wantFail: []string{"MCP-06"}},
+		{name: "MCP endpoint refuses tokens", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return r.URL.Path == "/mcp" && r.Header.Get("Authorization") != ""
+		}, func(_ *http.Request, res *faultResponse) {
+			res.status, res.body = http.StatusUnauthorized, nil
+		})), wantFail: []string{"MCP-07"}},
+		{name: "iss dropped from the authorization response", wrap: noClock(rewriteResponse(route("POST", "/oauth/authorize"), func(_ *http.Request, res *faultResponse) {
+			if u, err := url.Parse(res.header.Get("Location")); err == nil {
+				q := u.Query()
+				q.Del("iss")
+				u.RawQuery = q.Encode()
+				res.header.Set("Location", u.String())
+			}
+		})), wantFail: []string{"MCP-09"}},
+		{name: "application_type changed", wrap: noClock(rewriteResponse(route("POST", "/oauth/register"), func(_ *http.Request, res *faultResponse) {
+			res.editJSON(func(m map[string]any) { m["application_type"] = "web" })
+		})), wantFail: []string{"MCP-10"}},
+		{name: "any code_verifier accepted", wrap: noClock(verifierInContext), store: func(s store.Store) store.Store { return anyVerifier{s} },
+			wantFail: []string{"MCP-08"}},
+		reuse("metadata document clients refused", "MCP-11"),
+		reuse("refresh token not rotated", "MCP-12"),
+		reuse("token in the query string accepted", "MCP-13"),
+	}
+}
+
+type verifierKey struct{}
+
+// verifierInContext hands the code_verifier of a token request to the store
+// (through the request's context), for anyVerifier.
+func verifierInContext(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if route("POST", "/oauth/token")(r) {
+			if v := formOf(r).Get("code_verifier"); v != "" {
+				r = r.WithContext(context.WithValue(r.Context(), verifierKey{}, v))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// anyVerifier reports every code's challenge as the one the presented
+// verifier matches: PKCE not checked at the token endpoint.
+type anyVerifier struct{ store.Store }
+
+func (s anyVerifier) GetAuthCode(ctx context.Context, hash string) (store.AuthCode, error) {
+	c, err := s.Store.GetAuthCode(ctx, hash)
+	if v, ok := ctx.Value(verifierKey{}).(string); ok {
+		c.CodeChallenge = pkce.S256(v)
+	}
+	return c, err
 }

@@ -38,8 +38,9 @@ type Options struct {
 
 	BaseURL string // the positional argument
 
-	Local bool
-	DB    string
+	Local   bool
+	DB      string
+	Profile string // contract (default) or mcp
 
 	ClockURL      string
 	SessionCookie string
@@ -48,6 +49,11 @@ type Options struct {
 	Username      string
 	Destructive   bool
 	RealTime      bool
+	// CIMDPrivate: the target fetches client metadata documents from the
+	// suite's loopback document host; on by default with --local.
+	CIMDPrivate bool
+	CIMDCert    string // PEM certificate and key the document host serves with
+	CIMDKey     string
 
 	Timeout  time.Duration // per check; 0: 60 s, or 10 min with --approve=manual
 	Parallel int           // 0: the suite's default, 1 with --approve=manual
@@ -81,8 +87,19 @@ moving the server's clock for the expiry checks (--clock-url, from
 'mcpauth serve --test-clock'; or --real-time to wait for real where that is
 short enough), the test user's API key and browser session.
 
+--profile mcp checks only what the MCP authorization specification asks of any
+MCP server, discovering everything from the MCP endpoint (<base_url> is then
+the MCP URL, e.g. https://example.com/mcp); checks that cannot apply to the
+server are skipped with the reason.
+
 --local runs the whole suite against the reference server started in-process,
 with every need met.
+
+Client ID Metadata Document checks serve documents from a TLS host the suite
+starts on 127.0.0.1; they run when the target fetches from loopback and trusts
+that host (--cimd-private: 'mcpauth serve --cimd-allow-private', trusting
+--cimd-cert), and are skipped otherwise, when the SSRF guard is checked
+instead. --local allows it unless --cimd-private=false.
 
 Exit status: 0 when no Must check failed (after the baseline), 8 when one did
 or the baseline is stale, 2 on usage errors, 6 when the target or its test
@@ -99,6 +116,9 @@ clock cannot be reached, 130 when interrupted.`,
 			if len(args) == 1 {
 				opts.BaseURL = args[0]
 			}
+			if opts.Local && !cmd.Flags().Changed("cimd-private") {
+				opts.CIMDPrivate = true
+			}
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -110,6 +130,7 @@ clock cannot be reached, 130 when interrupted.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Local, "local", false, "start the reference server in-process and check it (no <base_url>)")
+	fl.StringVar(&opts.Profile, "profile", conformance.ProfileContract, "which requirements: contract (this project's contract and decisions) or mcp (the MCP authorization spec, for any MCP server; <base_url> is then the MCP endpoint)")
 	fl.StringVar(&opts.DB, "db", "", "with --local: SQLite file or postgres:// URL for the server (default: in memory)")
 	fl.StringVar(&opts.ClockURL, "clock-url", "", "test clock of 'mcpauth serve --test-clock', e.g. <base_url>/api/test/clock")
 	fl.StringVar(&opts.SessionCookie, "session-cookie", "", "auth_token cookie of a logged-in test user (env MCPAUTH_SESSION_COOKIE)")
@@ -117,6 +138,9 @@ clock cannot be reached, 130 when interrupted.`,
 	fl.StringVar(&opts.Approve, "approve", ApproveNone, "who approves consent and device codes: form (drive the pages as --username), manual (you, prompted on stderr), none (skip those checks)")
 	fl.StringVar(&opts.Username, "username", "conformance", "user name to sign in with at a development identity provider (--approve=form)")
 	fl.BoolVar(&opts.Destructive, "destructive", false, "allow checks that change the test user's state (regenerating the API key)")
+	fl.BoolVar(&opts.CIMDPrivate, "cimd-private", false, "the target fetches client metadata documents from loopback (serve --cimd-allow-private) and trusts the suite's document host (default true with --local)")
+	fl.StringVar(&opts.CIMDCert, "cimd-cert", "", "PEM certificate for the suite's document host, one the target trusts (default: self-signed, trusted by --local only)")
+	fl.StringVar(&opts.CIMDKey, "cimd-key", "", "PEM private key of --cimd-cert")
 	fl.BoolVar(&opts.RealTime, "real-time", false, "without a test clock, wait for real for expiry checks of up to a minute")
 	fl.DurationVar(&opts.Timeout, "timeout", 0, "per-check timeout (default 60s; 10m with --approve=manual)")
 	fl.IntVar(&opts.Parallel, "parallel", 0, "checks run at once (default 4; 1 with --approve=manual)")
@@ -179,6 +203,15 @@ func (o *Options) validate() error {
 	default:
 		return cmdutil.FlagErrorf("--approve must be form, manual or none, not %q", o.Approve)
 	}
+	if _, err := conformance.ProfileChecks(o.Profile); err != nil {
+		return cmdutil.FlagErrorf("--profile: %v", err)
+	}
+	if (o.CIMDCert == "") != (o.CIMDKey == "") {
+		return cmdutil.FlagErrorf("--cimd-cert and --cimd-key go together")
+	}
+	if o.CIMDCert != "" && o.Local {
+		return cmdutil.FlagErrorf("--cimd-cert is for remote targets; --local trusts its own document host")
+	}
 	if o.JSON == "-" && o.JUnit == "-" {
 		return cmdutil.FlagErrorf("only one of --json and --junit can write to stdout")
 	}
@@ -208,7 +241,7 @@ func Run(ctx context.Context, opts *Options) error {
 		filter = re
 	}
 	if opts.List {
-		return writeList(opts, selected(filter))
+		return writeList(opts, selected(opts.Profile, filter))
 	}
 	var baseline *conformance.Baseline
 	if opts.Baseline != "" {
@@ -234,10 +267,11 @@ func Run(ctx context.Context, opts *Options) error {
 	defer cleanup()
 	suiteOpts.Filter = filter
 	suiteOpts.Baseline = baseline
-	prog := newProgress(opts, len(selected(filter)))
+	checks := selected(opts.Profile, filter)
+	prog := newProgress(opts, len(checks))
 	suiteOpts.OnProgress = prog.report
 
-	rep := conformance.Run(ctx, target, suiteOpts)
+	rep := conformance.RunChecks(ctx, target, selected(opts.Profile, nil), suiteOpts)
 	prog.finish()
 	if err := writeReports(opts, rep); err != nil {
 		return err
@@ -252,9 +286,10 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 // selected returns the catalogue's checks that filter keeps.
-func selected(filter *regexp.Regexp) []conformance.Check {
+func selected(profile string, filter *regexp.Regexp) []conformance.Check {
 	var out []conformance.Check
-	for _, c := range conformance.Catalogue() {
+	all, _ := conformance.ProfileChecks(profile) // validated with the flags
+	for _, c := range all {
 		if filter == nil || filter.MatchString(c.ID) {
 			out = append(out, c)
 		}

@@ -104,7 +104,11 @@ func TestLocalPassesTheWholeSuite(t *testing.T) {
 			ran++
 			t.Errorf("%s: %s: %s", c.ID, c.Verdict, c.Reason)
 		case "skip":
-			t.Errorf("%s skipped with every need met: %s", c.ID, c.Reason)
+			// The SSRF guard cannot be seen while --local fetches from
+			// loopback (below, without it).
+			if c.ID != "CIMD-07" {
+				t.Errorf("%s skipped with every need met: %s", c.ID, c.Reason)
+			}
 		}
 	}
 	if len(rep.Checks) != len(conformance.Catalogue()) {
@@ -117,6 +121,30 @@ func TestLocalPassesTheWholeSuite(t *testing.T) {
 		t.Errorf("the text report on stdout lacks the verdict line:\n%s", res.stdout)
 	}
 	t.Logf("--local: %+v; suite %d ms (report), command %s (wall, server start included)", rep.Summary, rep.DurationMS, wall.Round(time.Millisecond))
+
+	res = runCmd(t, nil, nil, "--local", "--cimd-private=false", "--run", "^CIMD-", "--json", "-")
+	v := verdicts(readJSONReport(t, []byte(res.stdout)))
+	if res.code != 0 || v["CIMD-07"] != "pass" || v["CIMD-01"] != "skip" {
+		t.Errorf("--local --cimd-private=false: exit %d, CIMD-07 %q, CIMD-01 %q, want pass and skip\n%s", res.code, v["CIMD-07"], v["CIMD-01"], res.stderr)
+	}
+}
+
+// --profile mcp checks the in-process server from its MCP endpoint; an
+// unknown profile is a usage error.
+func TestLocalMCPProfile(t *testing.T) {
+	res := runCmd(t, nil, nil, "--local", "--profile", "mcp", "--json", "-")
+	v := verdicts(readJSONReport(t, []byte(res.stdout)))
+	if res.code != 0 || len(v) != len(conformance.MCPCatalogue()) {
+		t.Fatalf("exit %d, %d verdicts, want 0 and %d\n%s", res.code, len(v), len(conformance.MCPCatalogue()), res.stderr)
+	}
+	for id, verdict := range v {
+		if verdict != "pass" {
+			t.Errorf("%s: %s", id, verdict)
+		}
+	}
+	if res := runCmd(t, nil, nil, "--local", "--profile", "oauth"); res.code != 2 {
+		t.Errorf("--profile oauth: exit %d, want 2", res.code)
+	}
 }
 
 func TestLocalWithSQLite(t *testing.T) {
@@ -340,9 +368,15 @@ func TestAgainstServeWithTestClock(t *testing.T) {
 	if ju.Tests != n || cases != n || ju.Failures != 0 {
 		t.Errorf("JUnit: tests=%d cases=%d failures=%d, want %d, %d, 0", ju.Tests, cases, ju.Failures, n, n)
 	}
-	// Only the destructive check is left out without --destructive.
+	// Only the destructive check is left out without --destructive, and
+	// the metadata document checks: serve runs without --cimd-allow-private.
+	for _, c := range conformance.Catalogue() {
+		if c.Has(conformance.NeedCIMDPrivate) && strings.Contains(skipped[c.ID], "--cimd-private") {
+			delete(skipped, c.ID)
+		}
+	}
 	if len(skipped) != 1 || !strings.Contains(skipped["KEY-06"], "destructive") {
-		t.Errorf("skipped: %v, want only KEY-06 (destructive)", skipped)
+		t.Errorf("skipped: %v, want only KEY-06 (destructive) and the metadata document checks", skipped)
 	}
 	jb, err := os.ReadFile(jsonPath)
 	if err != nil {

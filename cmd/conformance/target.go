@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/local"
 	"github.com/mcpauth/mcpauth/server/store"
@@ -29,10 +31,22 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 	}
 	nop := func() {}
 	base := strings.TrimRight(opts.BaseURL, "/")
-	if err := preflight(ctx, hc, base+"/.well-known/oauth-authorization-server"); err != nil {
+	probe := base + "/.well-known/oauth-authorization-server"
+	if opts.Profile == conformance.ProfileMCP {
+		probe = base // the MCP endpoint itself
+	}
+	if err := preflight(ctx, hc, probe); err != nil {
 		return conformance.Target{}, so, nop, cmdutil.WithExit(cmdutil.ExitNetwork, fmt.Errorf("cannot reach %s: %w", base, err))
 	}
-	t := conformance.Target{BaseURL: base, HTTP: hc, APIKey: opts.APIKey}
+	t := conformance.Target{BaseURL: base, HTTP: hc, APIKey: opts.APIKey, CIMDPrivate: opts.CIMDPrivate}
+	if opts.CIMDPrivate || opts.CIMDCert != "" {
+		h, err := documentHost(opts)
+		if err != nil {
+			return t, so, nop, err
+		}
+		t.Documents = h
+		nop = func() { h.Close() }
+	}
 	if opts.SessionCookie != "" {
 		t.Session = []*http.Cookie{{Name: "auth_token", Value: opts.SessionCookie}}
 	}
@@ -93,14 +107,23 @@ func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conforma
 		}
 		st = s
 	}
-	clk := clock.NewOffset(nil)
-	inst, err := local.Start(ctx, local.Options{Store: st, TestClock: clk})
+	docs, err := conformance.NewDocumentHost(nil)
 	if err != nil {
+		st.Close()
+		return conformance.Target{}, so, func() {}, err
+	}
+	clk := clock.NewOffset(nil)
+	inst, err := local.Start(ctx, local.Options{Store: st, TestClock: clk, MetadataDocuments: server.MetadataDocumentConfig{
+		AllowPrivateAddresses: opts.CIMDPrivate, RootCAs: docs.CertPool(),
+	}})
+	if err != nil {
+		docs.Close()
 		st.Close()
 		return conformance.Target{}, so, func() {}, fmt.Errorf("starting the reference server: %w", err)
 	}
 	cleanup := func() {
 		inst.Close()
+		docs.Close()
 		st.Close()
 	}
 	a, err := conformance.NewFormApprover(inst.URL, opts.Username, hc)
@@ -109,5 +132,28 @@ func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conforma
 		return conformance.Target{}, so, func() {}, err
 	}
 	so.Destructive = true // the server lives for this run only
-	return conformance.Target{BaseURL: inst.URL, HTTP: hc, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock", HTTP: hc}}, so, cleanup, nil
+	base := inst.URL
+	if opts.Profile == conformance.ProfileMCP {
+		base += "/mcp" // the mcp profile starts from the MCP endpoint
+	}
+	return conformance.Target{BaseURL: base, HTTP: hc, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock", HTTP: hc},
+		CIMDPrivate: opts.CIMDPrivate, Documents: docs}, so, cleanup, nil
+}
+
+// documentHost starts the suite's metadata document host for a remote
+// target, with --cimd-cert when given.
+func documentHost(opts *Options) (*conformance.DocumentHost, error) {
+	var cert *tls.Certificate
+	if opts.CIMDCert != "" {
+		c, err := tls.LoadX509KeyPair(opts.CIMDCert, opts.CIMDKey)
+		if err != nil {
+			return nil, cmdutil.FlagErrorf("--cimd-cert/--cimd-key: %v", err)
+		}
+		cert = &c
+	}
+	h, err := conformance.NewDocumentHost(cert)
+	if err != nil {
+		return nil, fmt.Errorf("starting the document host: %w", err)
+	}
+	return h, nil
 }
