@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -282,4 +283,43 @@ func TestTSServerLoginStrictResource(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "token exchange") {
 		t.Fatalf("login --no-resource against --oauth-strict: exit %d, want a failed token exchange\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+}
+
+// The suite's MCP profile against a server nobody here wrote: the report
+// comes out whole (exit 0, or 8 for real findings, never a crash or a
+// usage error), and every verdict that is not a pass says why. The
+// findings are the SDK example's, logged for the reader, not asserted.
+func TestTSServerConformanceMCPProfile(t *testing.T) {
+	c := newTSCLI(t, tsserver.Start(t))
+	code, stdout, stderr := c.run("conformance", "--profile", "mcp", c.srv.MCPURL, "--approve=form", "--json", "-")
+	if code != 0 && code != 8 {
+		t.Fatalf("conformance --profile mcp: exit %d\nstderr:\n%s", code, stderr)
+	}
+	var rep struct {
+		Summary map[string]any `json:"summary"`
+		Results []struct {
+			ID      string `json:"id"`
+			Verdict string `json:"verdict"`
+			Reason  string `json:"reason"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, stdout)
+	}
+	if len(rep.Results) == 0 {
+		t.Fatalf("empty report:\n%s", stdout)
+	}
+	for _, r := range rep.Results {
+		switch r.Verdict {
+		case "pass":
+		case "fail", "warn", "skip", "expected-fail":
+			if strings.TrimSpace(r.Reason) == "" {
+				t.Errorf("%s: %s without a reason", r.ID, r.Verdict)
+			}
+			t.Logf("%s %s: %s", r.ID, r.Verdict, r.Reason)
+		default:
+			t.Errorf("%s: unknown verdict %q", r.ID, r.Verdict)
+		}
+	}
+	t.Logf("exit %d, summary %v", code, rep.Summary)
 }
