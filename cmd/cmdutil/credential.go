@@ -18,8 +18,8 @@ type Credential struct {
 	FromEnv bool
 	// DPoP is the key a DPoP-bound token needs a proof from on every
 	// request (nil for Bearer tokens).
-	DPoP *flows.DPoP
-	Scope   string // the scope granted with the token, when known
+	DPoP  *flows.DPoP
+	Scope string // the scope granted with the token, when known
 
 	refreshable bool
 }
