@@ -190,6 +190,9 @@ func (cfg AuthCodeConfig) run(ctx context.Context) (*Token, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.preflight(ctx, req); err != nil {
+		return nil, err
+	}
 
 	ctx2, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -248,6 +251,35 @@ func (cfg AuthCodeConfig) run(ctx context.Context) (*Token, error) {
 		return nil, fmt.Errorf("authorization response: %w", r.err)
 	}
 	return cfg.Exchange(ctx, req, r.code)
+}
+
+// preflight asks the authorization endpoint about req before a browser
+// does, for a client the server may have forgotten (a registered or cached
+// one, when Reregister can replace it). A server that no longer knows the
+// client cannot redirect back (the redirect URI is unverified), so it
+// answers the browser with an error and the CLI would wait its whole
+// timeout; answered here, invalid_client starts the re-registration at
+// once. Only a direct JSON or form invalid_client counts: redirects, login
+// pages and anything else leave the flow as it was.
+func (cfg AuthCodeConfig) preflight(ctx context.Context, req *AuthRequest) error {
+	if cfg.Reregister == nil || (cfg.Client.Source != SourceRegistered && cfg.Client.Source != SourceCache) {
+		return nil
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL(), nil)
+	if err != nil {
+		return nil
+	}
+	hreq.Header.Set("Accept", "application/json")
+	hc := *httpClient(cfg.HTTPClient)
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, body, err := do(&hc, hreq)
+	if err != nil || resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		return nil // the browser will see the same and the user can tell
+	}
+	if oe := ParseOAuthError(resp, body); oe != nil && oe.Code == "invalid_client" {
+		return fmt.Errorf("authorization endpoint: %w", oe)
+	}
+	return nil
 }
 
 // listen binds the loopback listener: cfg.Port if set, else the ports of

@@ -450,3 +450,36 @@ func TestAuthorizeChecksTheRedirect(t *testing.T) {
 		})
 	}
 }
+
+// A server that has forgotten a cached client answers the authorization
+// request itself with invalid_client and cannot redirect back: the flow
+// finds out before opening a browser (which would wait out the timeout),
+// registers again and opens the browser once, for the new client.
+func TestAuthCodeForgottenClientFoundBeforeTheBrowser(t *testing.T) {
+	as := newFakeAS(t)
+	as.forgetClient = func(id string) bool { return id == "stale" }
+	disc := as.disc(nil)
+	cache := &memCache{}
+	_ = cache.Put(disc.Issuer, disc.Resource, &flows.ClientInformation{ClientID: "stale"})
+	ccfg := flows.ClientConfig{Cache: cache}
+	var opened []string
+	tok, err := flows.AuthCode(context.Background(), flows.AuthCodeConfig{
+		Clock: flowstest.NewFakeClock(t0), Discovery: disc,
+		Client: flows.Client{ID: "stale", Source: flows.SourceCache},
+		OpenBrowser: func(u string) error {
+			pu, _ := url.Parse(u)
+			opened = append(opened, pu.Query().Get("client_id"))
+			if pu.Query().Get("client_id") == "stale" {
+				return errors.New("the browser shows invalid_client and never comes back")
+			}
+			return browser(t, nil)(u)
+		},
+		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
+	})
+	if err != nil || tok.AccessToken != "at-dyn-1" {
+		t.Fatalf("token %+v, err %v (browser opened for %v)", tok, err, opened)
+	}
+	if len(opened) != 1 || opened[0] != "dyn-1" {
+		t.Fatalf("browser opened for %v, want once for the new client", opened)
+	}
+}

@@ -32,6 +32,10 @@ type fakeAS struct {
 	denyWith     string // redirect with this error instead of a code
 	denyDesc     string
 	rejectClient func(clientID string) bool
+	// forgetClient: the authorization endpoint answers 400 invalid_client
+	// in JSON, without redirecting (the MCP TypeScript SDK's demo provider
+	// after a restart).
+	forgetClient func(clientID string) bool
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
@@ -55,6 +59,10 @@ func (a *fakeAS) authorize(w http.ResponseWriter, r *http.Request) {
 	redirect, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil || q.Get("client_id") == "" {
 		http.Error(w, "bad client or redirect_uri", http.StatusBadRequest) // never redirect
+		return
+	}
+	if a.forgetClient != nil && a.forgetClient(q.Get("client_id")) {
+		oauthErr(w, 400, "invalid_client", "Invalid client_id")
 		return
 	}
 	back := url.Values{"state": {q.Get("state")}}

@@ -150,19 +150,14 @@ func TestTSServerLoginThenToken(t *testing.T) {
 	}
 }
 
-// Pending CLI support for ping over MCP (the "ping MCP fallback" being
-// built in cmd/ping and flows): `mcpauth ping <mcp-url>` asks
-// GET {origin}/api/ping, which only mcpauth serve has; the SDK's server
-// answers 404. The test skips on exactly that failure and asserts ping's
-// success once the fallback lands; any other failure fails it.
-func TestTSServerPingPendingMCPFallback(t *testing.T) {
+// `mcpauth ping <mcp-url>` asks GET {origin}/api/ping, which only
+// mcpauth serve has; the SDK's server answers 404, and ping checks the
+// credential with MCP tools/list instead.
+func TestTSServerPingOverMCP(t *testing.T) {
 	c := newTSCLI(t, tsserver.Start(t))
 	c.login()
 	code, stdout, stderr := c.run("ping", c.srv.MCPURL)
-	if code != 0 && strings.Contains(stderr, "/api/ping: unexpected response (HTTP 404)") {
-		t.Skipf("pending CLI support for ping over MCP (ping MCP fallback): mcpauth ping exits %d: %s", code, lastLine(stderr))
-	}
-	if code != 0 {
+	if code != 0 || !strings.Contains(stdout+stderr, "tools/list") {
 		t.Fatalf("ping %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.srv.MCPURL, code, stdout, stderr)
 	}
 }
@@ -234,25 +229,17 @@ func TestTSServerRegisterAgainAfterRestart(t *testing.T) {
 	}
 }
 
-// Pending CLI support for a client the authorization server no longer
-// knows: after the server restarts, `mcpauth login` sends the browser to
-// /authorize with the cached client_id, the demo provider answers 400
-// invalid_client there (it cannot redirect to an unverified redirect URI),
-// and the CLI waits for a callback that never comes until --timeout, on
-// every attempt, until the user thinks of `mcpauth register`. The test
-// skips on exactly that and asserts a login that recovers by itself once
-// the CLI notices (e.g. by checking the authorization request before
-// opening the browser, and registering again).
-func TestTSServerLoginAfterRestartPendingStaleClient(t *testing.T) {
+// A client the authorization server no longer knows: after the server
+// restarts, the demo provider answers the authorization request with 400
+// invalid_client (it cannot redirect to an unverified redirect URI). The
+// CLI checks the request before opening the browser, registers again and
+// logs in, instead of waiting out --timeout for a callback that never comes.
+func TestTSServerLoginAfterRestartRegistersAgain(t *testing.T) {
 	c := newTSCLI(t, tsserver.Start(t))
 	c.login()
 	c.srv.Restart(t)
-	code, stdout, stderr := c.run("login", c.srv.MCPURL, "--timeout", "5s")
+	code, stdout, stderr := c.run("login", c.srv.MCPURL, "--timeout", "30s")
 	browser := c.browserLog()
-	if code == 5 && strings.Contains(stderr, "timed out waiting for the authorization response") && strings.Contains(browser, `"error":"invalid_client"`) {
-		t.Skipf("pending CLI support for a forgotten client registration: mcpauth login exits %d: %s; the browser got: %s",
-			code, lastLine(stderr), lastLine(browser))
-	}
 	if code != 0 {
 		t.Fatalf("login after the restart: exit %d\nstdout:\n%s\nstderr:\n%s\nbrowser stand-in:\n%s", code, stdout, stderr, browser)
 	}
