@@ -316,3 +316,84 @@ func decodeJSON(t *testing.T, resp *http.Response, v any) {
 		t.Fatalf("%v: %s", err, raw)
 	}
 }
+
+// Refresh tokens across two instances on one PostgreSQL: of 20 concurrent
+// refreshes with one token, spread over both, exactly one gets new tokens;
+// the reuse that the others are revokes the family on both instances,
+// access tokens included (RFC 9700 §4.14.2).
+func TestSeveralInstancesRefreshSingleUse(t *testing.T) {
+	c := startCluster(t, 2)
+	ctx := context.Background()
+	approver, err := conformance.NewFormApprover(c.proxy.URL, "erin", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientID := register(t, c.proxy.URL, `{"client_name":"refresh race","redirect_uris":["http://127.0.0.1:9/cb"],"grant_types":["authorization_code","refresh_token"]}`)
+	verifier, _ := pkce.NewVerifier()
+	back, err := approver.ApproveConsent(ctx, c.proxy.URL+"/oauth/authorize?"+url.Values{
+		"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "scope": {"mcp offline_access"},
+		"state": {"s"}, "code_challenge": {pkce.S256(verifier)}, "code_challenge_method": {"S256"},
+	}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := func(resp *http.Response) (access, refresh string) {
+		defer resp.Body.Close()
+		var tr struct {
+			AccessToken  string `json:"access_token"`
+			RefreshToken string `json:"refresh_token"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&tr)
+		return tr.AccessToken, tr.RefreshToken
+	}
+	resp, err := http.PostForm(c.proxy.URL+"/oauth/token", url.Values{
+		"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")}, "redirect_uri": {"http://127.0.0.1:9/cb"},
+		"client_id": {clientID}, "code_verifier": {verifier},
+	})
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("exchange: %v %v", resp, err)
+	}
+	firstAccess, refresh := tokens(resp)
+	if refresh == "" {
+		t.Fatal("no refresh token issued for offline_access")
+	}
+	var (
+		ok        atomic.Int32
+		mu        sync.Mutex
+		winnerTok string
+		wg        sync.WaitGroup
+	)
+	for range 20 {
+		wg.Go(func() {
+			resp, err := http.PostForm(c.proxy.URL+"/oauth/token", url.Values{
+				"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {clientID},
+			})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if resp.StatusCode == 200 {
+				ok.Add(1)
+				a, _ := tokens(resp)
+				mu.Lock()
+				winnerTok = a
+				mu.Unlock()
+				return
+			}
+			resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 1 {
+		t.Fatalf("%d of 20 concurrent refreshes across two instances succeeded, want exactly 1", ok.Load())
+	}
+	// The losers presented a spent token: the family is revoked, the access
+	// tokens issued in it with it, on every instance.
+	for _, inst := range c.instances {
+		for name, tok := range map[string]string{"first access token": firstAccess, "winner's access token": winnerTok} {
+			if s := pingStatus(t, inst.url, tok); s != 401 {
+				t.Errorf("%s on %s after refresh reuse: %d, want 401", name, inst.url, s)
+			}
+		}
+	}
+}
