@@ -20,10 +20,13 @@ func follow(authURL string) error {
 	return err
 }
 
+// authorizeScopes lists the scopes of the browser's authorization
+// requests, leaving out the CLI's own check of each request before it opens
+// the browser (a JSON GET, see flows.AuthCodeConfig).
 func authorizeScopes(s *flowstest.Server) []string {
 	var out []string
 	for _, r := range s.Requests() {
-		if r.Path == "/oauth/authorize" {
+		if r.Path == "/oauth/authorize" && r.Header.Get("Accept") != "application/json" {
 			out = append(out, r.Form.Get("scope"))
 		}
 	}

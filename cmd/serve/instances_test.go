@@ -173,7 +173,16 @@ func TestSeveralInstancesPassTheConformanceSuite(t *testing.T) {
 	}, conformance.Options{Destructive: true})
 	sum := report.Summary()
 	t.Logf("suite through 2 instances: %+v", sum)
-	if report.Failed() || sum.Fail > 0 || sum.Skip > 0 {
+	// The instances run without --cimd-allow-private (as in production),
+	// so the metadata-document checks that need the target to fetch from
+	// the suite's loopback host skip, saying so; any other skip is a gap.
+	unexpectedSkips := 0
+	for _, r := range report.Results {
+		if r.Verdict == conformance.VerdictSkip && !strings.Contains(r.Reason, "--cimd-private") {
+			unexpectedSkips++
+		}
+	}
+	if report.Failed() || sum.Fail > 0 || unexpectedSkips > 0 {
 		var b strings.Builder
 		_ = report.WriteText(&b, conformance.TextOptions{})
 		t.Fatalf("conformance through two instances failed:\n%s", b.String())
