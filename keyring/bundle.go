@@ -34,6 +34,11 @@ type TokenBundle struct {
 	Client *ClientInfo `json:"client,omitempty"`
 
 	APIKey string `json:"api_key,omitempty"` // KindAPIKey only
+
+	// The user the credential belongs to, when the server said (for display:
+	// status shows it without decrypting anything, via EntryInfo).
+	UserID   string `json:"user_id,omitempty"`
+	UserName string `json:"user_name,omitempty"`
 }
 
 // ClientInfo is the OAuth client registration (RFC 7591) behind a bundle.
@@ -114,4 +119,6 @@ type EntryInfo struct {
 	Backend   Storage   `json:"backend"` // StorageKeyring or StorageFile
 	Expiry    time.Time `json:"expiry,omitzero"`
 	UpdatedAt time.Time `json:"updated_at"`
+	UserID    string    `json:"user_id,omitempty"`
+	UserName  string    `json:"user_name,omitempty"`
 }
