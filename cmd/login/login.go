@@ -30,6 +30,7 @@ type Options struct {
 // NewCmd builds the command; runF replaces Run in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f}
+	var secret *cmdutil.SecretFlag
 	cmd := &cobra.Command{
 		Use:   "login <mcp-url>",
 		Short: "Log in to an MCP server in the browser (authorization code + PKCE)",
@@ -42,9 +43,12 @@ an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
 		Example: `  mcpauth login http://127.0.0.1:8080/mcp
   mcpauth login https://mcp.example.com/mcp --no-browser
   mcpauth login https://mcp.example.com/mcp --browser-command firefox`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.TargetArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
+			if err := secret.Resolve(f.IO.In, f.Getenv); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -53,7 +57,7 @@ an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
-	fl.StringVar(&opts.ClientSecret, "client-secret", "", "secret of the pre-registered client")
+	secret = cmdutil.BindSecret(fl, &opts.ClientSecret, "client-secret", "secret of the pre-registered client")
 	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", "", "client ID metadata document URL (used when the server supports it)")
 	fl.IntVar(&opts.Port, "port", 0, "loopback port for the redirect (default: a registered or free port)")
 	fl.DurationVar(&opts.Timeout, "timeout", flows.DefaultLoginTimeout, "how long to wait for the browser")
@@ -65,18 +69,33 @@ an ssh -L hint; 'mcpauth device' is the alternative for headless machines.`,
 	return cmd
 }
 
-// Run logs in.
+// Run logs in. Ctrl-C (ctx cancelled) says what it interrupted.
 func Run(ctx context.Context, opts *Options) error {
+	var phase cmdutil.Phase
+	return cmdutil.Cancelled(ctx, "login", &phase, run(ctx, opts, &phase))
+}
+
+func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	f := opts.F
 	ui := cmdutil.NewUI(f)
+	target, err := cmdutil.ParseTarget(opts.Target)
+	if err != nil {
+		return err
+	}
+	// A busy --port fails now, not after discovery and registration.
+	if err := cmdutil.CheckPort(opts.Port); err != nil {
+		return err
+	}
 	st, err := f.OpenStore()
 	if err != nil {
 		return err
 	}
-	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
+	phase.Set("discovering " + target)
+	disc, err := f.Discover(ctx, target, opts.Discover)
 	if err != nil {
 		return err
 	}
+	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account)
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return err
@@ -85,20 +104,23 @@ func Run(ctx context.Context, opts *Options) error {
 		HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret,
 		MetadataDocumentURL: opts.ClientMetadataURL, Cache: cmdutil.RegistrationCache{Store: st}, Scope: opts.Scope,
 	}
+	phase.Set("registering a client at " + disc.Issuer)
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
 	if err != nil {
 		return cmdutil.FlowError("choosing a client identity", err)
 	}
 	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser)
+	phase.Set("starting the callback listener")
 	open := func(authURL string) error {
+		phase.Set("waiting for the browser")
 		if base == nil {
-			printURL(f, ui, opts.Target, authURL, headless, disc.SupportsDeviceFlow())
+			printURL(f, ui, target, authURL, headless, disc.SupportsDeviceFlow())
 			return nil
 		}
 		ui.Info("Opening the browser to log in to %s …", disc.Resource)
 		if err := base(authURL); err != nil {
 			ui.Warn("could not open a browser (%v)", err)
-			printURL(f, ui, opts.Target, authURL, "", disc.SupportsDeviceFlow())
+			printURL(f, ui, target, authURL, "", disc.SupportsDeviceFlow())
 		}
 		return nil
 	}
@@ -108,12 +130,19 @@ func Run(ctx context.Context, opts *Options) error {
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
 	})
 	if err != nil {
+		if opts.Port != 0 {
+			if perr := cmdutil.PortError(opts.Port, err); perr != err {
+				return perr
+			}
+		}
 		return cmdutil.FlowError("logging in", err)
 	}
-	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok); err != nil {
+	phase.Set("storing the token")
+	user := f.LookupUser(ctx, disc, tok.AccessToken)
+	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, user); err != nil {
 		return err
 	}
-	return f.ReportLogin(disc, tok, st)
+	return f.ReportLogin(disc, tok, st, user)
 }
 
 func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless string, device bool) {
