@@ -75,7 +75,7 @@ func TestLoginNamesTheUserAndWarnsBeforeReplacing(t *testing.T) {
 	if err := login.Run(context.Background(), &login.Options{F: f, Target: mcp}); err != nil {
 		t.Fatalf("login: %v\n%s", err, errOut)
 	}
-	first := regexp.MustCompile(`✓ Logged in to ` + regexp.QuoteMeta(mcp) + ` as mona \((u_\w+)\) \(token expires `).FindStringSubmatch(errOut.String())
+	first := regexp.MustCompile(`✓ Logged in to ` + regexp.QuoteMeta(mcp) + ` as mona \((u_[\w-]+)\) \(token expires `).FindStringSubmatch(errOut.String())
 	if first == nil {
 		t.Fatalf("no success line with the name:\n%s", errOut)
 	}
