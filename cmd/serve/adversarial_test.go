@@ -463,6 +463,15 @@ func (r retryUnanswered) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// CloseIdleConnections reaches the transport: http.Client only forwards it
+// to a RoundTripper that has the method, and idle keep-alive connections
+// left open would count as leaked goroutines.
+func (r retryUnanswered) CloseIdleConnections() {
+	if c, ok := r.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // slowCutTime is how long the server takes to cut one connection that
 // sends head and then a byte every 100 ms (at most advGenerous).
 func slowCutTime(t *testing.T, d *net.Dialer, addr, head string) time.Duration {
