@@ -57,15 +57,22 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	res, err := flows.Ping(ctx, hc, cred.BaseURL, cred.Token)
 	if err != nil {
+		if uerr := cmdutil.Unreachable(cred.BaseURL, err); uerr != err {
+			return uerr
+		}
 		if cred.FromEnv {
 			return cmdutil.FlowError("ping with MCPAUTH_TOKEN", err)
 		}
 		return cmdutil.FlowError(fmt.Sprintf("ping %s (run: mcpauth login %s)", cred.BaseURL, cred.Server), err)
 	}
 	if f.Globals.JSON() {
-		return cmdutil.WriteJSON(f.IO.Out, map[string]string{"status": res.Status, "user_id": res.UserID, "server": cred.BaseURL})
+		out := map[string]string{"status": res.Status, "user_id": res.UserID, "server": cred.BaseURL}
+		if res.Name != "" {
+			out["name"] = res.Name
+		}
+		return cmdutil.WriteJSON(f.IO.Out, out)
 	}
-	cmdutil.NewUI(f).Success("ok: user %s at %s", res.UserID, cred.BaseURL)
+	cmdutil.NewUI(f).Success("ok: user %s at %s", cmdutil.User{ID: res.UserID, Name: res.Name}, cred.BaseURL)
 	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
 	return err
 }
