@@ -122,7 +122,7 @@ func runSet(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return cmdutil.WithExit(cmdutil.CodeFor(err), fmt.Errorf("checking the key: %w; the key was not stored", err))
 	}
 	bundle.UserID, bundle.UserName = res.UserID, res.Name
-	f.NoteReplace(st, server, f.Globals.Account)
+	f.NoteReplace(st, server, f.Globals.Account, "")
 	phase.Set("storing the key")
 	if err := st.Save(server, f.Globals.Account, bundle); err != nil {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("storing the key: %w", err))

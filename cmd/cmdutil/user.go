@@ -70,15 +70,16 @@ func describeEntry(e keyring.EntryInfo) string {
 }
 
 // NoteReplace tells the user, before anything happens, that storing a new
-// credential for (server, account) will replace the one already stored.
-func (f *Factory) NoteReplace(st *keyring.Store, server, account string) {
+// credential for (server, account) will replace the one already stored;
+// condition, if any, says when (" if this login succeeds").
+func (f *Factory) NoteReplace(st *keyring.Store, server, account, condition string) {
 	entries, err := st.List()
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		if e.Server == server && e.Account == account {
-			NewUI(f).Info("A credential for %s is already stored (account %q: %s); it will be replaced.", server, account, describeEntry(e))
+			NewUI(f).Info("A credential for %s is already stored (account %q: %s); it will be replaced%s.", server, account, describeEntry(e), condition)
 			return
 		}
 	}

@@ -94,7 +94,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	if !disc.SupportsDeviceFlow() {
 		return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("%s does not offer the device flow (no device_authorization_endpoint); use: mcpauth login %s", disc.Issuer, opts.Target))
 	}
-	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account)
+	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return err

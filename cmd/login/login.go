@@ -95,7 +95,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	if err != nil {
 		return err
 	}
-	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account)
+	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return err

@@ -88,7 +88,7 @@ func TestLoginNamesTheUserAndWarnsBeforeReplacing(t *testing.T) {
 		t.Fatalf("second login: %v\n%s", err, errOut)
 	}
 	want := fmt.Sprintf(`A credential for %s is already stored (account "default": OAuth token for mona (%s), expires `, mcp, first[1])
-	if !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), "; it will be replaced.") {
+	if !strings.Contains(errOut.String(), want) || !strings.Contains(errOut.String(), "; it will be replaced if this login succeeds.") {
 		t.Fatalf("no replace notice %q:\n%s", want, errOut)
 	}
 	// Said before the browser opens, not after.
