@@ -114,13 +114,12 @@ func TestLoginCancelledWhileWaitingForTheBrowser(t *testing.T) {
 
 func TestLoginCancelledWhileDiscovering(t *testing.T) {
 	hang := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hang }))
+	ctx, cancel := context.WithCancel(context.Background())
+	// The first probe reaches a server that never answers; then Ctrl-C.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { cancel(); <-hang }))
 	defer srv.Close()
 	defer close(hang)
-	ctx, cancel := context.WithCancel(context.Background())
-	f, _ := factory(t, t.TempDir(), nil)
-	f.OpenBrowser = func(string) error { return nil }
-	srv.Config.ConnState = func(net.Conn, http.ConnState) { cancel() }
+	f, _ := factory(t, t.TempDir(), func(string) error { return nil })
 	err := login.Run(ctx, &login.Options{F: f, Target: srv.URL + "/mcp"})
 	if err == nil || err.Error() != "login cancelled while discovering "+srv.URL+"/mcp" || cmdutil.CodeFor(err) != cmdutil.ExitCancelled {
 		t.Fatalf("got %v (exit %d)", err, cmdutil.CodeFor(err))
