@@ -448,7 +448,7 @@ type retryUnanswered struct {
 func (r retryUnanswered) RoundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := r.next.RoundTrip(req)
-		if err == nil || attempt == 2 || !(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
+		if err == nil || attempt == 2 || !unanswered(err) {
 			return resp, err
 		}
 		if req.Body != nil && req.Body != http.NoBody {
@@ -464,6 +464,14 @@ func (r retryUnanswered) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		r.retries.Add(1)
 	}
+}
+
+// unanswered reports whether the server closed the connection before any
+// response: EOF, a reset, or net/http's unexported errServerClosedIdle
+// (the close raced a request on a kept-alive connection).
+func unanswered(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // CloseIdleConnections reaches the transport: http.Client only forwards it
