@@ -62,7 +62,7 @@ deployment (the baseline still runs locally).`,
 		Example: `  mcpauth bench
   mcpauth bench --rounds 5 --json bench.json
   mcpauth bench --markdown BENCHMARKS.md --chart BENCHMARKS.png
-  mcpauth bench https://mcp.example.com --token "$(mcpauth token)"`,
+  mcpauth token | mcpauth bench https://mcp.example.com --token -`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := token.Resolve(f.IO.In, f.Getenv); err != nil {
