@@ -89,7 +89,7 @@ or the baseline is stale, 2 on usage errors, 6 when the target or its test
 clock cannot be reached, 130 when interrupted.`,
 		Example: `  mcpauth conformance --local
   mcpauth conformance http://127.0.0.1:8080 --clock-url http://127.0.0.1:8080/api/test/clock --approve=form
-  mcpauth conformance https://mcp.example.com --api-key "$KEY" --junit conformance.xml
+  mcpauth conformance https://mcp.example.com --api-key-file key.txt --junit conformance.xml
   mcpauth conformance --list --run '^DEV-'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
