@@ -12,6 +12,9 @@ import (
 type PingResult struct {
 	Status string `json:"status"`
 	UserID string `json:"user_id"`
+	// Name is an extension some servers add (the reference server does):
+	// the user's display name.
+	Name string `json:"name,omitempty"`
 }
 
 // ResourceError is a 401 or 403 from a protected resource, with its Bearer

@@ -43,6 +43,10 @@ type TokenBundle struct {
 
 	APIKey string `json:"api_key,omitempty"` // KindAPIKey only
 
+	// The user the credential belongs to, when the server said (for display:
+	// status shows it without decrypting anything, via EntryInfo).
+	UserID   string `json:"user_id,omitempty"`
+	UserName string `json:"user_name,omitempty"`
 	// DPoPKey is the private key (PKCS #8, base64url) the tokens are bound
 	// to (RFC 9449), kept across renewals. Secret: never printed.
 	DPoPKey string `json:"dpop_key,omitempty"`
@@ -171,4 +175,6 @@ type EntryInfo struct {
 	Refreshable   bool      `json:"refreshable,omitempty"`
 	RefreshExpiry time.Time `json:"refresh_expiry,omitzero"`
 	UpdatedAt     time.Time `json:"updated_at"`
+	UserID        string    `json:"user_id,omitempty"`
+	UserName      string    `json:"user_name,omitempty"`
 }

@@ -348,7 +348,7 @@ func (s *Store) Save(server, account string, bundle TokenBundle) error {
 	info := EntryInfo{
 		Server: server, Account: account, Kind: bundle.Kind, Backend: s.mode,
 		Expiry: bundle.Expiry, Refreshable: bundle.Refreshable(), RefreshExpiry: bundle.RefreshExpiry,
-		UpdatedAt: s.clock.Now().UTC(),
+		UpdatedAt: s.clock.Now().UTC(), UserID: bundle.UserID, UserName: bundle.UserName,
 	}
 	return s.updateIndex(func(idx *indexFile) {
 		row := indexEntry{EntryInfo: info, File: file}

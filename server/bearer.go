@@ -139,9 +139,12 @@ func (s *Server) challenge(w http.ResponseWriter, credentialPresented bool) {
 type pingResponse struct {
 	Status string `json:"status"`
 	UserID string `json:"user_id"`
+	// Name is an extension to the contract's {status, user_id}: the
+	// display name, when the identity provider gave one.
+	Name string `json:"name,omitempty"`
 }
 
 func (s *Server) handlePing(w http.ResponseWriter, r *http.Request) {
 	p, _ := principalFrom(r.Context())
-	writeJSON(w, http.StatusOK, pingResponse{Status: "ok", UserID: p.UserID})
+	writeJSON(w, http.StatusOK, pingResponse{Status: "ok", UserID: p.UserID, Name: s.userName(r.Context(), p.UserID)})
 }

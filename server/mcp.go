@@ -14,6 +14,9 @@ type whoamiInput struct{}
 type whoamiOutput struct {
 	UserID string `json:"user_id" jsonschema:"the id of the authenticated user"`
 	Via    string `json:"via" jsonschema:"how the caller authenticated: jwt or api_key"`
+	// Name is an extension: the display name, when the identity provider
+	// gave one.
+	Name string `json:"name,omitempty" jsonschema:"the user's display name, when known"`
 }
 
 // newMCPHandler builds the Streamable HTTP MCP server behind the bearer check.
@@ -32,7 +35,7 @@ func (s *Server) newMCPHandler() http.Handler {
 			return nil, whoamiOutput{}, errors.New("no authenticated user")
 		}
 		via, _ := ti.Extra["via"].(string)
-		return nil, whoamiOutput{UserID: ti.UserID, Via: via}, nil
+		return nil, whoamiOutput{UserID: ti.UserID, Via: via, Name: s.userName(ctx, ti.UserID)}, nil
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless: true,

@@ -33,8 +33,13 @@ func TestMCPWhoami(t *testing.T) {
 	_, body := ping(t, env, jwt)
 	var me struct {
 		UserID string `json:"user_id"`
+		Name   string `json:"name"`
 	}
 	mustJSON(t, body, &me)
+	// The name is a documented extension of /api/ping and whoami.
+	if me.Name != "mona" {
+		t.Fatalf("ping name = %q, want mona (%s)", me.Name, body)
+	}
 
 	for name, cred := range map[string]string{"jwt": jwt, "api_key": key} {
 		t.Run(name, func(t *testing.T) {
@@ -59,9 +64,10 @@ func TestMCPWhoami(t *testing.T) {
 			var got struct {
 				UserID string `json:"user_id"`
 				Via    string `json:"via"`
+				Name   string `json:"name"`
 			}
 			_ = json.Unmarshal(out, &got)
-			if got.UserID != me.UserID || got.Via != name {
+			if got.UserID != me.UserID || got.Via != name || got.Name != "mona" {
 				t.Fatalf("whoami = %s, want user %s via %s", out, me.UserID, name)
 			}
 		})

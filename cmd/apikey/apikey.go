@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -30,9 +31,12 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 		Use:   "set <mcp-url>",
 		Short: "Store an API key read from standard input",
 		Long: `Read an API key (from the server's Settings page) from standard input and
-store it for the server. It is never echoed; ping and token then use it.`,
+store it for the server. It is never echoed; ping and token then use it.
+
+Nothing is stored unless the URL is an MCP server (discovery succeeds) and
+the server accepts the key (one authenticated GET /api/ping).`,
 		Example: "  mcpauth apikey set http://127.0.0.1:8080/mcp < key.txt\n  pbpaste | mcpauth apikey set https://mcp.example.com/mcp",
-		Args:    cobra.ExactArgs(1),
+		Args:    cmdutil.TargetArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Server = args[0]
 			if runF != nil {
@@ -63,9 +67,19 @@ func readKey(f *cmdutil.Factory) (string, error) {
 	return line, nil
 }
 
-// RunSet stores the key.
-func RunSet(_ context.Context, opts *Options) error {
+// RunSet checks the URL and the key, then stores the key.
+func RunSet(ctx context.Context, opts *Options) error {
+	var phase cmdutil.Phase
+	return cmdutil.Cancelled(ctx, "apikey set", &phase, runSet(ctx, opts, &phase))
+}
+
+func runSet(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	f := opts.F
+	target, err := cmdutil.ParseTarget(opts.Server)
+	if err != nil {
+		return err
+	}
+	phase.Set("reading the key")
 	line, err := readKey(f)
 	if err != nil {
 		return err
@@ -81,13 +95,39 @@ func RunSet(_ context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	server := cmdutil.ServerKey(opts.Server)
-	if !strings.HasSuffix(server, "/mcp") {
-		server = cmdutil.ServerKey(strings.TrimSuffix(opts.Server, "/") + "/mcp")
+	// The URL must be an MCP server: the same discovery login does, so a
+	// typo or a non-MCP URL is refused with the reason.
+	phase.Set("discovering " + target)
+	disc, err := f.Discover(ctx, target, cmdutil.DiscoverFlags{})
+	if err != nil {
+		return fmt.Errorf("%w; the key was not stored", err)
 	}
-	if err := st.Save(server, f.Globals.Account, keyring.TokenBundle{Kind: keyring.KindAPIKey, Resource: server, APIKey: key}); err != nil {
+	server := cmdutil.ServerKey(disc.Resource)
+	bundle := keyring.TokenBundle{Kind: keyring.KindAPIKey, Resource: server, Issuer: disc.Issuer, APIKey: key}
+	// And the key must work: one authenticated request.
+	phase.Set("checking the key")
+	hc, err := f.HTTPClient()
+	if err != nil {
+		return err
+	}
+	base := cmdutil.PingBase(bundle, server)
+	res, err := flows.Ping(ctx, hc, base, key)
+	switch {
+	case errors.Is(err, flows.ErrUnauthorized):
+		return cmdutil.WithExit(cmdutil.ExitAuthRequired, fmt.Errorf("%s/api/ping refused this API key (HTTP 401): copy it again from the server's Settings page; the key was not stored", base))
+	case err != nil:
+		if uerr := cmdutil.Unreachable(base, err); uerr != err {
+			return fmt.Errorf("%w; the key was not stored", uerr)
+		}
+		return cmdutil.WithExit(cmdutil.CodeFor(err), fmt.Errorf("checking the key: %w; the key was not stored", err))
+	}
+	bundle.UserID, bundle.UserName = res.UserID, res.Name
+	f.NoteReplace(st, server, f.Globals.Account, "")
+	phase.Set("storing the key")
+	if err := st.Save(server, f.Globals.Account, bundle); err != nil {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("storing the key: %w", err))
 	}
-	cmdutil.NewUI(f).Success("API key stored for %s (%s)", server, st.Storage())
+	who := cmdutil.User{ID: res.UserID, Name: res.Name}.String()
+	cmdutil.NewUI(f).Success("API key of %s checked and stored for %s (%s)", who, server, st.Storage())
 	return nil
 }

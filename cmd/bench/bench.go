@@ -28,6 +28,7 @@ type Options struct {
 // NewCmd builds the command.
 func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	opts := &Options{IO: f.IO}
+	var token *cmdutil.SecretFlag
 	cmd := &cobra.Command{
 		Use:   "bench [<base-url>]",
 		Short: "Measure what authentication costs per request, against a bare handler",
@@ -45,9 +46,12 @@ deployment (the baseline still runs locally).`,
 		Example: `  mcpauth bench
   mcpauth bench --rounds 5 --json bench.json
   mcpauth bench --markdown BENCHMARKS.md --chart BENCHMARKS.svg
-  mcpauth bench https://mcp.example.com --token "$(mcpauth token)"`,
+  mcpauth token | mcpauth bench https://mcp.example.com --token -`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := token.Resolve(f.IO.In, f.Getenv); err != nil {
+				return err
+			}
 			if len(args) == 1 {
 				opts.Target = strings.TrimSuffix(args[0], "/")
 				if opts.Token == "" {
@@ -61,7 +65,7 @@ deployment (the baseline still runs locally).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Token, "token", "", "credential for a remote target")
+	token = cmdutil.BindSecret(fl, &opts.Token, "token", "credential for a remote target")
 	fl.StringVar(&opts.DB, "db", "", "SQLite file for the in-process server (default: a temp dir)")
 	fl.IntVar(&opts.Rounds, "rounds", 3, "rounds; each loads every path once")
 	fl.DurationVar(&opts.Duration, "duration", 2*time.Second, "load time per path per round")

@@ -40,6 +40,9 @@ func EnvName(flag string) string {
 // shows the environment variable beside the flag.
 func DocumentEnv(cmd *cobra.Command) {
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if strings.Contains(f.Usage, "env "+EnvName(f.Name)) {
+			return // secret flags say it already
+		}
 		f.Usage = fmt.Sprintf("%s (env %s)", f.Usage, EnvName(f.Name))
 	})
 }

@@ -15,6 +15,7 @@ type LoginResult struct {
 	Resource  string          `json:"resource"`
 	Issuer    string          `json:"issuer"`
 	User      string          `json:"user,omitempty"`
+	Name      string          `json:"name,omitempty"`
 	Scope     string          `json:"scope,omitempty"`
 	ExpiresAt time.Time       `json:"expires_at,omitzero"`
 	Storage   keyring.Storage `json:"storage"`
@@ -23,9 +24,9 @@ type LoginResult struct {
 
 // ReportLogin tells the user a flow succeeded: JSON on stdout, or a success
 // line on stderr.
-func (f *Factory) ReportLogin(disc *flows.Discovery, tok *flows.Token, st *keyring.Store) error {
+func (f *Factory) ReportLogin(disc *flows.Discovery, tok *flows.Token, st *keyring.Store, user User) error {
 	res := LoginResult{
-		Resource: disc.Resource, Issuer: disc.Issuer, User: Subject(tok.AccessToken), Scope: tok.Scope,
+		Resource: disc.Resource, Issuer: disc.Issuer, User: user.ID, Name: user.Name, Scope: tok.Scope,
 		ExpiresAt: tok.Expiry, Storage: st.Storage(), Account: f.Globals.Account,
 	}
 	if f.Globals.JSON() {
@@ -33,8 +34,8 @@ func (f *Factory) ReportLogin(disc *flows.Discovery, tok *flows.Token, st *keyri
 	}
 	ui := NewUI(f)
 	line := "Logged in to " + res.Resource
-	if res.User != "" {
-		line += " as " + res.User
+	if who := user.String(); who != "" {
+		line += " as " + who
 	}
 	if !res.ExpiresAt.IsZero() {
 		line += " (token expires " + res.ExpiresAt.UTC().Format(time.RFC3339) + ")"

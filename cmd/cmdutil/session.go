@@ -72,8 +72,9 @@ func ResolveServer(st *keyring.Store, arg, account string) (keyring.EntryInfo, e
 }
 
 // SaveToken stores a token from a flow.
-func SaveToken(st *keyring.Store, account string, disc *flows.Discovery, client flows.Client, tok *flows.Token) error {
+func SaveToken(st *keyring.Store, account string, disc *flows.Discovery, client flows.Client, tok *flows.Token, user User) error {
 	b := keyring.TokenBundle{
+		UserID: user.ID, UserName: user.Name,
 		Kind: keyring.KindOAuth, Issuer: disc.Issuer, Resource: disc.Resource,
 		AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
 		Expiry: tok.Expiry, Scope: tok.Scope, RefreshExpiry: tok.RefreshExpiry,
@@ -156,17 +157,7 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 	}
 	disc, err := flows.Discover(ctx, flows.DiscoverConfig{HTTPClient: hc, AllowMissingS256: df.AllowMissingS256, AllowInsecureHTTP: df.AllowInsecure}, target)
 	if err != nil {
-		// Discovery moves past failing probes; the last network failure
-		// (a refused connection, an unknown CA) is usually the real cause.
-		if disc != nil {
-			for i := len(disc.Probes) - 1; i >= 0; i-- {
-				if p := disc.Probes[i]; p.Status == 0 && p.Err != "" {
-					err = fmt.Errorf("%w (%s: %s)", err, p.URL, p.Err)
-					break
-				}
-			}
-		}
-		return disc, WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w", target, err))
+		return disc, discoveryError(target, disc, err)
 	}
 	for _, w := range disc.Warnings {
 		NewUI(f).Warn("%s", w)

@@ -66,15 +66,15 @@ type Options struct {
 	Verbose  bool
 }
 
-// secretFlags may come from the environment (MCPAUTH_SESSION_COOKIE,
-// MCPAUTH_API_KEY) so CI secrets stay off the command line. Other flags are
-// not bound: MCPAUTH_DB and friends belong to `mcpauth serve`, often run in
-// the same CI job.
-var secretFlags = []string{"session-cookie", "api-key"}
-
 // NewCmd builds the command; runF replaces Run in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Getenv: f.Getenv, HTTPClient: f.HTTPClient}
+	// The secrets may come from a file, standard input or the environment
+	// (MCPAUTH_SESSION_COOKIE, MCPAUTH_API_KEY) so CI secrets stay off the
+	// command line. Other flags are not bound to the environment:
+	// MCPAUTH_DB and friends belong to `mcpauth serve`, often run in the
+	// same CI job.
+	var secrets []*cmdutil.SecretFlag
 	cmd := &cobra.Command{
 		Use:   "conformance [<base_url>]",
 		Short: "Check a deployment against the service contract",
@@ -106,12 +106,14 @@ or the baseline is stale, 2 on usage errors, 6 when the target or its test
 clock cannot be reached, 130 when interrupted.`,
 		Example: `  mcpauth conformance --local
   mcpauth conformance http://127.0.0.1:8080 --clock-url http://127.0.0.1:8080/api/test/clock --approve=form
-  mcpauth conformance https://mcp.example.com --api-key "$KEY" --junit conformance.xml
+  mcpauth conformance https://mcp.example.com --api-key-file key.txt --junit conformance.xml
   mcpauth conformance --list --run '^DEV-'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := bindSecrets(cmd, f.Getenv); err != nil {
-				return err
+			for _, s := range secrets {
+				if err := s.Resolve(f.IO.In, f.Getenv); err != nil {
+					return err
+				}
 			}
 			if len(args) == 1 {
 				opts.BaseURL = args[0]
@@ -133,8 +135,9 @@ clock cannot be reached, 130 when interrupted.`,
 	fl.StringVar(&opts.Profile, "profile", conformance.ProfileContract, "which requirements: contract (this project's contract and decisions) or mcp (the MCP authorization spec, for any MCP server; <base_url> is then the MCP endpoint)")
 	fl.StringVar(&opts.DB, "db", "", "with --local: SQLite file or postgres:// URL for the server (default: in memory)")
 	fl.StringVar(&opts.ClockURL, "clock-url", "", "test clock of 'mcpauth serve --test-clock', e.g. <base_url>/api/test/clock")
-	fl.StringVar(&opts.SessionCookie, "session-cookie", "", "auth_token cookie of a logged-in test user (env MCPAUTH_SESSION_COOKIE)")
-	fl.StringVar(&opts.APIKey, "api-key", "", "the test user's API key (env MCPAUTH_API_KEY)")
+	secrets = append(secrets,
+		cmdutil.BindSecret(fl, &opts.SessionCookie, "session-cookie", "auth_token cookie of a logged-in test user"),
+		cmdutil.BindSecret(fl, &opts.APIKey, "api-key", "the test user's API key"))
 	fl.StringVar(&opts.Approve, "approve", ApproveNone, "who approves consent and device codes: form (drive the pages as --username), manual (you, prompted on stderr), none (skip those checks)")
 	fl.StringVar(&opts.Username, "username", "conformance", "user name to sign in with at a development identity provider (--approve=form)")
 	fl.BoolVar(&opts.Destructive, "destructive", false, "allow checks that change the test user's state (regenerating the API key)")
@@ -151,24 +154,6 @@ clock cannot be reached, 130 when interrupted.`,
 	fl.StringVar(&opts.Baseline, "baseline", "", "file of check IDs expected to fail, one per line ('#' comments)")
 	fl.BoolVar(&opts.Verbose, "verbose", false, "show each check's source in the report, and progress even when stderr is not a terminal")
 	return cmd
-}
-
-func bindSecrets(cmd *cobra.Command, getenv func(string) string) error {
-	if getenv == nil {
-		return nil
-	}
-	for _, name := range secretFlags {
-		fl := cmd.Flags().Lookup(name)
-		if fl.Changed {
-			continue
-		}
-		if v := getenv(cmdutil.EnvName(name)); v != "" {
-			if err := fl.Value.Set(v); err != nil {
-				return cmdutil.FlagErrorf("%s: %v", cmdutil.EnvName(name), err)
-			}
-		}
-	}
-	return nil
 }
 
 // validate rejects contradictory flags, so none is silently ignored.

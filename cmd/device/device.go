@@ -38,7 +38,7 @@ the URL on any device, enter the code and approve. mcpauth polls at the
 server's interval (5 s longer after each slow_down) and stores the token.`,
 		Example: `  mcpauth device http://127.0.0.1:8080/mcp
   mcpauth device https://mcp.example.com/mcp --clipboard`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.TargetArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			if runF != nil {
@@ -58,8 +58,14 @@ server's interval (5 s longer after each slow_down) and stores the token.`,
 	return cmd
 }
 
-// Run performs the device flow.
+// Run performs the device flow. Ctrl-C (ctx cancelled) says what it
+// interrupted, on a clean line.
 func Run(ctx context.Context, opts *Options) error {
+	var phase cmdutil.Phase
+	return cmdutil.Cancelled(ctx, "device login", &phase, run(ctx, opts, &phase))
+}
+
+func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	f := opts.F
 	ui := cmdutil.NewUI(f)
 	var dialect flows.Dialect
@@ -72,11 +78,16 @@ func Run(ctx context.Context, opts *Options) error {
 	default:
 		return cmdutil.FlagErrorf("--dialect must be json or form")
 	}
+	target, err := cmdutil.ParseTarget(opts.Target)
+	if err != nil {
+		return err
+	}
 	st, err := f.OpenStore()
 	if err != nil {
 		return err
 	}
-	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
+	phase.Set("discovering " + target)
+	disc, err := f.Discover(ctx, target, opts.Discover)
 	if err != nil {
 		return err
 	}
@@ -84,21 +95,25 @@ func Run(ctx context.Context, opts *Options) error {
 		return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("%s does not offer the device flow (no device_authorization_endpoint); use: mcpauth login %s", disc.Issuer, opts.Target))
 	}
 	cmdutil.NoteMigration(f, st, disc)
+	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return err
 	}
 	ccfg := flows.ClientConfig{HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, Cache: cmdutil.RegistrationCache{Store: st}, Scope: opts.Scope}
+	phase.Set("registering a client at " + disc.Issuer)
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
 	if err != nil {
 		return cmdutil.FlowError("choosing a client identity", err)
 	}
+	phase.Set("requesting a device code")
 	spin := newCountdown(f, ui)
 	defer spin.stop()
 	tok, err := flows.Device(ctx, flows.DeviceConfig{
 		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, Scope: opts.Scope,
 		NoResource: opts.NoResource, Dialect: dialect,
 		ShowCode: func(da flows.DeviceAuthorization) {
+			phase.Set("waiting for code " + da.UserCode + " to be approved")
 			showCode(ctx, opts, ui, da)
 			spin.start(da.Expiry)
 		},
@@ -117,10 +132,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return cmdutil.FlowError("device login", err)
 	}
-	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok); err != nil {
+	phase.Set("storing the token")
+	user := f.LookupUser(ctx, disc, tok.AccessToken)
+	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, user); err != nil {
 		return err
 	}
-	return f.ReportLogin(disc, tok, st)
+	return f.ReportLogin(disc, tok, st, user)
 }
 
 // showCode prints the code box and, on a terminal, offers to open the browser.
@@ -188,14 +205,15 @@ func copyToClipboard(text string) error {
 // itself with the real ticker only for redrawing; the time shown comes from
 // the factory's clock.
 type countdown struct {
-	f    *cmdutil.Factory
-	ui   *cmdutil.UI
-	done chan struct{}
-	on   bool
+	f       *cmdutil.Factory
+	ui      *cmdutil.UI
+	done    chan struct{}
+	cleared chan struct{} // closed once the line is cleared
+	on      bool
 }
 
 func newCountdown(f *cmdutil.Factory, ui *cmdutil.UI) *countdown {
-	return &countdown{f: f, ui: ui, done: make(chan struct{})}
+	return &countdown{f: f, ui: ui, done: make(chan struct{}), cleared: make(chan struct{})}
 }
 
 func (c *countdown) start(expiry time.Time) {
@@ -204,6 +222,7 @@ func (c *countdown) start(expiry time.Time) {
 	}
 	c.on = true
 	go func() {
+		defer close(c.cleared)
 		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 		t := time.NewTicker(120 * time.Millisecond)
 		defer t.Stop()
@@ -223,10 +242,15 @@ func (c *countdown) start(expiry time.Time) {
 	}()
 }
 
+// stop ends the countdown and returns once its line is cleared, so what
+// is printed next (an error, the success line) never lands on it.
 func (c *countdown) stop() {
 	select {
 	case <-c.done:
 	default:
 		close(c.done)
+	}
+	if c.on {
+		<-c.cleared
 	}
 }

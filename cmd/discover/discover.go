@@ -32,7 +32,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 resource metadata, RFC 8414 / OpenID Connect discovery) and print what was
 found, with every URL tried, its status and verdict.`,
 		Example: "  mcpauth discover http://127.0.0.1:8080/mcp\n  mcpauth discover https://mcp.example.com/mcp --output json | jq .probes",
-		Args:    cobra.ExactArgs(1),
+		Args:    cmdutil.TargetArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			if runF != nil {
@@ -48,7 +48,11 @@ found, with every URL tried, its status and verdict.`,
 // Run discovers and prints; on failure it still shows the probes.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
+	target, err := cmdutil.ParseTarget(opts.Target)
+	if err != nil {
+		return err
+	}
+	disc, err := f.Discover(ctx, target, opts.Discover)
 	if f.Globals.JSON() && disc != nil {
 		if werr := cmdutil.WriteJSON(f.IO.Out, disc); werr != nil {
 			return werr

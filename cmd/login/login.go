@@ -32,6 +32,7 @@ type Options struct {
 // NewCmd builds the command; runF replaces Run in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f}
+	var secret *cmdutil.SecretFlag
 	cmd := &cobra.Command{
 		Use:   "login <mcp-url>",
 		Short: "Log in to an MCP server in the browser (authorization code + PKCE)",
@@ -52,9 +53,12 @@ running the grant again. DPoP is used when the server advertises it.`,
   mcpauth login https://mcp.example.com/mcp --browser-command firefox
   MCPAUTH_CLIENT_SECRET=… mcpauth login https://mcp.example.com/mcp --client-credentials --client-id ci-bot
   mcpauth login https://mcp.example.com/mcp --jwt-bearer-assertion-file /run/oidc-token`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.TargetArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
+			if err := secret.Resolve(f.IO.In, f.Getenv); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -63,7 +67,7 @@ running the grant again. DPoP is used when the server advertises it.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
-	fl.StringVar(&opts.ClientSecret, "client-secret", "", "secret of the pre-registered client")
+	secret = cmdutil.BindSecret(fl, &opts.ClientSecret, "client-secret", "secret of the pre-registered client")
 	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", f.Getenv("MCPAUTH_CLIENT_METADATA_URL"), "client ID metadata document URL, used when the server supports them (env MCPAUTH_CLIENT_METADATA_URL)")
 	fl.IntVar(&opts.Port, "port", 0, "loopback port for the redirect (default: a registered or free port)")
 	fl.DurationVar(&opts.Timeout, "timeout", flows.DefaultLoginTimeout, "how long to wait for the browser")
@@ -76,7 +80,7 @@ running the grant again. DPoP is used when the server advertises it.`,
 	return cmd
 }
 
-// Run logs in.
+// Run logs in. Ctrl-C (ctx cancelled) says what it interrupted.
 func Run(ctx context.Context, opts *Options) error {
 	if grant := opts.machineGrant(); grant != "" {
 		return runMachine(ctx, opts, grant)
@@ -84,49 +88,73 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := opts.Machine.checkBrowserLogin(); err != nil {
 		return err
 	}
-	disc, tok, st, err := Login(ctx, opts)
+	var phase cmdutil.Phase
+	disc, tok, st, user, err := login(ctx, opts, &phase)
 	if err != nil {
-		return err
+		return cmdutil.Cancelled(ctx, "login", &phase, err)
 	}
-	return opts.F.ReportLogin(disc, tok, st)
+	return opts.F.ReportLogin(disc, tok, st, user)
 }
 
 // Login runs the authorization code flow for opts and stores the token; it
 // is Run without the report, for commands that re-authorize (step-up).
 func Login(ctx context.Context, opts *Options) (*flows.Discovery, *flows.Token, *keyring.Store, error) {
+	var phase cmdutil.Phase
+	disc, tok, st, _, err := login(ctx, opts, &phase)
+	if err != nil {
+		return nil, nil, nil, cmdutil.Cancelled(ctx, "login", &phase, err)
+	}
+	return disc, tok, st, nil
+}
+
+func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Discovery, *flows.Token, *keyring.Store, cmdutil.User, error) {
+	var none cmdutil.User
 	f := opts.F
 	ui := cmdutil.NewUI(f)
+	target, err := cmdutil.ParseTarget(opts.Target)
+	if err != nil {
+		return nil, nil, nil, none, err
+	}
+	// A busy --port fails now, not after discovery and registration.
+	if err := cmdutil.CheckPort(opts.Port); err != nil {
+		return nil, nil, nil, none, err
+	}
 	st, err := f.OpenStore()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, none, err
 	}
-	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
+	phase.Set("discovering " + target)
+	disc, err := f.Discover(ctx, target, opts.Discover)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, none, err
 	}
 	cmdutil.NoteMigration(f, st, disc)
+	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, none, err
 	}
 	ccfg := flows.ClientConfig{
 		HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret,
 		MetadataDocumentURL: opts.ClientMetadataURL, Cache: cmdutil.RegistrationCache{Store: st}, Scope: opts.Scope,
 	}
+	phase.Set("registering a client at " + disc.Issuer)
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
 	if err != nil {
-		return nil, nil, nil, cmdutil.FlowError("choosing a client identity", err)
+		return nil, nil, nil, none, cmdutil.FlowError("choosing a client identity", err)
 	}
 	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser)
+	phase.Set("starting the callback listener")
 	open := func(authURL string) error {
+		phase.Set("waiting for the browser")
 		if base == nil {
-			printURL(f, ui, opts.Target, authURL, headless, disc.SupportsDeviceFlow())
+			printURL(f, ui, target, authURL, headless, disc.SupportsDeviceFlow())
 			return nil
 		}
 		ui.Info("Opening the browser to log in to %s …", disc.Resource)
 		if err := base(authURL); err != nil {
 			ui.Warn("could not open a browser (%v)", err)
-			printURL(f, ui, opts.Target, authURL, "", disc.SupportsDeviceFlow())
+			printURL(f, ui, target, authURL, "", disc.SupportsDeviceFlow())
 		}
 		return nil
 	}
@@ -136,12 +164,19 @@ func Login(ctx context.Context, opts *Options) (*flows.Discovery, *flows.Token, 
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
 	})
 	if err != nil {
-		return nil, nil, nil, cmdutil.FlowError("logging in", err)
+		if opts.Port != 0 {
+			if perr := cmdutil.PortError(opts.Port, err); perr != err {
+				return nil, nil, nil, none, perr
+			}
+		}
+		return nil, nil, nil, none, cmdutil.FlowError("logging in", err)
 	}
-	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok); err != nil {
-		return nil, nil, nil, err
+	phase.Set("storing the token")
+	user := f.LookupUser(ctx, disc, tok.AccessToken)
+	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, user); err != nil {
+		return nil, nil, nil, none, err
 	}
-	return disc, tok, st, nil
+	return disc, tok, st, user, nil
 }
 
 func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless string, device bool) {

@@ -76,7 +76,7 @@ func (m *MachineOptions) checkBrowserLogin() error {
 	for flag, set := range map[string]bool{
 		"--dpop": m.DPoP, "--private-key-file": m.PrivateKeyFile != "", "--signing-alg": m.SigningAlg != "",
 		"--key-id": m.KeyID != "", "--token-auth": m.TokenAuth != "", "--idp-client-id": m.IdPClientID != "",
-		"--idp-client-secret": m.IdPClientSecret != "", "--assertion-audience": m.AssertionAudience != flows.AudienceTokenEndpoint,
+		"--idp-client-secret": m.IdPClientSecret != "", "--assertion-audience": m.AssertionAudience != "" && m.AssertionAudience != flows.AudienceTokenEndpoint,
 	} {
 		if set {
 			return cmdutil.FlagErrorf("%s applies to machine logins (--client-credentials, --jwt-bearer-assertion-file, --id-token-file)", flag)
@@ -218,7 +218,8 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	if err := st.Save(server, f.Globals.Account, b); err != nil {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("storing the token: %w", err))
 	}
-	return f.ReportLogin(disc, tok, st)
+	// A machine's token names a client, not a person: no user to look up.
+	return f.ReportLogin(disc, tok, st, cmdutil.User{})
 }
 
 // machineDiscover is discovery without the PKCE S256 requirement, which

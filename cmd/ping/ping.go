@@ -131,6 +131,9 @@ func Run(ctx context.Context, opts *Options) error {
 			cred.BaseURL, scope, cred.Server, cred.Server, flows.UnionScopes(cred.Scope, scope)), err)
 	}
 	if err != nil {
+		if uerr := cmdutil.Unreachable(cred.BaseURL, err); uerr != err {
+			return uerr
+		}
 		if cred.FromEnv {
 			return cmdutil.FlowError("ping with MCPAUTH_TOKEN", err)
 		}
@@ -146,9 +149,13 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if f.Globals.JSON() {
-		return cmdutil.WriteJSON(f.IO.Out, map[string]string{"status": res.Status, "check": check, "user_id": res.UserID, "server": cred.BaseURL})
+		out := map[string]string{"status": res.Status, "check": check, "user_id": res.UserID, "server": cred.BaseURL}
+		if res.Name != "" {
+			out["name"] = res.Name
+		}
+		return cmdutil.WriteJSON(f.IO.Out, out)
 	}
-	ui.Success("ok: user %s at %s (checked with GET /api/ping)", res.UserID, cred.BaseURL)
+	ui.Success("ok: user %s at %s (checked with GET /api/ping)", cmdutil.User{ID: res.UserID, Name: res.Name}, cred.BaseURL)
 	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
 	return err
 }

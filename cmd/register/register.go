@@ -34,7 +34,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 		Long: `Register a new public client and print what the server issued. The
 registration is cached for login and device unless --no-cache.`,
 		Example: "  mcpauth register http://127.0.0.1:8080/mcp\n  mcpauth register https://mcp.example.com/mcp --device --output json",
-		Args:    cobra.ExactArgs(1),
+		Args:    cmdutil.TargetArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			if runF != nil {
@@ -56,7 +56,11 @@ registration is cached for login and device unless --no-cache.`,
 // Run registers.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
+	target, err := cmdutil.ParseTarget(opts.Target)
+	if err != nil {
+		return err
+	}
+	disc, err := f.Discover(ctx, target, opts.Discover)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func TestLoginPingTokenStatusLogout(t *testing.T) {
 		t.Fatalf("ping exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 	userID := strings.TrimSpace(stdout)
-	if !regexp.MustCompile(`Logged in to ` + regexp.QuoteMeta(mcp) + ` as ` + userID + ` \(token expires 20\d\d-`).MatchString(loginErr) {
+	if !regexp.MustCompile(`Logged in to ` + regexp.QuoteMeta(mcp) + ` as alice \(` + userID + `\) \(token expires 20\d\d-`).MatchString(loginErr) {
 		t.Fatalf("login said: %s", loginErr)
 	}
 

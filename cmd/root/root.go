@@ -45,12 +45,22 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	cmd.SetIn(f.IO.In)
 	cmd.SetOut(f.IO.ErrOut)
 	cmd.SetErr(f.IO.ErrOut)
-	err := cmd.ExecuteContext(ctx)
+	ran, err := cmd.ExecuteContextC(ctx)
 	if err == nil {
 		return cmdutil.ExitOK
 	}
 	code := ExitCode(err)
+	if errors.Is(err, context.Canceled) && ran != nil {
+		// Commands that name what they interrupted return their own error;
+		// for the rest, never the bare "context canceled".
+		err = fmt.Errorf("%s cancelled", strings.TrimPrefix(ran.CommandPath(), "mcpauth "))
+	}
 	if !errors.Is(err, cmdutil.ErrSilent) {
+		if f.IO.StderrTTY {
+			// Ctrl-C may land on a spinner or prompt line (and the
+			// terminal echoes ^C there): start the message on a clean one.
+			fmt.Fprint(f.IO.ErrOut, "\r\033[K")
+		}
 		// Errors quote servers (error_description, bodies): never let them
 		// drive the terminal.
 		fmt.Fprintf(f.IO.ErrOut, "mcpauth: %s\n", cmdutil.Printable(err.Error()))

@@ -1,6 +1,7 @@
 package root_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -208,7 +209,12 @@ func TestNoKeyringPromptsOnATerminal(t *testing.T) {
 func TestPlainEntryRefusedWhileUsingTheKeyring(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
 	c := clitest.New(t, env)
-	c.Stdin = "mcpa_planted\n"
+	// apikey set checks the key with the server first: use a real one.
+	planted, err := env.Browser("planter").APIKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stdin = planted + "\n"
 	if code, _, stderr := c.Run("apikey", "set", env.URL, "--storage=file"); code != 0 {
 		t.Fatalf("apikey set --storage=file: exit %d %s", code, stderr)
 	}
@@ -228,7 +234,7 @@ func TestPlainEntryRefusedWhileUsingTheKeyring(t *testing.T) {
 			t.Fatalf("%s: status: exit %d %s", storage, code, stdout)
 		}
 	}
-	if code, stdout, stderr := c.Run("token", "--storage=file"); code != 0 || strings.TrimSpace(stdout) != "mcpa_planted" {
+	if code, stdout, stderr := c.Run("token", "--storage=file"); code != 0 || strings.TrimSpace(stdout) != planted {
 		t.Fatalf("token --storage=file: exit %d %q %s", code, stdout, stderr)
 	}
 }

@@ -63,6 +63,7 @@ type Options struct {
 // NewCmd builds the command; runF replaces the run function in tests.
 func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Getenv: f.Getenv}
+	var oidcSecret *cmdutil.SecretFlag
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the reference server",
@@ -82,8 +83,21 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
   mcpauth serve --test-clock        # for mcpauth conformance --clock-url`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Before BindEnv, so a secret from a file or standard input
+			// counts as given on the command line.
+			if err := oidcSecret.Resolve(f.IO.In, nil); err != nil {
+				return err
+			}
+			if opts.OIDCClientSecret != "" {
+				_ = cmd.Flags().Set("oidc-client-secret", opts.OIDCClientSecret)
+			}
 			if err := cmdutil.BindEnv(cmd, f.Getenv); err != nil {
 				return err
+			}
+			if opts.OIDCClientSecret == "" { // MCPAUTH_OIDC_CLIENT_SECRET_FILE
+				if err := oidcSecret.Resolve(f.IO.In, nil); err != nil {
+					return err
+				}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -101,7 +115,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.StringArrayVar(&opts.SealingPreviousKeyFiles, "sealing-previous-key-file", nil, "file holding a previous sealing key, to re-seal API keys under the current one (repeatable; or MCPAUTH_SEALING_PREVIOUS_KEYS, comma-separated)")
 	fl.StringVar(&opts.OIDCIssuer, "oidc-issuer", "", "OpenID Connect issuer for browser login")
 	fl.StringVar(&opts.OIDCClientID, "oidc-client-id", "", "client id at the OpenID Connect provider")
-	fl.StringVar(&opts.OIDCClientSecret, "oidc-client-secret", "", "client secret at the OpenID Connect provider")
+	oidcSecret = cmdutil.BindSecret(fl, &opts.OIDCClientSecret, "oidc-client-secret", "client secret at the OpenID Connect provider")
 	fl.StringVar(&opts.DevIdPAddr, "dev-idp-addr", "127.0.0.1:0", "address of the development identity provider (without --oidc-issuer)")
 	fl.BoolVar(&opts.TestClock, "test-clock", false, "expose /api/test/clock to move the server's time (loopback only; for conformance runs)")
 	fl.StringVar(&opts.Limits, "limits", "", `rate limits as name=rate:burst, rate per second; names: device, authorize, register, usercode (e.g. "device=0.5:30,register=1:20")`)

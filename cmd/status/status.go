@@ -21,7 +21,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 	opts := &Options{F: f}
 	return &cobra.Command{
 		Use:     "status",
-		Short:   "List stored credentials: server, account, kind, storage backend, expiry, refreshable",
+		Short:   "List stored credentials: server, account, user, kind, storage backend, expiry, refreshable",
 		Example: "  mcpauth status\n  mcpauth status --output json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -36,6 +36,8 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 type entry struct {
 	Server    string    `json:"server"`
 	Account   string    `json:"account"`
+	UserID    string    `json:"user_id,omitempty"`
+	Name      string    `json:"name,omitempty"`
 	Kind      string    `json:"kind"`
 	Backend   string    `json:"backend"`
 	Encrypted bool      `json:"protected_by_keyring"`
@@ -66,7 +68,7 @@ func Run(_ context.Context, opts *Options) error {
 	entries := make([]entry, 0, len(infos))
 	for _, e := range infos {
 		entries = append(entries, entry{
-			Server: e.Server, Account: e.Account, Kind: string(e.Kind), Backend: string(e.Backend),
+			Server: e.Server, Account: e.Account, UserID: e.UserID, Name: e.UserName, Kind: string(e.Kind), Backend: string(e.Backend),
 			Encrypted: e.Backend == keyring.StorageKeyring, Expiry: e.Expiry,
 			Expired:     !e.Expiry.IsZero() && !now.Before(e.Expiry),
 			Refreshable: e.Refreshable, RefreshExpiry: e.RefreshExpiry,
@@ -79,7 +81,7 @@ func Run(_ context.Context, opts *Options) error {
 		ui.Info("No stored credentials. Log in with: mcpauth login <mcp-url>")
 		return nil
 	}
-	t := table.New().Headers("SERVER", "ACCOUNT", "KIND", "STORAGE", "EXPIRES", "REFRESH")
+	t := table.New().Headers("SERVER", "ACCOUNT", "USER", "KIND", "STORAGE", "EXPIRES", "REFRESH")
 	plaintext := false
 	for _, e := range entries {
 		backend := e.Backend
@@ -87,7 +89,11 @@ func Run(_ context.Context, opts *Options) error {
 			backend += " (no keyring!)"
 			plaintext = true
 		}
-		t.Row(e.Server, e.Account, e.Kind, backend, expiry(e, now), refresh(e, now))
+		user := cmdutil.User{ID: e.UserID, Name: e.Name}.String()
+		if user == "" {
+			user = "-" // stored before names were kept, or the server said nothing
+		}
+		t.Row(e.Server, e.Account, user, e.Kind, backend, expiry(e, now), refresh(e, now))
 	}
 	fmt.Fprintln(f.IO.Out, t.Render())
 	if plaintext {

@@ -216,6 +216,8 @@ func Golden(t *testing.T, name, got string) {
 	got = regexp.MustCompile(`127\.0\.0\.1:\d+`).ReplaceAllStringFunc(got, func(hostPort string) string {
 		return "127.0.0.1:" + strings.Repeat("X", len(hostPort)-len("127.0.0.1:"))
 	})
+	// Random user ids likewise, keeping their length.
+	got = regexp.MustCompile(`u_[0-9A-Za-z_-]{16}`).ReplaceAllStringFunc(got, func(id string) string { return "u_" + strings.Repeat("X", len(id)-2) })
 	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

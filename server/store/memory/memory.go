@@ -39,7 +39,7 @@ type Store struct {
 	secrets    map[string][]byte
 	counters   map[string]int64
 	metadocs   map[string]store.MetadataDocument // by URL; created on first put
-	refresh    refreshState // refresh.go
+	refresh    refreshState                      // refresh.go
 }
 
 // New returns an empty store.

@@ -1,0 +1,77 @@
+package cmdutil
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// SecretFlag is a secret that never needs to be on the command line, where
+// other users see it in the process list and shells keep it in history:
+// --NAME VALUE, --NAME - (standard input), --NAME-file PATH (- is standard
+// input too), or the environment variables MCPAUTH_NAME, then
+// MCPAUTH_NAME_FILE (a path: container secrets), in that order.
+type SecretFlag struct {
+	name  string
+	value *string
+	file  string
+}
+
+// BindSecret adds --name and --name-file to fl, filling *p on Resolve.
+func BindSecret(fl *pflag.FlagSet, p *string, name, usage string) *SecretFlag {
+	s := &SecretFlag{name: name, value: p}
+	fl.StringVar(p, name, "", fmt.Sprintf("%s (\"-\" reads standard input; also --%s-file, env %s)", usage, name, EnvName(name)))
+	fl.StringVar(&s.file, name+"-file", "", fmt.Sprintf("read --%s from this file (\"-\": standard input)", name))
+	return s
+}
+
+// Resolve fills the secret from whichever source was given. Only one
+// source may be given on the command line, and "-" may only be used once
+// per command (there is one standard input).
+func (s *SecretFlag) Resolve(in io.Reader, getenv func(string) string) error {
+	switch {
+	case *s.value != "" && s.file != "":
+		return FlagErrorf("give --%s or --%s-file, not both", s.name, s.name)
+	case *s.value == "-":
+		return s.read(in, "standard input")
+	case s.file == "-":
+		return s.read(in, "standard input")
+	case s.file != "":
+		f, err := os.Open(s.file)
+		if err != nil {
+			return FlagErrorf("--%s-file: %v", s.name, err)
+		}
+		defer f.Close()
+		return s.read(f, s.file)
+	case *s.value != "" || getenv == nil:
+	case getenv(EnvName(s.name)) != "":
+		*s.value = strings.TrimSpace(getenv(EnvName(s.name)))
+	case getenv(EnvName(s.name+"-file")) != "":
+		path := getenv(EnvName(s.name + "-file"))
+		f, err := os.Open(path)
+		if err != nil {
+			return FlagErrorf("%s: %v", EnvName(s.name+"-file"), err)
+		}
+		defer f.Close()
+		return s.read(f, path)
+	}
+	return nil
+}
+
+// read takes the first line: a trailing newline from echo or an editor is
+// not part of a secret.
+func (s *SecretFlag) read(r io.Reader, from string) error {
+	line, err := bufio.NewReader(io.LimitReader(r, 64<<10)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return FlagErrorf("--%s: reading %s: %v", s.name, from, err)
+	}
+	if *s.value = strings.TrimSpace(line); *s.value == "" {
+		return FlagErrorf("--%s: %s is empty", s.name, from)
+	}
+	return nil
+}

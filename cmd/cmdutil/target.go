@@ -1,0 +1,229 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpauth/mcpauth/flows"
+)
+
+// TargetArgs accepts exactly one <mcp-url> and names it when it is missing,
+// instead of cobra's "accepts 1 arg(s), received 0".
+func TargetArgs(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return FlagErrorf("missing <mcp-url>, the MCP server's URL: %s <mcp-url>, e.g. %s http://127.0.0.1:8080/mcp", cmd.CommandPath(), cmd.CommandPath())
+	case len(args) > 1:
+		return FlagErrorf("%s takes one <mcp-url>, got %d arguments", cmd.CommandPath(), len(args))
+	}
+	return nil
+}
+
+// ParseTarget checks that arg is an http(s) URL. Anything else is a usage
+// error (exit 2) with the URL the user probably meant: http:// for loopback
+// hosts, https:// otherwise.
+func ParseTarget(arg string) (string, error) {
+	u, err := url.Parse(arg)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return arg, nil
+	}
+	if err == nil && u.Scheme != "" && u.Opaque == "" && u.Host != "" {
+		return "", FlagErrorf("%q is not an http(s) URL: MCP servers are reached over http or https", arg)
+	}
+	guess := strings.TrimPrefix(arg, "//")
+	host := guess
+	if i := strings.IndexAny(host, "/?#"); i >= 0 {
+		host = host[:i]
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if host == "" || strings.ContainsAny(guess, " \t") {
+		return "", FlagErrorf("%q is not a URL: give the MCP server's URL, e.g. http://127.0.0.1:8080/mcp", arg)
+	}
+	scheme := "https://"
+	if isLoopback(host) {
+		scheme = "http://"
+	}
+	return "", FlagErrorf("%q is not a URL; did you mean %s%s?", arg, scheme, guess)
+}
+
+// Phase records what a command is doing, so an interruption can say what
+// it interrupted. Safe for concurrent use (flows call back on goroutines).
+type Phase struct {
+	mu   sync.Mutex
+	what string
+}
+
+// Set records the current step, e.g. "waiting for the browser".
+func (p *Phase) Set(what string) {
+	p.mu.Lock()
+	p.what = what
+	p.mu.Unlock()
+}
+
+func (p *Phase) get() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.what
+}
+
+// Cancelled turns an error caused by ctx's cancellation (Ctrl-C) into
+// "<verb> cancelled while <phase>" with exit 130, instead of the bare
+// "context canceled". Other errors pass through.
+func Cancelled(ctx context.Context, verb string, phase *Phase, err error) error {
+	if err == nil || !errors.Is(ctx.Err(), context.Canceled) {
+		return err
+	}
+	msg := verb + " cancelled"
+	if w := phase.get(); w != "" {
+		msg += " while " + w
+	}
+	return WithExit(ExitCancelled, errors.New(msg))
+}
+
+// hostPort is u's host with its explicit or default port.
+func hostPort(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "443"
+	if u.Scheme == "http" {
+		port = "80"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// reachCause names why a request got no HTTP answer, from the error or its
+// text (discovery records probes' errors as text), or "" when it is not a
+// reachability failure.
+func reachCause(err error, text string) string {
+	var dnsErr *net.DNSError
+	switch {
+	case err != nil && errors.Is(err, syscall.ECONNREFUSED), strings.Contains(text, "connection refused"):
+		return "connection refused"
+	case err != nil && errors.As(err, &dnsErr), strings.Contains(text, "no such host"):
+		return "no such host"
+	case err != nil && errors.Is(err, syscall.ECONNRESET), strings.Contains(text, "connection reset"):
+		return "connection reset"
+	case err != nil && errors.Is(err, syscall.EHOSTUNREACH), strings.Contains(text, "no route to host"):
+		return "no route to host"
+	case strings.Contains(text, "i/o timeout"), strings.Contains(text, "Client.Timeout"), strings.Contains(text, "deadline exceeded"):
+		return "timed out"
+	}
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ne.Timeout() {
+		return "timed out"
+	}
+	return ""
+}
+
+// Unreachable rewrites a request error that got no HTTP answer as
+// "cannot reach HOST:PORT (cause)" with exit 6; other errors pass through.
+func Unreachable(rawURL string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cause := reachCause(err, err.Error()); cause != "" {
+		return WithExit(ExitNetwork, fmt.Errorf("cannot reach %s (%s)", hostPort(rawURL), cause))
+	}
+	return err
+}
+
+// discoveryError explains a failed discovery in the user's terms: the
+// server cannot be reached, or the URL is not an MCP endpoint (with the
+// /mcp URL to try), else the flows error as it is. Exit 6 either way.
+func discoveryError(target string, disc *flows.Discovery, err error) error {
+	if disc != nil && len(disc.Probes) > 0 {
+		answered := false
+		cause := ""
+		for _, p := range disc.Probes {
+			if p.Status != 0 {
+				answered = true
+			} else if c := reachCause(nil, p.Err); c != "" && cause == "" {
+				cause = c
+			}
+		}
+		if !answered && cause != "" {
+			return WithExit(ExitNetwork, fmt.Errorf("cannot reach %s (%s)", hostPort(target), cause))
+		}
+		if answered && (errors.Is(err, flows.ErrNoMetadata) || errors.Is(err, flows.ErrResourceMismatch)) {
+			if hint := notMCP(target, disc); hint != "" {
+				return WithExit(ExitNetwork, errors.New(hint))
+			}
+		}
+	}
+	// Discovery moves past failing probes; the last network failure (an
+	// unknown CA, say) is usually the real cause.
+	if disc != nil {
+		for i := len(disc.Probes) - 1; i >= 0; i-- {
+			if p := disc.Probes[i]; p.Status == 0 && p.Err != "" {
+				err = fmt.Errorf("%w (%s: %s)", err, p.URL, p.Err)
+				break
+			}
+		}
+	}
+	return WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w", target, err))
+}
+
+// notMCP is the message for a URL that answers HTTP but is not an
+// OAuth-protected MCP endpoint, or "" when the URL already is the /mcp
+// endpoint and something else is wrong.
+func notMCP(target string, disc *flows.Discovery) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return ""
+	}
+	status := ""
+	if len(disc.Probes) > 0 && disc.Probes[0].Status != 0 {
+		status = " (it answered HTTP " + strconv.Itoa(disc.Probes[0].Status) + ")"
+	}
+	if strings.TrimSuffix(u.Path, "/") == "/mcp" {
+		return fmt.Sprintf("%s is not an OAuth-protected MCP endpoint%s: no usable authorization server metadata was found (run: mcpauth discover %s to see every probe)", target, status, target)
+	}
+	suggestion := u.Scheme + "://" + u.Host + "/mcp"
+	return fmt.Sprintf("%s is not an MCP endpoint%s; did you mean %s?", target, status, suggestion)
+}
+
+// CheckPort fails early, before any browser opens, when the --port asked
+// for is taken, and suggests one that is free.
+func CheckPort(port int) error {
+	if port == 0 {
+		return nil
+	}
+	ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+	if err == nil {
+		return ln.Close()
+	}
+	return PortError(port, err)
+}
+
+// PortError explains a loopback port that cannot be bound, with a free
+// port to use instead; errors that are not "in use" pass through.
+func PortError(port int, err error) error {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return err
+	}
+	hint := "leave --port out to use a free one"
+	for p := port + 1; p < port+50 && p < 65536; p++ {
+		if ln, lerr := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p)); lerr == nil {
+			ln.Close()
+			hint = fmt.Sprintf("try --port %d, or leave --port out to use a free one", p)
+			break
+		}
+	}
+	return FlagErrorf("port %d on 127.0.0.1 is already in use (another program, or another mcpauth login); %s", port, hint)
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// binary builds the mcpauth binary once per test run (shared with the
+// end-to-end tests); these cases need no browser.
+func binary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpauth-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "mcpauth")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building mcpauth: %v", buildErr)
+	}
+	return builtBin
+}
+
+// The real binary's exit codes and messages for mistakes users make: the
+// exact line on stderr, nothing on stdout.
+func TestBinaryErrorMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := binary(t)
+	notMCP := httptest.NewServer(http.NotFoundHandler())
+	defer notMCP.Close()
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close()
+
+	for _, tt := range []struct {
+		args  []string
+		code  int
+		lines []string
+	}{
+		{[]string{"login"}, 2, []string{"mcpauth: missing <mcp-url>, the MCP server's URL: mcpauth login <mcp-url>, e.g. mcpauth login http://127.0.0.1:8080/mcp"}},
+		{[]string{"login", "127.0.0.1:8080/mcp"}, 2, []string{`mcpauth: "127.0.0.1:8080/mcp" is not a URL; did you mean http://127.0.0.1:8080/mcp?`}},
+		{[]string{"discover", "mcp.example.com/mcp"}, 2, []string{`mcpauth: "mcp.example.com/mcp" is not a URL; did you mean https://mcp.example.com/mcp?`}},
+		{[]string{"login", "http://" + deadAddr + "/mcp"}, 6, []string{"mcpauth: cannot reach " + deadAddr + " (connection refused)"}},
+		{[]string{"device", notMCP.URL}, 6, []string{"mcpauth: " + notMCP.URL + " is not an MCP endpoint (it answered HTTP 404); did you mean " + notMCP.URL + "/mcp?"}},
+		{[]string{"apikey", "set", "http://" + deadAddr}, 6, []string{"mcpauth: cannot reach " + deadAddr + " (connection refused); the key was not stored"}},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cmd := exec.Command(bin, tt.args...)
+			cmd.Env = append(os.Environ(), "MCPAUTH_CONFIG_DIR="+t.TempDir(), "MCPAUTH_STORAGE=file", "NO_COLOR=1")
+			cmd.Stdin = strings.NewReader("mcpa_" + strings.Repeat("x", 43) + "\n")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != tt.code {
+				t.Fatalf("exit %v, want %d\n%s", err, tt.code, stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q", stdout.String())
+			}
+			got := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+			if strings.Join(got, "\n") != strings.Join(tt.lines, "\n") {
+				t.Fatalf("stderr:\n%s\nwant:\n%s", stderr.String(), strings.Join(tt.lines, "\n"))
+			}
+		})
+	}
+}
+
+// Ctrl-C (SIGINT) while login waits for a server that never answers: exit
+// 130 and what was interrupted, not "context canceled".
+func TestBinaryInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := binary(t)
+	arrived := make(chan struct{}, 1)
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		<-hang
+	}))
+	defer srv.Close()
+	defer close(hang)
+	cmd := exec.Command(bin, "login", srv.URL+"/mcp")
+	cmd.Env = append(os.Environ(), "MCPAUTH_CONFIG_DIR="+t.TempDir(), "MCPAUTH_STORAGE=file", "NO_COLOR=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-arrived
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s", err, stderr.String())
+	}
+	if want := "mcpauth: login cancelled while discovering " + srv.URL + "/mcp\n"; stderr.String() != want {
+		t.Fatalf("stderr %q, want %q", stderr.String(), want)
+	}
+}
