@@ -1,0 +1,126 @@
+package conformance
+
+import (
+	"context"
+	"net/url"
+)
+
+// The common shape of a check, as data: send one request, judge the answer.
+// A new check of that shape is a Check literal (ID, Title, Area, Source,
+// Severity, Needs) plus a sender and a judge:
+//
+//	probe(Check{ID: "X-01", Title: "…", Area: "token", Source: "…"},
+//		asClient(func(cid string) sender { return postForm("/oauth/token", url.Values{"client_id": {cid}}) }),
+//		oauthErr(400, "invalid_request"))
+//
+// Checks with logic of their own stay functions.
+
+// sender sends a check's request.
+type sender func(ctx context.Context, e *Env) (*Response, error)
+
+// judge judges the answer: nil passes, a FailError says what was expected
+// and what came.
+type judge func(e *Env, r *Response) error
+
+// probe is the check c whose Run sends with s and judges the answer with j.
+func probe(c Check, s sender, j judge) Check {
+	c.Run = func(ctx context.Context, e *Env) error {
+		r, err := s(ctx, e)
+		if err != nil {
+			return err
+		}
+		return j(e, r)
+	}
+	return c
+}
+
+// Senders. The builders below are called when the check runs, so random
+// parts are fresh on every run.
+
+// asClient registers (or reuses) the suite's first client and sends the
+// request built with its id.
+func asClient(build func(cid string) sender) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) {
+		cid, err := e.client(ctx, 0)
+		if err != nil {
+			return nil, err
+		}
+		return build(cid)(ctx, e)
+	}
+}
+
+// withToken obtains an access token (approval needed) and sends the request
+// built with it.
+func withToken(build func(tok string) sender) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) {
+		tok, err := e.token(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return build(tok)(ctx, e)
+	}
+}
+
+// fresh builds the request when the check runs (for random parts).
+func fresh(build func() sender) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) { return build()(ctx, e) }
+}
+
+func get(path string, hdr ...string) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) { return e.Get(ctx, path, hdr...) }
+}
+
+func postJSON(path string, body any) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) { return e.PostJSON(ctx, path, body) }
+}
+
+func postForm(path string, body url.Values) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) { return e.PostForm(ctx, path, body) }
+}
+
+func postRaw(path, contentType, body string) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) {
+		return e.PostRaw(ctx, path, contentType, []byte(body))
+	}
+}
+
+// Judges.
+
+// oauthErr wants an RFC 6749 §5.2 error (see wantOAuthError).
+func oauthErr(status int, codes ...string) judge {
+	return func(_ *Env, r *Response) error { return wantOAuthError(r, status, codes...) }
+}
+
+// status wants HTTP code; want, when given, says it in the failure instead
+// of "HTTP code".
+func status(code int, want ...string) judge {
+	return func(_ *Env, r *Response) error {
+		if r.Status == code {
+			return nil
+		}
+		if len(want) > 0 {
+			return Fail("want %s, got %s", want[0], r.Snippet())
+		}
+		return Fail("want HTTP %d, got %s", code, r.Snippet())
+	}
+}
+
+// jsonOK wants HTTP 200 with a JSON object that passes check.
+func jsonOK(check func(e *Env, o object) error) judge {
+	return func(e *Env, r *Response) error {
+		if r.Status != 200 {
+			return Fail("want HTTP 200, got %s", r.Snippet())
+		}
+		o, err := decodeObject(r)
+		if err != nil {
+			return err
+		}
+		return check(e, o)
+	}
+}
+
+// pingAnswer wants a successful ping (see pingOK).
+func pingAnswer(_ *Env, r *Response) error {
+	_, err := pingOK(r)
+	return err
+}
