@@ -88,18 +88,10 @@ func (e *Env) bearerChallenge(r *Response, errParam string) error {
 }
 
 // challengeCheck is a check on the 401 challenge of a request.
-func challengeCheck(id, title string, sev Severity, errParam string, send func(ctx context.Context, e *Env) (*Response, error)) Check {
-	return Check{
-		ID: id, Title: title, Area: "headers", Severity: sev,
-		Source: "RFC 6750 §3 and RFC 9728 §5.1 via decisions.md §Bearer errors",
-		Run: func(ctx context.Context, e *Env) error {
-			r, err := send(ctx, e)
-			if err != nil {
-				return err
-			}
-			return e.bearerChallenge(r, errParam)
-		},
-	}
+func challengeCheck(id, title string, sev Severity, errParam string, send sender) Check {
+	return probe(Check{ID: id, Title: title, Area: "headers", Severity: sev,
+		Source: "RFC 6750 §3 and RFC 9728 §5.1 via decisions.md §Bearer errors"},
+		send, func(e *Env, r *Response) error { return e.bearerChallenge(r, errParam) })
 }
 
 func pingNone(ctx context.Context, e *Env) (*Response, error) { return e.Get(ctx, "/api/ping") }

@@ -61,7 +61,8 @@ func withToken(build func(tok string) sender) sender {
 	}
 }
 
-// fresh builds the request when the check runs (for random parts).
+// fresh builds the request when the check runs: random parts differ on
+// every run, and a large body is not built with the catalogue.
 func fresh(build func() sender) sender {
 	return func(ctx context.Context, e *Env) (*Response, error) { return build()(ctx, e) }
 }
@@ -123,4 +124,14 @@ func jsonOK(check func(e *Env, o object) error) judge {
 func pingAnswer(_ *Env, r *Response) error {
 	_, err := pingOK(r)
 	return err
+}
+
+// clientError wants a 4xx; want says it in the failure.
+func clientError(want string) judge {
+	return func(_ *Env, r *Response) error {
+		if r.Status < 400 || r.Status > 499 {
+			return Fail("want %s, got %s", want, r.Snippet())
+		}
+		return nil
+	}
 }

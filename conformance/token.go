@@ -35,20 +35,9 @@ func (e *Env) badTokenRequests(ctx context.Context) ([]*Response, error) {
 
 // tokenError is a check that a form posted to /oauth/token gets 400 error.
 func tokenError(id, title string, code []string, build func(cid string) url.Values) Check {
-	return Check{
-		ID: id, Title: title, Area: "token", Source: "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors",
-		Run: func(ctx context.Context, e *Env) error {
-			cid, err := e.client(ctx, 0)
-			if err != nil {
-				return err
-			}
-			r, err := e.PostForm(ctx, "/oauth/token", build(cid))
-			if err != nil {
-				return err
-			}
-			return wantOAuthError(r, 400, code...)
-		},
-	}
+	return probe(Check{ID: id, Title: title, Area: "token", Source: "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors"},
+		asClient(func(cid string) sender { return postForm("/oauth/token", build(cid)) }),
+		oauthErr(400, code...))
 }
 
 // exchangeError is a check that exchanging a fresh code, with the form edited,
@@ -115,21 +104,12 @@ func tokenChecks() []Check {
 		tokenError("TOKEN-04", "a request without grant_type gets 400 invalid_request", []string{"invalid_request", "unsupported_grant_type"}, func(cid string) url.Values {
 			return url.Values{"code": {randomString(16)}, "client_id": {cid}}
 		}),
-		{
-			ID: "TOKEN-05", Title: "a JSON body (not form-encoded) gets 400 invalid_request", Area: "token",
-			Source: "contract §POST /oauth/token (application/x-www-form-urlencoded); " + errSrc,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				r, err := e.PostJSON(ctx, "/oauth/token", map[string]string{"grant_type": "authorization_code", "code": "x", "client_id": cid})
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_request")
-			},
-		},
+		probe(Check{ID: "TOKEN-05", Title: "a JSON body (not form-encoded) gets 400 invalid_request", Area: "token",
+			Source: "contract §POST /oauth/token (application/x-www-form-urlencoded); " + errSrc},
+			asClient(func(cid string) sender {
+				return postJSON("/oauth/token", map[string]string{"grant_type": "authorization_code", "code": "x", "client_id": cid})
+			}),
+			oauthErr(400, "invalid_request")),
 		{
 			ID: "TOKEN-06", Title: "every token endpoint error carries Cache-Control: no-store", Area: "token",
 			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1",
