@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
 
 // Checks of what an attacker, or a sloppy proxy in front of the service,
@@ -153,11 +151,7 @@ func blindSpotChecks() []Check {
 			ID: "HDR-12", Title: "pages for a signed-in user (consent, Settings) are not stored by shared caches (no-store or private)", Area: "headers",
 			Source: "RFC 9111 §3 and §5.2.2 (a cookie does not keep a response out of a shared cache); RFC 9700 §4.1", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
-				if err != nil {
-					return err
-				}
-				consent, err := e.consentPage(ctx, a)
+				consent, err := suiteConsent(ctx, e)
 				if err != nil {
 					return err
 				}
@@ -188,29 +182,11 @@ func blindSpotChecks() []Check {
 			ID: "AUTHZ-27", Title: "approving consent redirects with 302 or 303, never 307/308 (which would re-post the form)", Area: "authorize",
 			Source: "RFC 9700 §4.12; RFC 9110 §15.4", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
+				f, vals, err := e.approveForm(ctx)
 				if err != nil {
 					return err
 				}
-				r, err := e.consentPage(ctx, a)
-				if err != nil {
-					return err
-				}
-				pu, _ := url.Parse(r.URL)
-				p, err := htmlform.Parse(pu, r.Body)
-				if err != nil {
-					return Fail("consent page: %v", err)
-				}
-				f, b := p.FormWith("approve")
-				if f == nil {
-					return Fail("no form with an approve button on the consent page")
-				}
-				cs, err := e.SessionCookies(ctx)
-				if err != nil {
-					return err
-				}
-				resp, err := e.Do(ctx, http.MethodPost, f.Action.String(),
-					headers("Content-Type", "application/x-www-form-urlencoded", "Cookie", cookieHeader(cs)), []byte(f.Submission(b, nil).Encode()))
+				resp, err := e.postConsent(ctx, f, vals)
 				if err != nil {
 					return err
 				}

@@ -137,18 +137,10 @@ func headerChecks() []Check {
 				return o.wantStr("resource", e.URL("/mcp"))
 			},
 		},
-		{
-			ID: "HDR-07", Title: "the consent page forbids framing (CSP frame-ancestors 'none', X-Frame-Options DENY)", Area: "headers",
-			Source: "decisions.md §Authorization endpoint (consent page)", Needs: []Need{NeedSession},
-			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
-				if err != nil {
-					return err
-				}
-				r, err := e.consentPage(ctx, a)
-				if err != nil {
-					return err
-				}
+		probe(Check{ID: "HDR-07", Title: "the consent page forbids framing (CSP frame-ancestors 'none', X-Frame-Options DENY)", Area: "headers",
+			Source: "decisions.md §Authorization endpoint (consent page)", Needs: []Need{NeedSession}},
+			suiteConsent,
+			func(_ *Env, r *Response) error {
 				csp := strings.ToLower(r.Header.Get("Content-Security-Policy"))
 				if !strings.Contains(csp, "frame-ancestors 'none'") {
 					return Fail("Content-Security-Policy: want frame-ancestors 'none', got %q", r.Header.Get("Content-Security-Policy"))
@@ -157,8 +149,7 @@ func headerChecks() []Check {
 					return Fail("X-Frame-Options: want DENY, got %q", xfo)
 				}
 				return nil
-			},
-		},
+			}),
 		{
 			ID: "HDR-08", Title: "the test clock refuses cross-origin and form posts", Area: "headers",
 			Source: "decisions.md §Test clock (a page on any site can post a form to a loopback server)", Needs: []Need{NeedClockURL},
