@@ -49,25 +49,14 @@ func corsCheck(id, path string, send func(ctx context.Context, e *Env, origin st
 
 func blindSpotChecks() []Check {
 	return []Check{
-		{
-			ID: "PING-16", Title: "a token in the query string is not accepted on /mcp either", Area: "ping",
-			Source: "MCP authorization (2025-11-25) §Access token usage; RFC 6750 §2.3", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
-				if err != nil {
-					return err
+		probe(Check{ID: "PING-16", Title: "a token in the query string is not accepted on /mcp either", Area: "ping",
+			Source: "MCP authorization (2025-11-25) §Access token usage; RFC 6750 §2.3", Needs: []Need{NeedApproval}},
+			withToken(func(tok string) sender {
+				return func(ctx context.Context, e *Env) (*Response, error) {
+					return e.postMCPAt(ctx, "/mcp?access_token="+url.QueryEscape(tok), "")
 				}
-				r, err := e.Do(ctx, http.MethodPost, "/mcp?access_token="+url.QueryEscape(tok),
-					headers("Content-Type", "application/json", "Accept", "application/json, text/event-stream"), mcpInitialize)
-				if err != nil {
-					return err
-				}
-				if r.Status != 401 {
-					return Fail("want HTTP 401 (tokens go in the Authorization header only), got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
+			}),
+			status(401, "HTTP 401 (tokens go in the Authorization header only)")),
 		{
 			ID: "PING-17", Title: "/mcp is stateless: initialize sets no Mcp-Session-Id, GET gets 405 with Allow", Area: "ping",
 			Source: "MCP 2026-07-28 (stateless Streamable HTTP) via " + src2026 + " (/mcp)", Needs: []Need{NeedApproval},

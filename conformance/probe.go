@@ -51,13 +51,18 @@ func asClient(build func(cid string) sender) sender {
 
 // withToken obtains an access token (approval needed) and sends the request
 // built with it.
-func withToken(build func(tok string) sender) sender {
+func withToken(build func(tok string) sender) sender { return withCredential((*Env).token, build) }
+
+// withAPIKey reads the test user's API key and sends the request built with it.
+func withAPIKey(build func(key string) sender) sender { return withCredential((*Env).apiKey, build) }
+
+func withCredential(obtain func(*Env, context.Context) (string, error), build func(string) sender) sender {
 	return func(ctx context.Context, e *Env) (*Response, error) {
-		tok, err := e.token(ctx)
+		cred, err := obtain(e, ctx)
 		if err != nil {
 			return nil, err
 		}
-		return build(tok)(ctx, e)
+		return build(cred)(ctx, e)
 	}
 }
 
