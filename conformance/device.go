@@ -156,6 +156,14 @@ func (e *Env) approvedDevice(ctx context.Context, approve bool, typed func(strin
 	return cid, d, r, err
 }
 
+// deviceApproved sends the poll that follows approvedDevice.
+func deviceApproved(approve bool, typed func(string) string) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) {
+		_, _, r, err := e.approvedDevice(ctx, approve, typed)
+		return r, err
+	}
+}
+
 func same(s string) string { return s }
 
 // Sources the device checks cite.
@@ -279,20 +287,9 @@ func devicePollChecks() []Check {
 		probe(Check{ID: "DEV-12", Title: "polling an unapproved code gets a 400 JSON error with no-store", Area: "device",
 			Source: "contract §States and transitions; decisions.md §HTTP status of OAuth errors"},
 			atDevice(polled),
-			func(_ *Env, r *Response) error {
-				// The first poll may come before the interval has passed since
-				// issue; whether that is "too frequent" is the server's call.
-				if err := wantOAuthError(r, 400, "authorization_pending", "slow_down"); err != nil {
-					return err
-				}
-				if r.ContentType() != "application/json" {
-					return Fail("Content-Type: want application/json, got %q", r.Header.Get("Content-Type"))
-				}
-				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
-					return Fail("Cache-Control: want no-store, got %q", r.Header.Get("Cache-Control"))
-				}
-				return nil
-			}),
+			// The first poll may come before the interval has passed since
+			// issue; whether that is "too frequent" is the server's call.
+			all(oauthErr(400, "authorization_pending", "slow_down"), jsonType, noStore)),
 		pollAfter(Check{ID: "DEV-13", Title: "a poll after the interval gets authorization_pending", Area: "device",
 			Source: "contract §States and transitions (device code)"}, 5*time.Second, "authorization_pending"),
 		probe(Check{ID: "DEV-14", Title: "a second poll right after the first gets slow_down", Area: "device",
@@ -348,38 +345,19 @@ func devicePollChecks() []Check {
 // the device token endpoint (DEV-24 to DEV-30).
 func deviceApprovalChecks() []Check {
 	return []Check{
-		{
-			ID: "DEV-24", Title: "after approval the next poll returns a Bearer token with no-store", Area: "device",
-			Source: "contract §States and transitions (approved)", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, _, r, err := e.approvedDevice(ctx, true, same)
-				if err != nil {
-					return err
-				}
+		probe(Check{ID: "DEV-24", Title: "after approval the next poll returns a Bearer token with no-store", Area: "device",
+			Source: "contract §States and transitions (approved)", Needs: []Need{NeedApproval}},
+			deviceApproved(true, same),
+			all(func(_ *Env, r *Response) error {
 				t, err := wantTokenResponse(r)
-				if err != nil {
-					return err
-				}
-				if !strings.EqualFold(t.TokenType, "Bearer") || t.ExpiresIn != 86400 {
+				if err == nil && (!strings.EqualFold(t.TokenType, "Bearer") || t.ExpiresIn != 86400) {
 					return Fail("want token_type Bearer and expires_in 86400, got %q and %d", t.TokenType, t.ExpiresIn)
 				}
-				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
-					return Fail("Cache-Control: want no-store, got %q", r.Header.Get("Cache-Control"))
-				}
-				return nil
-			},
-		},
-		{
-			ID: "DEV-25", Title: "after denial the next poll gets access_denied", Area: "device",
-			Source: "decisions.md §Device flow; RFC 8628 §3.5", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, _, r, err := e.approvedDevice(ctx, false, same)
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "access_denied")
-			},
-		},
+				return err
+			}, noStore)),
+		probe(Check{ID: "DEV-25", Title: "after denial the next poll gets access_denied", Area: "device",
+			Source: "decisions.md §Device flow; RFC 8628 §3.5", Needs: []Need{NeedApproval}},
+			deviceApproved(false, same), oauthErr(400, "access_denied")),
 		{
 			ID: "DEV-26", Title: "a device code that delivered its token is spent: the next poll gets invalid_grant", Area: "device",
 			Source: "decisions.md §Device flow", Needs: []Need{NeedApproval},
@@ -397,20 +375,10 @@ func deviceApprovalChecks() []Check {
 				return wantOAuthError(r, 400, "invalid_grant")
 			},
 		},
-		{
-			ID: "DEV-27", Title: "the user code is accepted in lower case and without the hyphen", Area: "device",
-			Source: "decisions.md §Device flow", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, _, r, err := e.approvedDevice(ctx, true, func(s string) string {
-					return strings.ToLower(strings.ReplaceAll(s, "-", ""))
-				})
-				if err != nil {
-					return err
-				}
-				_, err = accessToken(r)
-				return err
-			},
-		},
+		probe(Check{ID: "DEV-27", Title: "the user code is accepted in lower case and without the hyphen", Area: "device",
+			Source: "decisions.md §Device flow", Needs: []Need{NeedApproval}},
+			deviceApproved(true, func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "-", "")) }),
+			tokenIssued),
 		deviceAge("DEV-28", "an unapproved device code is still pending after 899 s", 899*time.Second, "authorization_pending"),
 		deviceAge("DEV-29", "an unapproved device code gets expired_token after 900 s", 901*time.Second, "expired_token"),
 		{

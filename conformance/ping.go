@@ -151,16 +151,7 @@ func pingChecks() []Check {
 			})),
 		probe(Check{ID: "PING-08", Title: "a valid token gets 200 with status ok and the user_id", Area: "ping", Source: contract,
 			Needs: []Need{NeedApproval}},
-			withToken(pinged),
-			func(_ *Env, r *Response) error {
-				if _, err := pingOK(r); err != nil {
-					return err
-				}
-				if r.ContentType() != "application/json" {
-					return Fail("Content-Type: want application/json, got %q", r.Header.Get("Content-Type"))
-				}
-				return nil
-			}),
+			withToken(pinged), all(pingAnswer, jsonType)),
 		{
 			ID: "PING-09", Title: "user_id is the token's sub", Area: "ping", Source: "contract §Access token (sub: user ID)",
 			Needs: []Need{NeedApproval},

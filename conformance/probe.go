@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"net/url"
+	"strings"
 )
 
 // The common shape of a check, as data: send one request, judge the answer.
@@ -139,4 +140,38 @@ func clientError(want string) judge {
 		}
 		return nil
 	}
+}
+
+// all passes when every judge does, and fails with the first that fails.
+func all(judges ...judge) judge {
+	return func(e *Env, r *Response) error {
+		for _, j := range judges {
+			if err := j(e, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// jsonType wants Content-Type application/json.
+func jsonType(_ *Env, r *Response) error {
+	if r.ContentType() != "application/json" {
+		return Fail("Content-Type: want application/json, got %q", r.Header.Get("Content-Type"))
+	}
+	return nil
+}
+
+// noStore wants Cache-Control: no-store.
+func noStore(_ *Env, r *Response) error {
+	if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
+		return Fail("Cache-Control: want no-store, got %q", r.Header.Get("Cache-Control"))
+	}
+	return nil
+}
+
+// tokenIssued wants a successful token response (see accessToken).
+func tokenIssued(_ *Env, r *Response) error {
+	_, err := accessToken(r)
+	return err
 }

@@ -63,6 +63,12 @@ func exchangeError(id, title, source string, edit func(ctx context.Context, e *E
 	}
 }
 
+// freshExchanged exchanges a fresh code (see freshExchange).
+func freshExchanged(ctx context.Context, e *Env) (*Response, error) {
+	_, r, err := e.freshExchange(ctx)
+	return r, err
+}
+
 // codeAge is a check that a code exchanged after age is accepted or refused.
 func codeAge(id, title string, age time.Duration, valid bool) Check {
 	return Check{
@@ -142,14 +148,10 @@ func tokenChecks() []Check {
 				return nil
 			},
 		},
-		{
-			ID: "TOKEN-08", Title: "exchanging a code returns a Bearer token with expires_in 86400", Area: "token",
-			Source: "contract §Token response", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, r, err := e.freshExchange(ctx)
-				if err != nil {
-					return err
-				}
+		probe(Check{ID: "TOKEN-08", Title: "exchanging a code returns a Bearer token with expires_in 86400", Area: "token",
+			Source: "contract §Token response", Needs: []Need{NeedApproval}},
+			freshExchanged,
+			func(_ *Env, r *Response) error {
 				t, err := wantTokenResponse(r)
 				if err != nil {
 					return err
@@ -161,31 +163,16 @@ func tokenChecks() []Check {
 					return Fail("expires_in: want 86400, got %d", t.ExpiresIn)
 				}
 				return nil
-			},
-		},
-		{
-			ID: "TOKEN-09", Title: "the token response is JSON with Cache-Control: no-store and Pragma: no-cache", Area: "token",
-			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, r, err := e.freshExchange(ctx)
-				if err != nil {
-					return err
-				}
-				if _, err := accessToken(r); err != nil {
-					return err
-				}
-				if r.ContentType() != "application/json" {
-					return Fail("Content-Type: want application/json, got %q", r.Header.Get("Content-Type"))
-				}
-				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
-					return Fail("Cache-Control: want no-store, got %q", r.Header.Get("Cache-Control"))
-				}
+			}),
+		probe(Check{ID: "TOKEN-09", Title: "the token response is JSON with Cache-Control: no-store and Pragma: no-cache", Area: "token",
+			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1", Needs: []Need{NeedApproval}},
+			freshExchanged,
+			all(tokenIssued, jsonType, noStore, func(_ *Env, r *Response) error {
 				if !strings.Contains(strings.ToLower(r.Header.Get("Pragma")), "no-cache") {
 					return Fail("Pragma: want no-cache, got %q", r.Header.Get("Pragma"))
 				}
 				return nil
-			},
-		},
+			})),
 		{
 			ID: "TOKEN-10", Title: "a code exchanged twice gets invalid_grant the second time", Area: "token",
 			Source: "contract §Authorization code (exchanged once); RFC 6749 §4.1.2", Needs: []Need{NeedApproval},
