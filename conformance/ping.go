@@ -156,13 +156,9 @@ func pingChecks() []Check {
 			ID: "PING-09", Title: "user_id is the token's sub", Area: "ping", Source: "contract §Access token (sub: user ID)",
 			Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
+				tok, _, claims, err := e.tokenJWT(ctx)
 				if err != nil {
 					return err
-				}
-				_, claims, err := decodeJWT(tok)
-				if err != nil {
-					return Fail("access_token: %v", err)
 				}
 				r, err := e.GetBearer(ctx, "/api/ping", tok)
 				if err != nil {

@@ -110,6 +110,18 @@ func (e *Env) offlineTokens(ctx context.Context, which int) (string, pair, error
 	return cid, p, nil
 }
 
+// offlineTokensAndOther is offlineTokens(0) and the id of the second
+// offline client, for the checks that another client cannot use the pair.
+func (e *Env) offlineTokensAndOther(ctx context.Context) (cid string, p pair, other string, err error) {
+	if cid, p, err = e.offlineTokens(ctx, 0); err != nil {
+		return "", pair{}, "", err
+	}
+	if other, err = e.offlineClient(ctx, 1); err != nil {
+		return "", pair{}, "", err
+	}
+	return cid, p, other, nil
+}
+
 // refresh presents refresh token rt as clientID at the token endpoint.
 func (e *Env) refresh(ctx context.Context, clientID, rt string) (*Response, error) {
 	return e.PostForm(ctx, "/oauth/token", url.Values{
@@ -334,11 +346,7 @@ func refreshChecks() []Check {
 			ID: "REFRESH-06", Title: "a refresh token presented by another client gets invalid_grant and revokes nothing",
 			Area: "refresh", Source: srcRefresh + "; RFC 6749 §6", Needs: approval,
 			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
-				other, err := e.offlineClient(ctx, 1)
+				cid, p, other, err := e.offlineTokensAndOther(ctx)
 				if err != nil {
 					return err
 				}
@@ -446,11 +454,7 @@ func revokeChecks() []Check {
 			ID: "REVOKE-05", Title: "another client cannot revoke a client's refresh token (200, and the token still works)",
 			Area: "revoke", Source: srcRevocation, Needs: approval,
 			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
-				other, err := e.offlineClient(ctx, 1)
+				cid, p, other, err := e.offlineTokensAndOther(ctx)
 				if err != nil {
 					return err
 				}

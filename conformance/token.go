@@ -249,13 +249,9 @@ func tokenChecks() []Check {
 			ID: "TOKEN-19", Title: "the access token is a JWT with sub, iat and exp = iat + 24 h", Area: "token",
 			Source: "contract §Access token (JWT)", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
+				_, _, claims, err := e.tokenJWT(ctx)
 				if err != nil {
 					return err
-				}
-				_, claims, err := decodeJWT(tok)
-				if err != nil {
-					return Fail("access_token: %v", err)
 				}
 				if s, _ := claims["sub"].(string); s == "" {
 					return Fail("claim sub: want a non-empty string, got %v", claims["sub"])
@@ -278,13 +274,9 @@ func tokenChecks() []Check {
 			ID: "TOKEN-20", Title: "the JWT is HS256 with jti, iss = {base} and aud = {base}/mcp", Area: "token",
 			Source: "decisions.md §JWTs", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
+				_, header, claims, err := e.tokenJWT(ctx)
 				if err != nil {
 					return err
-				}
-				header, claims, err := decodeJWT(tok)
-				if err != nil {
-					return Fail("access_token: %v", err)
 				}
 				if header["alg"] != "HS256" {
 					return Fail("header alg: want HS256, got %v", header["alg"])
@@ -322,6 +314,17 @@ func tokenChecks() []Check {
 			},
 		},
 	}
+}
+
+// tokenJWT obtains an access token and decodes it, failing when it is not a JWT.
+func (e *Env) tokenJWT(ctx context.Context) (tok string, header, claims map[string]any, err error) {
+	if tok, err = e.token(ctx); err != nil {
+		return "", nil, nil, err
+	}
+	if header, claims, err = decodeJWT(tok); err != nil {
+		return "", nil, nil, Fail("access_token: %v", err)
+	}
+	return tok, header, claims, nil
 }
 
 // audContains accepts aud as a string or an array (RFC 7519 §4.1.3).
