@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -88,31 +89,13 @@ func pingOK(r *Response) (string, error) {
 
 // tokenAge is a check that a fresh JWT is accepted or refused after age.
 func tokenAge(id, title string, age time.Duration, valid bool) Check {
-	return Check{
-		ID: id, Title: title, Area: "ping", Source: "contract §Lifetimes (JWT 24 h); decisions.md §JWTs (leeway at most 30 s)",
-		Needs: []Need{NeedApproval, NeedTimeTravel}, Wait: age,
-		Run: func(ctx context.Context, e *Env) error {
-			tok, err := e.freshToken(ctx)
-			if err != nil {
-				return err
-			}
-			if err := e.Advance(ctx, age); err != nil {
-				return err
-			}
-			r, err := e.GetBearer(ctx, "/api/ping", tok)
-			if err != nil {
-				return err
-			}
-			if valid {
-				_, err := pingOK(r)
-				return err
-			}
-			if r.Status != 401 {
-				return Fail("want HTTP 401 for a token %s old, got %s", age, r.Snippet())
-			}
-			return nil
-		},
+	j := status(401, fmt.Sprintf("HTTP 401 for a token %s old", age))
+	if valid {
+		j = pingAnswer
 	}
+	return probe(Check{ID: id, Title: title, Area: "ping", Source: "contract §Lifetimes (JWT 24 h); decisions.md §JWTs (leeway at most 30 s)",
+		Needs: []Need{NeedApproval, NeedTimeTravel}, Wait: age},
+		withCredential((*Env).freshToken, func(tok string) sender { return after(age, pinged(tok)) }), j)
 }
 
 func pingChecks() []Check {

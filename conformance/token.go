@@ -71,28 +71,22 @@ func freshExchanged(ctx context.Context, e *Env) (*Response, error) {
 
 // codeAge is a check that a code exchanged after age is accepted or refused.
 func codeAge(id, title string, age time.Duration, valid bool) Check {
-	return Check{
-		ID: id, Title: title, Area: "token", Source: "contract §Authorization code (10 minutes)",
-		Needs: []Need{NeedApproval, NeedTimeTravel}, Wait: age,
-		Run: func(ctx context.Context, e *Env) error {
+	j := oauthErr(400, "invalid_grant", "expired_token")
+	if valid {
+		j = tokenIssued
+	}
+	return probe(Check{ID: id, Title: title, Area: "token", Source: "contract §Authorization code (10 minutes)",
+		Needs: []Need{NeedApproval, NeedTimeTravel}, Wait: age},
+		func(ctx context.Context, e *Env) (*Response, error) {
 			g, err := e.authCode(ctx)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if err := e.Advance(ctx, age); err != nil {
-				return err
+				return nil, err
 			}
-			r, err := e.exchange(ctx, g)
-			if err != nil {
-				return err
-			}
-			if valid {
-				_, err = accessToken(r)
-				return err
-			}
-			return wantOAuthError(r, 400, "invalid_grant", "expired_token")
-		},
-	}
+			return e.exchange(ctx, g)
+		}, j)
 }
 
 func tokenChecks() []Check {
