@@ -33,6 +33,23 @@ func (e *Env) badTokenRequests(ctx context.Context) ([]*Response, error) {
 	return append(out, r), nil
 }
 
+// everyTokenError is the check c that every answer to badTokenRequests passes want.
+func everyTokenError(c Check, want func(r *Response) error) Check {
+	c.Run = func(ctx context.Context, e *Env) error {
+		rs, err := e.badTokenRequests(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if err := want(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return c
+}
+
 // tokenError is a check that a form posted to /oauth/token gets 400 error.
 func tokenError(id, title string, code []string, build func(cid string) url.Values) Check {
 	return probe(Check{ID: id, Title: title, Area: "token", Source: "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors"},
@@ -110,38 +127,22 @@ func tokenChecks() []Check {
 				return postJSON("/oauth/token", map[string]string{"grant_type": "authorization_code", "code": "x", "client_id": cid})
 			}),
 			oauthErr(400, "invalid_request")),
-		{
-			ID: "TOKEN-06", Title: "every token endpoint error carries Cache-Control: no-store", Area: "token",
-			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1",
-			Run: func(ctx context.Context, e *Env) error {
-				rs, err := e.badTokenRequests(ctx)
-				if err != nil {
-					return err
-				}
-				for _, r := range rs {
-					if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
-						return Fail("want Cache-Control: no-store on %s, got %q", r.Snippet(), r.Header.Get("Cache-Control"))
-					}
+		everyTokenError(Check{ID: "TOKEN-06", Title: "every token endpoint error carries Cache-Control: no-store", Area: "token",
+			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1"},
+			func(r *Response) error {
+				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
+					return Fail("want Cache-Control: no-store on %s, got %q", r.Snippet(), r.Header.Get("Cache-Control"))
 				}
 				return nil
-			},
-		},
-		{
-			ID: "TOKEN-07", Title: "every token endpoint error is JSON (Content-Type application/json)", Area: "token",
-			Source: "contract §Errors; RFC 6749 §5.2",
-			Run: func(ctx context.Context, e *Env) error {
-				rs, err := e.badTokenRequests(ctx)
-				if err != nil {
-					return err
-				}
-				for _, r := range rs {
-					if r.ContentType() != "application/json" {
-						return Fail("want Content-Type application/json on %s, got %q", r.Snippet(), r.Header.Get("Content-Type"))
-					}
+			}),
+		everyTokenError(Check{ID: "TOKEN-07", Title: "every token endpoint error is JSON (Content-Type application/json)", Area: "token",
+			Source: "contract §Errors; RFC 6749 §5.2"},
+			func(r *Response) error {
+				if r.ContentType() != "application/json" {
+					return Fail("want Content-Type application/json on %s, got %q", r.Snippet(), r.Header.Get("Content-Type"))
 				}
 				return nil
-			},
-		},
+			}),
 		probe(Check{ID: "TOKEN-08", Title: "exchanging a code returns a Bearer token with expires_in 86400", Area: "token",
 			Source: "contract §Token response", Needs: []Need{NeedApproval}},
 			freshExchanged,
