@@ -35,8 +35,9 @@ func probe(c Check, s sender, j judge) Check {
 	return c
 }
 
-// Senders. The builders below are called when the check runs, so random
-// parts are fresh on every run.
+// Senders. get, postJSON, postForm and postRaw send fixed values; asClient,
+// withToken, withAPIKey and fresh call their builder when the check runs, so
+// client ids, credentials and random parts are fresh on every run.
 
 // asClient registers (or reuses) the suite's first client and sends the
 // request built with its id.
