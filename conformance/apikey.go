@@ -39,48 +39,22 @@ func apiKeyChecks() []Check {
 				return nil
 			},
 		},
-		{
-			ID: "KEY-03", Title: "the API key works on /mcp", Area: "apikey",
-			Source: "contract §API key (same access as a JWT)", Needs: []Need{NeedAPIKey},
-			Run: func(ctx context.Context, e *Env) error {
-				k, err := e.apiKey(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.postMCP(ctx, "Bearer "+k)
-				if err != nil {
-					return err
-				}
-				if r.Status != 200 {
-					return Fail("want HTTP 200 for initialize, got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
-		{
-			ID: "KEY-04", Title: "the API key with one character changed gets 401", Area: "apikey",
-			Source: "contract §Authentication 1", Needs: []Need{NeedAPIKey},
-			Run: func(ctx context.Context, e *Env) error {
-				k, err := e.apiKey(ctx)
-				if err != nil {
-					return err
-				}
+		probe(Check{ID: "KEY-03", Title: "the API key works on /mcp", Area: "apikey",
+			Source: "contract §API key (same access as a JWT)", Needs: []Need{NeedAPIKey}},
+			withAPIKey(func(k string) sender { return mcpAs("Bearer " + k) }),
+			status(200, "HTTP 200 for initialize")),
+		probe(Check{ID: "KEY-04", Title: "the API key with one character changed gets 401", Area: "apikey",
+			Source: "contract §Authentication 1", Needs: []Need{NeedAPIKey}},
+			withAPIKey(func(k string) sender {
 				b := []byte(k)
 				if b[len(b)-1] == 'a' {
 					b[len(b)-1] = 'b'
 				} else {
 					b[len(b)-1] = 'a'
 				}
-				r, err := e.GetBearer(ctx, "/api/ping", string(b))
-				if err != nil {
-					return err
-				}
-				if r.Status != 401 {
-					return Fail("want HTTP 401, got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
+				return pinged(string(b))
+			}),
+			status(401)),
 		{
 			ID: "KEY-05", Title: "the API key and a JWT of the same user give the same user_id", Area: "apikey",
 			Source: "contract §API key (same access as a JWT)", Needs: []Need{NeedAPIKey, NeedApproval},

@@ -55,22 +55,26 @@ func (e *Env) isLoginRedirect(u *url.URL) bool {
 // URI uri, which the suite's client did not register, gets a 400 HTML page and
 // no redirect anywhere.
 func rejectRedirectURI(id, title, uri string) Check {
-	return Check{
-		ID: id, Title: title, Area: "authorize",
-		Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1; RFC 9700 §4.1",
-		Run: func(ctx context.Context, e *Env) error {
-			a, err := e.suiteRequest(ctx, uri)
-			if err != nil {
-				return err
-			}
-			r, _, err := e.getAuthorize(ctx, a.Query, false)
-			if err != nil {
-				return err
-			}
-			return wantErrorPage(r)
-		},
+	return probe(Check{ID: id, Title: title, Area: "authorize",
+		Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1; RFC 9700 §4.1"},
+		authorizeNoSession(func(ctx context.Context, e *Env) (*authRequest, error) { return e.suiteRequest(ctx, uri) }),
+		errorPage)
+}
+
+// authorizeNoSession sends the authorization request built by req without a session.
+func authorizeNoSession(req func(ctx context.Context, e *Env) (*authRequest, error)) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) {
+		a, err := req(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		r, _, err := e.getAuthorize(ctx, a.Query, false)
+		return r, err
 	}
 }
+
+// errorPage is wantErrorPage as a judge.
+func errorPage(_ *Env, r *Response) error { return wantErrorPage(r) }
 
 func wantErrorPage(r *Response) error {
 	if loc := r.Header.Get("Location"); loc != "" {
@@ -158,6 +162,45 @@ func accepted(id, title, source string, redirectURI string, edit func(q url.Valu
 
 func noEdit(url.Values) {}
 
+// suiteConsent fetches the consent page for a good request of the suite's
+// client, as the logged-in test user.
+func suiteConsent(ctx context.Context, e *Env) (*Response, error) {
+	a, err := e.suiteRequest(ctx, loopbackRedirect)
+	if err != nil {
+		return nil, err
+	}
+	return e.consentPage(ctx, a)
+}
+
+// approveForm reads the form with an approve button from the consent page,
+// and what approving submits.
+func (e *Env) approveForm(ctx context.Context) (*htmlform.Form, url.Values, error) {
+	r, err := suiteConsent(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	pu, _ := url.Parse(r.URL)
+	p, err := htmlform.Parse(pu, r.Body)
+	if err != nil {
+		return nil, nil, Fail("consent page: %v", err)
+	}
+	f, b := p.FormWith("approve")
+	if f == nil {
+		return nil, nil, Fail("no form with an approve button on the consent page")
+	}
+	return f, f.Submission(b, nil), nil
+}
+
+// postConsent posts vals to the consent form f as the logged-in test user.
+func (e *Env) postConsent(ctx context.Context, f *htmlform.Form, vals url.Values) (*Response, error) {
+	cs, err := e.SessionCookies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.Do(ctx, "POST", f.Action.String(),
+		headers("Content-Type", "application/x-www-form-urlencoded", "Cookie", cookieHeader(cs)), []byte(vals.Encode()))
+}
+
 // consentPage fetches the consent page as the logged-in test user.
 func (e *Env) consentPage(ctx context.Context, a *authRequest) (*Response, error) {
 	r, _, err := e.getAuthorize(ctx, a.Query, true)
@@ -172,21 +215,12 @@ func (e *Env) consentPage(ctx context.Context, a *authRequest) (*Response, error
 
 func authorizeChecks() []Check {
 	return []Check{
-		{
-			ID: "AUTHZ-01", Title: "an unknown client_id gets a 400 HTML page and no redirect", Area: "authorize",
-			Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1",
-			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.newAuthRequest("unknown-"+randomString(8), loopbackRedirect)
-				if err != nil {
-					return err
-				}
-				r, _, err := e.getAuthorize(ctx, a.Query, false)
-				if err != nil {
-					return err
-				}
-				return wantErrorPage(r)
-			},
-		},
+		probe(Check{ID: "AUTHZ-01", Title: "an unknown client_id gets a 400 HTML page and no redirect", Area: "authorize",
+			Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1"},
+			authorizeNoSession(func(_ context.Context, e *Env) (*authRequest, error) {
+				return e.newAuthRequest("unknown-"+randomString(8), loopbackRedirect)
+			}),
+			errorPage),
 		rejectRedirectURI("AUTHZ-02", "an unregistered redirect URI is refused without redirecting", "https://attacker.example/callback"),
 		rejectRedirectURI("AUTHZ-03", "a registered redirect URI with another path is refused", "https://client.example.com/other"),
 		rejectRedirectURI("AUTHZ-04", "a host that only starts like the registered one is refused", "https://client.example.com.attacker.example/callback"),
@@ -305,24 +339,10 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-24", Title: "an approval posted without the CSRF token issues no code", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
+				f, vals, err := e.approveForm(ctx)
 				if err != nil {
 					return err
 				}
-				r, err := e.consentPage(ctx, a)
-				if err != nil {
-					return err
-				}
-				pu, _ := url.Parse(r.URL)
-				p, err := htmlform.Parse(pu, r.Body)
-				if err != nil {
-					return Fail("consent page: %v", err)
-				}
-				f, b := p.FormWith("approve")
-				if f == nil {
-					return Fail("no form with an approve button on the consent page")
-				}
-				vals := f.Submission(b, nil)
 				dropped := false
 				for k := range vals {
 					if strings.Contains(strings.ToLower(k), "csrf") {
@@ -333,12 +353,7 @@ func authorizeChecks() []Check {
 				if !dropped {
 					return Fail("the consent form has no CSRF field (an input whose name contains csrf)")
 				}
-				cs, err := e.SessionCookies(ctx)
-				if err != nil {
-					return err
-				}
-				resp, err := e.Do(ctx, "POST", f.Action.String(),
-					headers("Content-Type", "application/x-www-form-urlencoded", "Cookie", cookieHeader(cs)), []byte(vals.Encode()))
+				resp, err := e.postConsent(ctx, f, vals)
 				if err != nil {
 					return err
 				}

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
 
 // Checks of what an attacker, or a sloppy proxy in front of the service,
@@ -51,25 +49,14 @@ func corsCheck(id, path string, send func(ctx context.Context, e *Env, origin st
 
 func blindSpotChecks() []Check {
 	return []Check{
-		{
-			ID: "PING-16", Title: "a token in the query string is not accepted on /mcp either", Area: "ping",
-			Source: "MCP authorization (2025-11-25) §Access token usage; RFC 6750 §2.3", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
-				if err != nil {
-					return err
+		probe(Check{ID: "PING-16", Title: "a token in the query string is not accepted on /mcp either", Area: "ping",
+			Source: "MCP authorization (2025-11-25) §Access token usage; RFC 6750 §2.3", Needs: []Need{NeedApproval}},
+			withToken(func(tok string) sender {
+				return func(ctx context.Context, e *Env) (*Response, error) {
+					return e.postMCPAt(ctx, "/mcp?access_token="+url.QueryEscape(tok), "")
 				}
-				r, err := e.Do(ctx, http.MethodPost, "/mcp?access_token="+url.QueryEscape(tok),
-					headers("Content-Type", "application/json", "Accept", "application/json, text/event-stream"), mcpInitialize)
-				if err != nil {
-					return err
-				}
-				if r.Status != 401 {
-					return Fail("want HTTP 401 (tokens go in the Authorization header only), got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
+			}),
+			status(401, "HTTP 401 (tokens go in the Authorization header only)")),
 		{
 			ID: "PING-17", Title: "/mcp is stateless: initialize sets no Mcp-Session-Id, GET gets 405 with Allow", Area: "ping",
 			Source: "MCP 2026-07-28 (stateless Streamable HTTP) via " + src2026 + " (/mcp)", Needs: []Need{NeedApproval},
@@ -153,11 +140,7 @@ func blindSpotChecks() []Check {
 			ID: "HDR-12", Title: "pages for a signed-in user (consent, Settings) are not stored by shared caches (no-store or private)", Area: "headers",
 			Source: "RFC 9111 §3 and §5.2.2 (a cookie does not keep a response out of a shared cache); RFC 9700 §4.1", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
-				if err != nil {
-					return err
-				}
-				consent, err := e.consentPage(ctx, a)
+				consent, err := suiteConsent(ctx, e)
 				if err != nil {
 					return err
 				}
@@ -188,29 +171,11 @@ func blindSpotChecks() []Check {
 			ID: "AUTHZ-27", Title: "approving consent redirects with 302 or 303, never 307/308 (which would re-post the form)", Area: "authorize",
 			Source: "RFC 9700 §4.12; RFC 9110 §15.4", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
+				f, vals, err := e.approveForm(ctx)
 				if err != nil {
 					return err
 				}
-				r, err := e.consentPage(ctx, a)
-				if err != nil {
-					return err
-				}
-				pu, _ := url.Parse(r.URL)
-				p, err := htmlform.Parse(pu, r.Body)
-				if err != nil {
-					return Fail("consent page: %v", err)
-				}
-				f, b := p.FormWith("approve")
-				if f == nil {
-					return Fail("no form with an approve button on the consent page")
-				}
-				cs, err := e.SessionCookies(ctx)
-				if err != nil {
-					return err
-				}
-				resp, err := e.Do(ctx, http.MethodPost, f.Action.String(),
-					headers("Content-Type", "application/x-www-form-urlencoded", "Cookie", cookieHeader(cs)), []byte(f.Submission(b, nil).Encode()))
+				resp, err := e.postConsent(ctx, f, vals)
 				if err != nil {
 					return err
 				}

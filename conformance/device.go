@@ -14,28 +14,44 @@ import (
 
 var userCodeShape = regexp.MustCompile(`^[A-Z]{4}-[0-9]{4}$`)
 
+const deviceCodePath, deviceTokenPath = "/api/oauth/device/code", "/api/oauth/device/token"
+
 // deviceField is a check on the device authorization response object.
 func deviceField(id, title, source string, check func(e *Env, o object) error) Check {
-	return Check{
-		ID: id, Title: title, Area: "device", Source: source,
-		Run: func(ctx context.Context, e *Env) error {
-			cid, err := e.client(ctx, 0)
-			if err != nil {
-				return err
-			}
-			r, err := e.PostJSON(ctx, "/api/oauth/device/code", map[string]string{"client_id": cid, "scope": "mcp"})
-			if err != nil {
-				return err
-			}
-			if r.Status != 200 {
-				return Fail("want HTTP 200, got %s", r.Snippet())
-			}
-			o, err := decodeObject(r)
-			if err != nil {
-				return err
-			}
-			return check(e, o)
-		},
+	return probe(Check{ID: id, Title: title, Area: "device", Source: source},
+		deviceCode(func(cid string) map[string]string { return map[string]string{"client_id": cid, "scope": "mcp"} }),
+		jsonOK(check))
+}
+
+// deviceCode posts the JSON device code request built from the suite's client id.
+func deviceCode(body func(cid string) map[string]string) sender {
+	return asClient(func(cid string) sender { return postJSON(deviceCodePath, body(cid)) })
+}
+
+// atDevice requests a device code for the suite's client and sends the
+// request built from it.
+func atDevice(build func(cid string, d *flows.DeviceAuthorization) sender) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) {
+		cid, d, err := e.deviceSetup(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return build(cid, d)(ctx, e)
+	}
+}
+
+// polled polls the device token endpoint as clientID.
+func polled(clientID string, d *flows.DeviceAuthorization) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) { return e.poll(ctx, clientID, d) }
+}
+
+// after moves the clock by d, then sends s.
+func after(d time.Duration, s sender) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) {
+		if err := e.Advance(ctx, d); err != nil {
+			return nil, err
+		}
+		return s(ctx, e)
 	}
 }
 
@@ -65,21 +81,10 @@ func (e *Env) pollPatiently(ctx context.Context, cid string, d *flows.DeviceAuth
 }
 
 // pollError is a check that a poll built from a fresh device code gets an error.
-func pollError(id, title, source string, status int, codes []string, body func(e *Env, cid string, d *flows.DeviceAuthorization) map[string]string) Check {
-	return Check{
-		ID: id, Title: title, Area: "device", Source: source,
-		Run: func(ctx context.Context, e *Env) error {
-			cid, d, err := e.deviceSetup(ctx)
-			if err != nil {
-				return err
-			}
-			r, err := e.PostJSON(ctx, "/api/oauth/device/token", body(e, cid, d))
-			if err != nil {
-				return err
-			}
-			return wantOAuthError(r, status, codes...)
-		},
-	}
+func pollError(id, title, source string, status int, codes []string, body func(cid string, d *flows.DeviceAuthorization) map[string]string) Check {
+	return probe(Check{ID: id, Title: title, Area: "device", Source: source},
+		atDevice(func(cid string, d *flows.DeviceAuthorization) sender { return postJSON(deviceTokenPath, body(cid, d)) }),
+		oauthErr(status, codes...))
 }
 
 func pollBody(cid, deviceCode string) map[string]string {
@@ -126,24 +131,15 @@ func slowDownThenWait(id, title string, after time.Duration, want string) Check 
 
 // deviceAge is a check on a device code left unapproved for age.
 func deviceAge(id, title string, age time.Duration, want string) Check {
-	return Check{
-		ID: id, Title: title, Area: "device", Source: "contract §States and transitions (device code, 900 s)",
-		Needs: []Need{NeedTimeTravel}, Wait: age,
-		Run: func(ctx context.Context, e *Env) error {
-			cid, d, err := e.deviceSetup(ctx)
-			if err != nil {
-				return err
-			}
-			if err := e.Advance(ctx, age); err != nil {
-				return err
-			}
-			r, err := e.poll(ctx, cid, d)
-			if err != nil {
-				return err
-			}
-			return wantOAuthError(r, 400, want)
-		},
-	}
+	return pollAfter(Check{ID: id, Title: title, Area: "device", Source: "contract §States and transitions (device code, 900 s)"}, age, want)
+}
+
+// pollAfter is the check c that a poll age after the device code was issued
+// gets 400 want.
+func pollAfter(c Check, age time.Duration, want string) Check {
+	c.Needs, c.Wait = []Need{NeedTimeTravel}, age
+	return probe(c, atDevice(func(cid string, d *flows.DeviceAuthorization) sender { return after(age, polled(cid, d)) }),
+		oauthErr(400, want))
 }
 
 // approvedDevice requests a device code, has it approved with the user code
@@ -158,6 +154,14 @@ func (e *Env) approvedDevice(ctx context.Context, approve bool, typed func(strin
 	}
 	r, err := e.pollPatiently(ctx, cid, d)
 	return cid, d, r, err
+}
+
+// deviceApproved sends the poll that follows approvedDevice.
+func deviceApproved(approve bool, typed func(string) string) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) {
+		_, _, r, err := e.approvedDevice(ctx, approve, typed)
+		return r, err
+	}
 }
 
 func same(s string) string { return s }
@@ -240,29 +244,18 @@ func deviceCodeChecks() []Check {
 				}
 				return nil
 			}),
-		{
-			ID: "DEV-07", Title: "a device code request from an unknown client gets 401 invalid_client", Area: "device",
-			Source: "contract §Errors; decisions.md §Registration (device flow client_id)",
-			Run: func(ctx context.Context, e *Env) error {
-				r, err := e.PostJSON(ctx, "/api/oauth/device/code", map[string]string{"client_id": "unknown-" + randomString(8)})
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 401, "invalid_client")
-			},
-		},
-		{
-			ID: "DEV-08", Title: "the device code endpoint also accepts a form-encoded request", Area: "device",
-			Source: rfc + "; RFC 8628 §3.1",
-			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				r, err := e.PostForm(ctx, "/api/oauth/device/code", url.Values{"client_id": {cid}, "scope": {"mcp"}})
-				if err != nil {
-					return err
-				}
+		probe(Check{ID: "DEV-07", Title: "a device code request from an unknown client gets 401 invalid_client", Area: "device",
+			Source: "contract §Errors; decisions.md §Registration (device flow client_id)"},
+			fresh(func() sender {
+				return postJSON(deviceCodePath, map[string]string{"client_id": "unknown-" + randomString(8)})
+			}),
+			oauthErr(401, "invalid_client")),
+		probe(Check{ID: "DEV-08", Title: "the device code endpoint also accepts a form-encoded request", Area: "device",
+			Source: rfc + "; RFC 8628 §3.1"},
+			asClient(func(cid string) sender {
+				return postForm(deviceCodePath, url.Values{"client_id": {cid}, "scope": {"mcp"}})
+			}),
+			func(_ *Env, r *Response) error {
 				if r.Status != 200 {
 					return Fail("want HTTP 200, got %s", r.Snippet())
 				}
@@ -271,56 +264,19 @@ func deviceCodeChecks() []Check {
 					return Fail("want a device authorization response, got %s", r.Snippet())
 				}
 				return nil
-			},
-		},
-		{
-			ID: "DEV-09", Title: "a device code request in another content type gets 400 invalid_request", Area: "device",
-			Source: "decisions.md §Token endpoint (device endpoints content types)",
-			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				r, err := e.PostRaw(ctx, "/api/oauth/device/code", "text/plain", []byte(`{"client_id":"`+cid+`"}`))
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_request")
-			},
-		},
-		{
-			ID: "DEV-10", Title: "a device code request with a scope other than mcp gets 400 invalid_scope", Area: "device",
-			Source: errSrc + "; RFC 8628 §3.2",
-			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				r, err := e.PostJSON(ctx, "/api/oauth/device/code", map[string]string{"client_id": cid, "scope": "admin"})
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_scope")
-			},
-		},
-		{
-			ID: "DEV-11", Title: "scope may be omitted from the device code request", Area: "device",
-			Source: "contract §POST /api/oauth/device/code",
-			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				r, err := e.PostJSON(ctx, "/api/oauth/device/code", map[string]string{"client_id": cid})
-				if err != nil {
-					return err
-				}
-				if r.Status != 200 {
-					return Fail("want HTTP 200, got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
+			}),
+		probe(Check{ID: "DEV-09", Title: "a device code request in another content type gets 400 invalid_request", Area: "device",
+			Source: "decisions.md §Token endpoint (device endpoints content types)"},
+			asClient(func(cid string) sender { return postRaw(deviceCodePath, "text/plain", `{"client_id":"`+cid+`"}`) }),
+			oauthErr(400, "invalid_request")),
+		probe(Check{ID: "DEV-10", Title: "a device code request with a scope other than mcp gets 400 invalid_scope", Area: "device",
+			Source: errSrc + "; RFC 8628 §3.2"},
+			deviceCode(func(cid string) map[string]string { return map[string]string{"client_id": cid, "scope": "admin"} }),
+			oauthErr(400, "invalid_scope")),
+		probe(Check{ID: "DEV-11", Title: "scope may be omitted from the device code request", Area: "device",
+			Source: "contract §POST /api/oauth/device/code"},
+			deviceCode(func(cid string) map[string]string { return map[string]string{"client_id": cid} }),
+			status(200)),
 	}
 }
 
@@ -328,106 +284,56 @@ func deviceCodeChecks() []Check {
 func devicePollChecks() []Check {
 	const errSrc = deviceErrSrc
 	return []Check{
-		{
-			ID: "DEV-12", Title: "polling an unapproved code gets a 400 JSON error with no-store", Area: "device",
-			Source: "contract §States and transitions; decisions.md §HTTP status of OAuth errors",
-			Run: func(ctx context.Context, e *Env) error {
-				cid, d, err := e.deviceSetup(ctx)
-				if err != nil {
-					return err
+		probe(Check{ID: "DEV-12", Title: "polling an unapproved code gets a 400 JSON error with no-store", Area: "device",
+			Source: "contract §States and transitions; decisions.md §HTTP status of OAuth errors"},
+			atDevice(polled),
+			// The first poll may come before the interval has passed since
+			// issue; whether that is "too frequent" is the server's call.
+			all(oauthErr(400, "authorization_pending", "slow_down"), jsonType, noStore)),
+		pollAfter(Check{ID: "DEV-13", Title: "a poll after the interval gets authorization_pending", Area: "device",
+			Source: "contract §States and transitions (device code)"}, 5*time.Second, "authorization_pending"),
+		probe(Check{ID: "DEV-14", Title: "a second poll right after the first gets slow_down", Area: "device",
+			Source: "contract §States and transitions (poll too frequent); RFC 8628 §3.5"},
+			atDevice(func(cid string, d *flows.DeviceAuthorization) sender {
+				return func(ctx context.Context, e *Env) (*Response, error) {
+					if _, err := e.poll(ctx, cid, d); err != nil {
+						return nil, err
+					}
+					return e.poll(ctx, cid, d)
 				}
-				r, err := e.poll(ctx, cid, d)
-				if err != nil {
-					return err
-				}
-				// The first poll may come before the interval has passed since
-				// issue; whether that is "too frequent" is the server's call.
-				if err := wantOAuthError(r, 400, "authorization_pending", "slow_down"); err != nil {
-					return err
-				}
-				if r.ContentType() != "application/json" {
-					return Fail("Content-Type: want application/json, got %q", r.Header.Get("Content-Type"))
-				}
-				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
-					return Fail("Cache-Control: want no-store, got %q", r.Header.Get("Cache-Control"))
-				}
-				return nil
-			},
-		},
-		{
-			ID: "DEV-13", Title: "a poll after the interval gets authorization_pending", Area: "device",
-			Source: "contract §States and transitions (device code)", Needs: []Need{NeedTimeTravel}, Wait: 5 * time.Second,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, d, err := e.deviceSetup(ctx)
-				if err != nil {
-					return err
-				}
-				if err := e.Advance(ctx, 5*time.Second); err != nil {
-					return err
-				}
-				r, err := e.poll(ctx, cid, d)
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "authorization_pending")
-			},
-		},
-		{
-			ID: "DEV-14", Title: "a second poll right after the first gets slow_down", Area: "device",
-			Source: "contract §States and transitions (poll too frequent); RFC 8628 §3.5",
-			Run: func(ctx context.Context, e *Env) error {
-				cid, d, err := e.deviceSetup(ctx)
-				if err != nil {
-					return err
-				}
-				if _, err := e.poll(ctx, cid, d); err != nil {
-					return err
-				}
-				r, err := e.poll(ctx, cid, d)
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "slow_down")
-			},
-		},
+			}),
+			oauthErr(400, "slow_down")),
 		slowDownThenWait("DEV-15", "after slow_down the interval is 10 s: a poll 5 s later still gets slow_down", 5*time.Second, "slow_down"),
 		slowDownThenWait("DEV-16", "after slow_down, a poll 10 s later gets authorization_pending", 10*time.Second, "authorization_pending"),
 		pollError("DEV-17", "an unknown device_code gets 400 invalid_grant",
 			"RFC 6749 §5.2 (invalid_grant) chosen by the suite: decisions.md does not name it", 400, []string{"invalid_grant"},
-			func(_ *Env, cid string, _ *flows.DeviceAuthorization) map[string]string {
+			func(cid string, _ *flows.DeviceAuthorization) map[string]string {
 				return pollBody(cid, randomString(24))
 			}),
-		{
-			ID: "DEV-18", Title: "a device code polled by another client gets 400 invalid_grant", Area: "device",
-			Source: "RFC 6749 §5.2 (grant issued to another client)",
-			Run: func(ctx context.Context, e *Env) error {
-				_, d, err := e.deviceSetup(ctx)
-				if err != nil {
-					return err
+		probe(Check{ID: "DEV-18", Title: "a device code polled by another client gets 400 invalid_grant", Area: "device",
+			Source: "RFC 6749 §5.2 (grant issued to another client)"},
+			atDevice(func(_ string, d *flows.DeviceAuthorization) sender {
+				return func(ctx context.Context, e *Env) (*Response, error) {
+					other, err := e.client(ctx, 1)
+					if err != nil {
+						return nil, err
+					}
+					return e.poll(ctx, other, d)
 				}
-				other, err := e.client(ctx, 1)
-				if err != nil {
-					return err
-				}
-				r, err := e.poll(ctx, other, d)
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_grant")
-			},
-		},
+			}),
+			oauthErr(400, "invalid_grant")),
 		pollError("DEV-19", "a poll with another grant_type gets 400 unsupported_grant_type", errSrc, 400, []string{"unsupported_grant_type"},
-			func(_ *Env, cid string, d *flows.DeviceAuthorization) map[string]string {
+			func(cid string, d *flows.DeviceAuthorization) map[string]string {
 				b := pollBody(cid, d.DeviceCode)
 				b["grant_type"] = "authorization_code"
 				return b
 			}),
 		pollError("DEV-20", "a poll without device_code gets 400 invalid_request", errSrc, 400, []string{"invalid_request"},
-			func(_ *Env, cid string, _ *flows.DeviceAuthorization) map[string]string {
+			func(cid string, _ *flows.DeviceAuthorization) map[string]string {
 				return map[string]string{"client_id": cid, "grant_type": flows.GrantTypeDeviceCode}
 			}),
 		pollError("DEV-21", "a poll from an unknown client gets 401 invalid_client", errSrc, 401, []string{"invalid_client"},
-			func(_ *Env, _ string, d *flows.DeviceAuthorization) map[string]string {
+			func(_ string, d *flows.DeviceAuthorization) map[string]string {
 				return pollBody("unknown-"+randomString(8), d.DeviceCode)
 			}),
 		formPoll("DEV-22", "the device token endpoint also accepts a form-encoded poll", "/api/oauth/device/token"),
@@ -439,38 +345,19 @@ func devicePollChecks() []Check {
 // the device token endpoint (DEV-24 to DEV-30).
 func deviceApprovalChecks() []Check {
 	return []Check{
-		{
-			ID: "DEV-24", Title: "after approval the next poll returns a Bearer token with no-store", Area: "device",
-			Source: "contract §States and transitions (approved)", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, _, r, err := e.approvedDevice(ctx, true, same)
-				if err != nil {
-					return err
-				}
+		probe(Check{ID: "DEV-24", Title: "after approval the next poll returns a Bearer token with no-store", Area: "device",
+			Source: "contract §States and transitions (approved)", Needs: []Need{NeedApproval}},
+			deviceApproved(true, same),
+			all(func(_ *Env, r *Response) error {
 				t, err := wantTokenResponse(r)
-				if err != nil {
-					return err
-				}
-				if !strings.EqualFold(t.TokenType, "Bearer") || t.ExpiresIn != 86400 {
+				if err == nil && (!strings.EqualFold(t.TokenType, "Bearer") || t.ExpiresIn != 86400) {
 					return Fail("want token_type Bearer and expires_in 86400, got %q and %d", t.TokenType, t.ExpiresIn)
 				}
-				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
-					return Fail("Cache-Control: want no-store, got %q", r.Header.Get("Cache-Control"))
-				}
-				return nil
-			},
-		},
-		{
-			ID: "DEV-25", Title: "after denial the next poll gets access_denied", Area: "device",
-			Source: "decisions.md §Device flow; RFC 8628 §3.5", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, _, r, err := e.approvedDevice(ctx, false, same)
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "access_denied")
-			},
-		},
+				return err
+			}, noStore)),
+		probe(Check{ID: "DEV-25", Title: "after denial the next poll gets access_denied", Area: "device",
+			Source: "decisions.md §Device flow; RFC 8628 §3.5", Needs: []Need{NeedApproval}},
+			deviceApproved(false, same), oauthErr(400, "access_denied")),
 		{
 			ID: "DEV-26", Title: "a device code that delivered its token is spent: the next poll gets invalid_grant", Area: "device",
 			Source: "decisions.md §Device flow", Needs: []Need{NeedApproval},
@@ -488,20 +375,10 @@ func deviceApprovalChecks() []Check {
 				return wantOAuthError(r, 400, "invalid_grant")
 			},
 		},
-		{
-			ID: "DEV-27", Title: "the user code is accepted in lower case and without the hyphen", Area: "device",
-			Source: "decisions.md §Device flow", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, _, r, err := e.approvedDevice(ctx, true, func(s string) string {
-					return strings.ToLower(strings.ReplaceAll(s, "-", ""))
-				})
-				if err != nil {
-					return err
-				}
-				_, err = accessToken(r)
-				return err
-			},
-		},
+		probe(Check{ID: "DEV-27", Title: "the user code is accepted in lower case and without the hyphen", Area: "device",
+			Source: "decisions.md §Device flow", Needs: []Need{NeedApproval}},
+			deviceApproved(true, func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "-", "")) }),
+			tokenIssued),
 		deviceAge("DEV-28", "an unapproved device code is still pending after 899 s", 899*time.Second, "authorization_pending"),
 		deviceAge("DEV-29", "an unapproved device code gets expired_token after 900 s", 901*time.Second, "expired_token"),
 		{
@@ -517,7 +394,7 @@ func deviceApprovalChecks() []Check {
 					{"client_id": cid, "grant_type": flows.GrantTypeDeviceCode},
 					pollBody("unknown-"+randomString(8), randomString(24)),
 				} {
-					r, err := e.PostJSON(ctx, "/api/oauth/device/token", b)
+					r, err := e.PostJSON(ctx, deviceTokenPath, b)
 					if err != nil {
 						return err
 					}
@@ -535,19 +412,9 @@ func deviceApprovalChecks() []Check {
 // formPoll is a check that a form-encoded poll of a pending device code at
 // path is understood (RFC 8628 §3.4 clients send forms).
 func formPoll(id, title, path string) Check {
-	return Check{
-		ID: id, Title: title, Area: "device",
-		Source: "decisions.md §Token endpoint; RFC 8628 §3.4",
-		Run: func(ctx context.Context, e *Env) error {
-			cid, d, err := e.deviceSetup(ctx)
-			if err != nil {
-				return err
-			}
-			r, err := e.PostForm(ctx, path, url.Values{"device_code": {d.DeviceCode}, "client_id": {cid}, "grant_type": {flows.GrantTypeDeviceCode}})
-			if err != nil {
-				return err
-			}
-			return wantOAuthError(r, 400, "authorization_pending", "slow_down")
-		},
-	}
+	return probe(Check{ID: id, Title: title, Area: "device", Source: "decisions.md §Token endpoint; RFC 8628 §3.4"},
+		atDevice(func(cid string, d *flows.DeviceAuthorization) sender {
+			return postForm(path, url.Values{"device_code": {d.DeviceCode}, "client_id": {cid}, "grant_type": {flows.GrantTypeDeviceCode}})
+		}),
+		oauthErr(400, "authorization_pending", "slow_down"))
 }

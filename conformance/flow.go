@@ -142,19 +142,7 @@ func (e *Env) authCode(ctx context.Context) (*grant, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.target.Approver == nil {
-		return nil, Skip("needs an approver")
-	}
-	cfg := e.authConfig(id)
-	req, err := cfg.NewRequest(loopbackRedirect)
-	if err != nil {
-		return nil, setupFail("building an authorization request", err)
-	}
-	code, err := cfg.Authorize(ctx, req, e.target.Approver.ApproveConsent)
-	if err != nil {
-		return nil, setupFail("approving consent", err)
-	}
-	return &grant{cfg: cfg, req: req, Code: code}, nil
+	return e.codeFor(ctx, id, "mcp")
 }
 
 // exchange redeems the grant through flows and returns the server's answer as

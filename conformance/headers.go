@@ -88,18 +88,10 @@ func (e *Env) bearerChallenge(r *Response, errParam string) error {
 }
 
 // challengeCheck is a check on the 401 challenge of a request.
-func challengeCheck(id, title string, sev Severity, errParam string, send func(ctx context.Context, e *Env) (*Response, error)) Check {
-	return Check{
-		ID: id, Title: title, Area: "headers", Severity: sev,
-		Source: "RFC 6750 §3 and RFC 9728 §5.1 via decisions.md §Bearer errors",
-		Run: func(ctx context.Context, e *Env) error {
-			r, err := send(ctx, e)
-			if err != nil {
-				return err
-			}
-			return e.bearerChallenge(r, errParam)
-		},
-	}
+func challengeCheck(id, title string, sev Severity, errParam string, send sender) Check {
+	return probe(Check{ID: id, Title: title, Area: "headers", Severity: sev,
+		Source: "RFC 6750 §3 and RFC 9728 §5.1 via decisions.md §Bearer errors"},
+		send, func(e *Env, r *Response) error { return e.bearerChallenge(r, errParam) })
 }
 
 func pingNone(ctx context.Context, e *Env) (*Response, error) { return e.Get(ctx, "/api/ping") }
@@ -145,18 +137,10 @@ func headerChecks() []Check {
 				return o.wantStr("resource", e.URL("/mcp"))
 			},
 		},
-		{
-			ID: "HDR-07", Title: "the consent page forbids framing (CSP frame-ancestors 'none', X-Frame-Options DENY)", Area: "headers",
-			Source: "decisions.md §Authorization endpoint (consent page)", Needs: []Need{NeedSession},
-			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
-				if err != nil {
-					return err
-				}
-				r, err := e.consentPage(ctx, a)
-				if err != nil {
-					return err
-				}
+		probe(Check{ID: "HDR-07", Title: "the consent page forbids framing (CSP frame-ancestors 'none', X-Frame-Options DENY)", Area: "headers",
+			Source: "decisions.md §Authorization endpoint (consent page)", Needs: []Need{NeedSession}},
+			suiteConsent,
+			func(_ *Env, r *Response) error {
 				csp := strings.ToLower(r.Header.Get("Content-Security-Policy"))
 				if !strings.Contains(csp, "frame-ancestors 'none'") {
 					return Fail("Content-Security-Policy: want frame-ancestors 'none', got %q", r.Header.Get("Content-Security-Policy"))
@@ -165,8 +149,7 @@ func headerChecks() []Check {
 					return Fail("X-Frame-Options: want DENY, got %q", xfo)
 				}
 				return nil
-			},
-		},
+			}),
 		{
 			ID: "HDR-08", Title: "the test clock refuses cross-origin and form posts", Area: "headers",
 			Source: "decisions.md §Test clock (a page on any site can post a form to a loopback server)", Needs: []Need{NeedClockURL},

@@ -20,6 +20,19 @@ func authCookie(cs []*http.Cookie) *http.Cookie {
 	return nil
 }
 
+// sessionAuthCookie returns the session's auth_token cookie, or fails.
+func (e *Env) sessionAuthCookie(ctx context.Context) (*http.Cookie, error) {
+	cs, err := e.SessionCookies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := authCookie(cs)
+	if c == nil {
+		return nil, Fail("the session has no auth_token cookie")
+	}
+	return c, nil
+}
+
 func loginChecks() []Check {
 	return []Check{
 		{
@@ -83,13 +96,9 @@ func loginChecks() []Check {
 			ID: "LOGIN-04", Title: "the auth_token cookie is HttpOnly, Secure, SameSite=Lax, Path=/, Max-Age 86400", Area: "login",
 			Source: "contract §Session cookie; decisions.md §Browser login", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				cs, err := e.SessionCookies(ctx)
+				c, err := e.sessionAuthCookie(ctx)
 				if err != nil {
 					return err
-				}
-				c := authCookie(cs)
-				if c == nil {
-					return Fail("the session has no auth_token cookie")
 				}
 				if c.Raw == "" {
 					return Skip("the cookie's attributes are unknown (the session was given, not observed at login)")
@@ -120,13 +129,9 @@ func loginChecks() []Check {
 			ID: "LOGIN-05", Title: "the session cookie holds a JWT that works as a bearer token", Area: "login",
 			Source: "contract §Session cookie; §Authentication 2", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				cs, err := e.SessionCookies(ctx)
+				c, err := e.sessionAuthCookie(ctx)
 				if err != nil {
 					return err
-				}
-				c := authCookie(cs)
-				if c == nil {
-					return Fail("the session has no auth_token cookie")
 				}
 				if _, _, err := decodeJWT(c.Value); err != nil {
 					return Fail("auth_token: %v", err)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -23,6 +24,11 @@ func (e *Env) postMCPAt(ctx context.Context, mcpURL, authorization string) (*Res
 	return e.Do(ctx, "POST", mcpURL, h, mcpInitialize)
 }
 
+// mcpAs sends an MCP initialize request with the given Authorization value.
+func mcpAs(authorization string) sender {
+	return func(ctx context.Context, e *Env) (*Response, error) { return e.postMCP(ctx, authorization) }
+}
+
 // forgedClaims are plausible claims for a token the server never issued.
 func (e *Env) forgedClaims() map[string]any {
 	now := e.opts.Now().Unix()
@@ -34,24 +40,19 @@ func (e *Env) forgedClaims() map[string]any {
 
 // refused is a check that /api/ping refuses the token built by forge.
 func refused(id, title, source string, needs []Need, forge func(ctx context.Context, e *Env) (string, error)) Check {
-	return Check{
-		ID: id, Title: title, Area: "ping", Source: source, Needs: needs,
-		Run: func(ctx context.Context, e *Env) error {
+	return probe(Check{ID: id, Title: title, Area: "ping", Source: source, Needs: needs},
+		func(ctx context.Context, e *Env) (*Response, error) {
 			tok, err := forge(ctx, e)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			r, err := e.GetBearer(ctx, "/api/ping", tok)
-			if err != nil {
-				return err
-			}
-			if r.Status != 401 {
-				return Fail("want HTTP 401, got %s", r.Snippet())
-			}
-			return nil
+			return e.GetBearer(ctx, "/api/ping", tok)
 		},
-	}
+		status(401))
 }
+
+// pinged sends GET /api/ping with tok as a bearer token.
+func pinged(tok string) sender { return get("/api/ping", "Authorization", "Bearer "+tok) }
 
 // fromToken forges a token from a real one.
 func fromToken(edit func(tok string) (string, error)) func(ctx context.Context, e *Env) (string, error) {
@@ -88,49 +89,20 @@ func pingOK(r *Response) (string, error) {
 
 // tokenAge is a check that a fresh JWT is accepted or refused after age.
 func tokenAge(id, title string, age time.Duration, valid bool) Check {
-	return Check{
-		ID: id, Title: title, Area: "ping", Source: "contract §Lifetimes (JWT 24 h); decisions.md §JWTs (leeway at most 30 s)",
-		Needs: []Need{NeedApproval, NeedTimeTravel}, Wait: age,
-		Run: func(ctx context.Context, e *Env) error {
-			tok, err := e.freshToken(ctx)
-			if err != nil {
-				return err
-			}
-			if err := e.Advance(ctx, age); err != nil {
-				return err
-			}
-			r, err := e.GetBearer(ctx, "/api/ping", tok)
-			if err != nil {
-				return err
-			}
-			if valid {
-				_, err := pingOK(r)
-				return err
-			}
-			if r.Status != 401 {
-				return Fail("want HTTP 401 for a token %s old, got %s", age, r.Snippet())
-			}
-			return nil
-		},
+	j := status(401, fmt.Sprintf("HTTP 401 for a token %s old", age))
+	if valid {
+		j = pingAnswer
 	}
+	return probe(Check{ID: id, Title: title, Area: "ping", Source: "contract §Lifetimes (JWT 24 h); decisions.md §JWTs (leeway at most 30 s)",
+		Needs: []Need{NeedApproval, NeedTimeTravel}, Wait: age},
+		withCredential((*Env).freshToken, func(tok string) sender { return after(age, pinged(tok)) }), j)
 }
 
 func pingChecks() []Check {
 	const contract = "contract §GET /api/ping"
 	return []Check{
-		{
-			ID: "PING-01", Title: "/api/ping without credentials gets 401", Area: "ping", Source: contract,
-			Run: func(ctx context.Context, e *Env) error {
-				r, err := e.Get(ctx, "/api/ping")
-				if err != nil {
-					return err
-				}
-				if r.Status != 401 {
-					return Fail("want HTTP 401, got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
+		probe(Check{ID: "PING-01", Title: "/api/ping without credentials gets 401", Area: "ping", Source: contract},
+			get("/api/ping"), status(401)),
 		refused("PING-02", "a garbage bearer token gets 401", contract, nil,
 			func(context.Context, *Env) (string, error) { return "not-a-token-" + randomString(8), nil }),
 		refused("PING-03", "an unsigned JWT (alg none) gets 401", "decisions.md §JWTs (HS256 only)", nil,
@@ -160,38 +132,16 @@ func pingChecks() []Check {
 				}
 				return signJWT(map[string]any{"alg": "none", "typ": "JWT"}, claims, nil), nil
 			})),
-		{
-			ID: "PING-08", Title: "a valid token gets 200 with status ok and the user_id", Area: "ping", Source: contract,
-			Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.GetBearer(ctx, "/api/ping", tok)
-				if err != nil {
-					return err
-				}
-				if _, err := pingOK(r); err != nil {
-					return err
-				}
-				if r.ContentType() != "application/json" {
-					return Fail("Content-Type: want application/json, got %q", r.Header.Get("Content-Type"))
-				}
-				return nil
-			},
-		},
+		probe(Check{ID: "PING-08", Title: "a valid token gets 200 with status ok and the user_id", Area: "ping", Source: contract,
+			Needs: []Need{NeedApproval}},
+			withToken(pinged), all(pingAnswer, jsonType)),
 		{
 			ID: "PING-09", Title: "user_id is the token's sub", Area: "ping", Source: "contract §Access token (sub: user ID)",
 			Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
+				tok, _, claims, err := e.tokenJWT(ctx)
 				if err != nil {
 					return err
-				}
-				_, claims, err := decodeJWT(tok)
-				if err != nil {
-					return Fail("access_token: %v", err)
 				}
 				r, err := e.GetBearer(ctx, "/api/ping", tok)
 				if err != nil {
@@ -207,73 +157,22 @@ func pingChecks() []Check {
 				return nil
 			},
 		},
-		{
-			ID: "PING-10", Title: "the auth scheme is case-insensitive (bearer)", Area: "ping", Source: "RFC 6750 §2.1; RFC 9110 §11.1",
-			Severity: Should, Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.Get(ctx, "/api/ping", "Authorization", "bearer "+tok)
-				if err != nil {
-					return err
-				}
-				_, err = pingOK(r)
-				return err
-			},
-		},
+		probe(Check{ID: "PING-10", Title: "the auth scheme is case-insensitive (bearer)", Area: "ping", Source: "RFC 6750 §2.1; RFC 9110 §11.1",
+			Severity: Should, Needs: []Need{NeedApproval}},
+			withToken(func(tok string) sender { return get("/api/ping", "Authorization", "bearer "+tok) }),
+			pingAnswer),
 		tokenAge("PING-11", "a JWT is still accepted 23h59m after issue", 23*time.Hour+59*time.Minute, true),
 		tokenAge("PING-12", "a JWT is refused 24 h + 31 s after issue", 24*time.Hour+31*time.Second, false),
-		{
-			ID: "PING-13", Title: "/mcp without credentials gets 401", Area: "ping", Source: "contract §Authentication 1",
-			Run: func(ctx context.Context, e *Env) error {
-				r, err := e.postMCP(ctx, "")
-				if err != nil {
-					return err
-				}
-				if r.Status != 401 {
-					return Fail("want HTTP 401, got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
-		{
-			ID: "PING-14", Title: "/mcp accepts a valid token (initialize gets 200)", Area: "ping",
-			Source: "contract §Authentication 1; decisions.md §The MCP endpoint", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.postMCP(ctx, "Bearer "+tok)
-				if err != nil {
-					return err
-				}
-				if r.Status != 200 {
-					return Fail("want HTTP 200 for initialize, got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
-		{
-			ID: "PING-15", Title: "a token in the query string is not accepted", Area: "ping",
+		probe(Check{ID: "PING-13", Title: "/mcp without credentials gets 401", Area: "ping", Source: "contract §Authentication 1"},
+			mcpNone, status(401)),
+		probe(Check{ID: "PING-14", Title: "/mcp accepts a valid token (initialize gets 200)", Area: "ping",
+			Source: "contract §Authentication 1; decisions.md §The MCP endpoint", Needs: []Need{NeedApproval}},
+			withToken(func(tok string) sender { return mcpAs("Bearer " + tok) }),
+			status(200, "HTTP 200 for initialize")),
+		probe(Check{ID: "PING-15", Title: "a token in the query string is not accepted", Area: "ping",
 			Source: "MCP authorization (2025-11-25) §Access token usage; RFC 6750 §2.3", Severity: Should,
-			Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.Get(ctx, "/api/ping?access_token="+tok)
-				if err != nil {
-					return err
-				}
-				if r.Status != 401 {
-					return Fail("want HTTP 401 (tokens go in the Authorization header only), got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
+			Needs: []Need{NeedApproval}},
+			withToken(func(tok string) sender { return get("/api/ping?access_token=" + tok) }),
+			status(401, "HTTP 401 (tokens go in the Authorization header only)")),
 	}
 }

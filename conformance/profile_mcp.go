@@ -222,6 +222,15 @@ func (e *Env) mcpGrant(ctx context.Context, scope string) (*grant, *url.URL, err
 	return &grant{cfg: cfg, req: req, Code: u.Query().Get("code")}, u, nil
 }
 
+// mcpAccessToken runs the code flow at s and returns the access token.
+func (e *Env) mcpAccessToken(ctx context.Context, s *mcpSite) (string, error) {
+	r, err := e.mcpTokens(ctx, s.scope())
+	if err != nil {
+		return "", err
+	}
+	return accessToken(r)
+}
+
 // mcpTokens runs the whole code flow and returns the token response.
 func (e *Env) mcpTokens(ctx context.Context, scope string) (*Response, error) {
 	g, _, err := e.mcpGrant(ctx, scope)
@@ -373,11 +382,7 @@ func MCPCatalogue() []Check {
 			}),
 		mcpCheck("MCP-07", "the code flow with PKCE and resource gives a token the MCP endpoint accepts",
 			srcMCPAuth+" §Access token usage; RFC 8707 §2", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				r, err := e.mcpTokens(ctx, s.scope())
-				if err != nil {
-					return err
-				}
-				tok, err := accessToken(r)
+				tok, err := e.mcpAccessToken(ctx, s)
 				if err != nil {
 					return err
 				}
@@ -513,11 +518,7 @@ func MCPCatalogue() []Check {
 			}),
 		mcpCheck("MCP-13", "a token is accepted only in the Authorization header, not in the query string",
 			srcMCPAuth+" §Access token usage; RFC 6750 §2.3", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				r, err := e.mcpTokens(ctx, s.scope())
-				if err != nil {
-					return err
-				}
-				tok, err := accessToken(r)
+				tok, err := e.mcpAccessToken(ctx, s)
 				if err != nil {
 					return err
 				}

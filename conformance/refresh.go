@@ -81,18 +81,25 @@ func readPair(r *Response) (pair, error) {
 	return pair{Access: at, Refresh: rt}, nil
 }
 
+// offlineExchange runs the code flow for offlineClient(which) asking scope,
+// and returns the client, the grant and the answer to the exchange.
+func (e *Env) offlineExchange(ctx context.Context, which int, scope string) (string, *grant, *Response, error) {
+	cid, err := e.offlineClient(ctx, which)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	g, err := e.codeFor(ctx, cid, scope)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	r, err := e.exchange(ctx, g)
+	return cid, g, r, err
+}
+
 // offlineTokens runs the code flow for offlineClient(which) asking
 // offline_access, and returns the client and the pair issued.
 func (e *Env) offlineTokens(ctx context.Context, which int) (string, pair, error) {
-	cid, err := e.offlineClient(ctx, which)
-	if err != nil {
-		return "", pair{}, err
-	}
-	g, err := e.codeFor(ctx, cid, offlineScope)
-	if err != nil {
-		return "", pair{}, err
-	}
-	r, err := e.exchange(ctx, g)
+	cid, _, r, err := e.offlineExchange(ctx, which, offlineScope)
 	if err != nil {
 		return "", pair{}, err
 	}
@@ -101,6 +108,18 @@ func (e *Env) offlineTokens(ctx context.Context, which int) (string, pair, error
 		return "", pair{}, setupFail("obtaining a refresh token with offline_access", err)
 	}
 	return cid, p, nil
+}
+
+// offlineTokensAndOther is offlineTokens(0) and the id of the second
+// offline client, for the checks that another client cannot use the pair.
+func (e *Env) offlineTokensAndOther(ctx context.Context) (cid string, p pair, other string, err error) {
+	if cid, p, err = e.offlineTokens(ctx, 0); err != nil {
+		return "", pair{}, "", err
+	}
+	if other, err = e.offlineClient(ctx, 1); err != nil {
+		return "", pair{}, "", err
+	}
+	return cid, p, other, nil
 }
 
 // refresh presents refresh token rt as clientID at the token endpoint.
@@ -117,6 +136,45 @@ func (e *Env) revoke(ctx context.Context, clientID, token string) (*Response, er
 		f.Set("client_id", clientID)
 	}
 	return e.PostForm(ctx, "/oauth/revoke", f)
+}
+
+// refreshed presents refresh token rt as clientID and wants a new pair; what
+// names the refresh in the failure.
+func (e *Env) refreshed(ctx context.Context, clientID, rt, what string) (pair, error) {
+	r, err := e.refresh(ctx, clientID, rt)
+	if err != nil {
+		return pair{}, err
+	}
+	q, err := readPair(r)
+	if err != nil {
+		return pair{}, Fail("%s: %v", what, err)
+	}
+	return q, nil
+}
+
+// refreshRefused presents refresh token rt as clientID and wants 400
+// invalid_grant; what names the token in the failure.
+func (e *Env) refreshRefused(ctx context.Context, clientID, rt, what string) error {
+	r, err := e.refresh(ctx, clientID, rt)
+	if err != nil {
+		return err
+	}
+	if err := wantOAuthError(r, 400, "invalid_grant"); err != nil {
+		return Fail("%s: %v", what, err)
+	}
+	return nil
+}
+
+// revoked revokes token as clientID and wants HTTP 200.
+func (e *Env) revoked(ctx context.Context, clientID, token string) error {
+	r, err := e.revoke(ctx, clientID, token)
+	if err != nil {
+		return err
+	}
+	if r.Status != 200 {
+		return Fail("revoking: want HTTP 200, got %s", r.Snippet())
+	}
+	return nil
 }
 
 // wantRefused checks that access token tok no longer opens /api/ping.
@@ -164,15 +222,7 @@ func refreshChecks() []Check {
 			ID: "REFRESH-01", Title: "asking offline_access (client with the refresh_token grant) issues a refresh token that works",
 			Area: "refresh", Source: srcRefresh, Needs: approval,
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.offlineClient(ctx, 0)
-				if err != nil {
-					return err
-				}
-				g, err := e.codeFor(ctx, cid, offlineScope)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g)
+				cid, _, r, err := e.offlineExchange(ctx, 0, offlineScope)
 				if err != nil {
 					return err
 				}
@@ -180,12 +230,9 @@ func refreshChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if r, err = e.refresh(ctx, cid, p.Refresh); err != nil {
-					return err
-				}
-				q, err := readPair(r)
+				q, err := e.refreshed(ctx, cid, p.Refresh, "refreshing")
 				if err != nil {
-					return Fail("refreshing: %v", err)
+					return err
 				}
 				return e.wantWorks(ctx, q.Access, "the refreshed access token")
 			},
@@ -194,15 +241,7 @@ func refreshChecks() []Check {
 			ID: "REFRESH-02", Title: "without offline_access no refresh token is issued",
 			Area: "refresh", Source: srcRefresh, Needs: approval,
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.offlineClient(ctx, 0)
-				if err != nil {
-					return err
-				}
-				g, err := e.codeFor(ctx, cid, "mcp")
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g)
+				_, _, r, err := e.offlineExchange(ctx, 0, "mcp")
 				if err != nil {
 					return err
 				}
@@ -223,13 +262,9 @@ func refreshChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.refresh(ctx, cid, p.Refresh)
+				q, err := e.refreshed(ctx, cid, p.Refresh, "refreshing")
 				if err != nil {
 					return err
-				}
-				q, err := readPair(r)
-				if err != nil {
-					return Fail("refreshing: %v", err)
 				}
 				if q.Refresh == p.Refresh {
 					return Fail("the refresh token was not rotated: the same one came back")
@@ -240,14 +275,7 @@ func refreshChecks() []Check {
 				if err := e.wantWorks(ctx, q.Access, "the new access token"); err != nil {
 					return err
 				}
-				r, err = e.refresh(ctx, cid, p.Refresh)
-				if err != nil {
-					return err
-				}
-				if err := wantOAuthError(r, 400, "invalid_grant"); err != nil {
-					return Fail("presenting the spent refresh token again: %v", err)
-				}
-				return nil
+				return e.refreshRefused(ctx, cid, p.Refresh, "presenting the spent refresh token again")
 			},
 		},
 		{
@@ -265,12 +293,8 @@ func refreshChecks() []Check {
 				if _, err := e.refresh(ctx, cid, p.Refresh); err != nil { // the replay
 					return err
 				}
-				r, err := e.refresh(ctx, cid, q.Refresh)
-				if err != nil {
+				if err := e.refreshRefused(ctx, cid, q.Refresh, "after a replay of the spent refresh token, the newer refresh token"); err != nil {
 					return err
-				}
-				if err := wantOAuthError(r, 400, "invalid_grant"); err != nil {
-					return Fail("after a replay of the spent refresh token, the newer refresh token: %v", err)
 				}
 				return e.wantRefused(ctx, q.Access, "after a replay of the spent refresh token, the access token issued from the family")
 			},
@@ -322,43 +346,22 @@ func refreshChecks() []Check {
 			ID: "REFRESH-06", Title: "a refresh token presented by another client gets invalid_grant and revokes nothing",
 			Area: "refresh", Source: srcRefresh + "; RFC 6749 §6", Needs: approval,
 			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
+				cid, p, other, err := e.offlineTokensAndOther(ctx)
 				if err != nil {
 					return err
 				}
-				other, err := e.offlineClient(ctx, 1)
-				if err != nil {
+				if err := e.refreshRefused(ctx, other, p.Refresh, "refresh by another client"); err != nil {
 					return err
 				}
-				r, err := e.refresh(ctx, other, p.Refresh)
-				if err != nil {
-					return err
-				}
-				if err := wantOAuthError(r, 400, "invalid_grant"); err != nil {
-					return Fail("refresh by another client: %v", err)
-				}
-				if r, err = e.refresh(ctx, cid, p.Refresh); err != nil {
-					return err
-				}
-				if _, err := readPair(r); err != nil {
-					return Fail("the owner's refresh after another client presented its token: %v", err)
-				}
-				return nil
+				_, err = e.refreshed(ctx, cid, p.Refresh, "the owner's refresh after another client presented its token")
+				return err
 			},
 		},
 		{
 			ID: "REFRESH-07", Title: "replaying the authorization code also revokes the refresh token issued from it",
 			Area: "refresh", Source: "RFC 6749 §4.1.2 via " + src2026 + " (Refresh tokens)", Needs: approval,
 			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.offlineClient(ctx, 0)
-				if err != nil {
-					return err
-				}
-				g, err := e.codeFor(ctx, cid, offlineScope)
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g)
+				cid, g, r, err := e.offlineExchange(ctx, 0, offlineScope)
 				if err != nil {
 					return err
 				}
@@ -369,13 +372,7 @@ func refreshChecks() []Check {
 				if _, err := e.exchange(ctx, g); err != nil {
 					return err
 				}
-				if r, err = e.refresh(ctx, cid, p.Refresh); err != nil {
-					return err
-				}
-				if err := wantOAuthError(r, 400, "invalid_grant"); err != nil {
-					return Fail("after the code was replayed, its refresh token: %v", err)
-				}
-				return nil
+				return e.refreshRefused(ctx, cid, p.Refresh, "after the code was replayed, its refresh token")
 			},
 		},
 	}
@@ -392,18 +389,11 @@ func revokeChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.revoke(ctx, cid, p.Refresh)
-				if err != nil {
+				if err := e.revoked(ctx, cid, p.Refresh); err != nil {
 					return err
 				}
-				if r.Status != 200 {
-					return Fail("revoking: want HTTP 200, got %s", r.Snippet())
-				}
-				if r, err = e.refresh(ctx, cid, p.Refresh); err != nil {
+				if err := e.refreshRefused(ctx, cid, p.Refresh, "the revoked refresh token"); err != nil {
 					return err
-				}
-				if err := wantOAuthError(r, 400, "invalid_grant"); err != nil {
-					return Fail("the revoked refresh token: %v", err)
 				}
 				return e.wantRefused(ctx, p.Access, "the access token issued with the revoked refresh token")
 			},
@@ -416,12 +406,8 @@ func revokeChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.revoke(ctx, cid, p.Access)
-				if err != nil {
+				if err := e.revoked(ctx, cid, p.Access); err != nil {
 					return err
-				}
-				if r.Status != 200 {
-					return Fail("revoking: want HTTP 200, got %s", r.Snippet())
 				}
 				return e.wantRefused(ctx, p.Access, "the revoked access token")
 			},
@@ -468,11 +454,7 @@ func revokeChecks() []Check {
 			ID: "REVOKE-05", Title: "another client cannot revoke a client's refresh token (200, and the token still works)",
 			Area: "revoke", Source: srcRevocation, Needs: approval,
 			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
-				other, err := e.offlineClient(ctx, 1)
+				cid, p, other, err := e.offlineTokensAndOther(ctx)
 				if err != nil {
 					return err
 				}
@@ -486,13 +468,8 @@ func revokeChecks() []Check {
 				if err := e.wantWorks(ctx, p.Access, "after another client tried to revoke the family"); err != nil {
 					return err
 				}
-				if r, err = e.refresh(ctx, cid, p.Refresh); err != nil {
-					return err
-				}
-				if _, err := readPair(r); err != nil {
-					return Fail("the owner's refresh after another client tried to revoke it: %v", err)
-				}
-				return nil
+				_, err = e.refreshed(ctx, cid, p.Refresh, "the owner's refresh after another client tried to revoke it")
+				return err
 			},
 		},
 	}

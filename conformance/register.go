@@ -137,43 +137,21 @@ func registerChecks() []Check {
 			redirectMeta("https://client.example.com/callback#frag"), "invalid_redirect_uri"),
 		rejectMeta("REG-08", "a relative redirect URI is rejected", rfc+"; RFC 6749 §3.1.2",
 			redirectMeta("/callback"), "invalid_redirect_uri"),
-		{
-			ID: "REG-09", Title: "malformed JSON gets 400 with an RFC 6749-shaped error", Area: "register",
-			Source: "contract §Errors; RFC 7591 §3.2.2",
-			Run: func(ctx context.Context, e *Env) error {
-				r, err := e.PostRaw(ctx, "/oauth/register", "application/json", []byte(`{"redirect_uris": [`))
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_client_metadata", "invalid_request")
-			},
-		},
-		{
-			ID: "REG-10", Title: "a body that is not application/json is rejected with 400", Area: "register",
-			Source: "contract §Endpoints (content type per endpoint)",
-			Run: func(ctx context.Context, e *Env) error {
-				r, err := e.PostRaw(ctx, "/oauth/register", "text/plain", []byte(`{"redirect_uris":["`+loopbackRedirect+`"]}`))
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_client_metadata", "invalid_request")
-			},
-		},
-		{
-			ID: "REG-11", Title: "a body over 1 MiB is refused with a 4xx, not a 5xx", Area: "register",
-			Source: "decisions.md (every request body bounded)",
-			Run: func(ctx context.Context, e *Env) error {
-				body := `{"client_name":"` + strings.Repeat("A", 1<<20+1024) + `","redirect_uris":["` + loopbackRedirect + `"]}`
-				r, err := e.PostRaw(ctx, "/oauth/register", "application/json", []byte(body))
-				if err != nil {
-					return err
-				}
-				if r.Status < 400 || r.Status > 499 {
-					return Fail("want a 4xx (413 or 400), got %s", r.Snippet())
-				}
-				return nil
-			},
-		},
+		probe(Check{ID: "REG-09", Title: "malformed JSON gets 400 with an RFC 6749-shaped error", Area: "register",
+			Source: "contract §Errors; RFC 7591 §3.2.2"},
+			postRaw("/oauth/register", "application/json", `{"redirect_uris": [`),
+			oauthErr(400, "invalid_client_metadata", "invalid_request")),
+		probe(Check{ID: "REG-10", Title: "a body that is not application/json is rejected with 400", Area: "register",
+			Source: "contract §Endpoints (content type per endpoint)"},
+			postRaw("/oauth/register", "text/plain", `{"redirect_uris":["`+loopbackRedirect+`"]}`),
+			oauthErr(400, "invalid_client_metadata", "invalid_request")),
+		probe(Check{ID: "REG-11", Title: "a body over 1 MiB is refused with a 4xx, not a 5xx", Area: "register",
+			Source: "decisions.md (every request body bounded)"},
+			fresh(func() sender {
+				return postRaw("/oauth/register", "application/json",
+					`{"client_name":"`+strings.Repeat("A", 1<<20+1024)+`","redirect_uris":["`+loopbackRedirect+`"]}`)
+			}),
+			clientError("a 4xx (413 or 400)")),
 		acceptMeta("REG-12", "a device-only client may register without redirect_uris", rfc,
 			func() map[string]any {
 				m := with(with(validClient(), "redirect_uris", nil), "response_types", nil)

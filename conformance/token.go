@@ -33,22 +33,28 @@ func (e *Env) badTokenRequests(ctx context.Context) ([]*Response, error) {
 	return append(out, r), nil
 }
 
+// everyTokenError is the check c that every answer to badTokenRequests passes want.
+func everyTokenError(c Check, want func(r *Response) error) Check {
+	c.Run = func(ctx context.Context, e *Env) error {
+		rs, err := e.badTokenRequests(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if err := want(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return c
+}
+
 // tokenError is a check that a form posted to /oauth/token gets 400 error.
 func tokenError(id, title string, code []string, build func(cid string) url.Values) Check {
-	return Check{
-		ID: id, Title: title, Area: "token", Source: "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors",
-		Run: func(ctx context.Context, e *Env) error {
-			cid, err := e.client(ctx, 0)
-			if err != nil {
-				return err
-			}
-			r, err := e.PostForm(ctx, "/oauth/token", build(cid))
-			if err != nil {
-				return err
-			}
-			return wantOAuthError(r, 400, code...)
-		},
-	}
+	return probe(Check{ID: id, Title: title, Area: "token", Source: "RFC 6749 §5.2 via decisions.md §HTTP status of OAuth errors"},
+		asClient(func(cid string) sender { return postForm("/oauth/token", build(cid)) }),
+		oauthErr(400, code...))
 }
 
 // exchangeError is a check that exchanging a fresh code, with the form edited,
@@ -74,30 +80,30 @@ func exchangeError(id, title, source string, edit func(ctx context.Context, e *E
 	}
 }
 
+// freshExchanged exchanges a fresh code (see freshExchange).
+func freshExchanged(ctx context.Context, e *Env) (*Response, error) {
+	_, r, err := e.freshExchange(ctx)
+	return r, err
+}
+
 // codeAge is a check that a code exchanged after age is accepted or refused.
 func codeAge(id, title string, age time.Duration, valid bool) Check {
-	return Check{
-		ID: id, Title: title, Area: "token", Source: "contract §Authorization code (10 minutes)",
-		Needs: []Need{NeedApproval, NeedTimeTravel}, Wait: age,
-		Run: func(ctx context.Context, e *Env) error {
+	j := oauthErr(400, "invalid_grant", "expired_token")
+	if valid {
+		j = tokenIssued
+	}
+	return probe(Check{ID: id, Title: title, Area: "token", Source: "contract §Authorization code (10 minutes)",
+		Needs: []Need{NeedApproval, NeedTimeTravel}, Wait: age},
+		func(ctx context.Context, e *Env) (*Response, error) {
 			g, err := e.authCode(ctx)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if err := e.Advance(ctx, age); err != nil {
-				return err
+				return nil, err
 			}
-			r, err := e.exchange(ctx, g)
-			if err != nil {
-				return err
-			}
-			if valid {
-				_, err = accessToken(r)
-				return err
-			}
-			return wantOAuthError(r, 400, "invalid_grant", "expired_token")
-		},
-	}
+			return e.exchange(ctx, g)
+		}, j)
 }
 
 func tokenChecks() []Check {
@@ -115,61 +121,32 @@ func tokenChecks() []Check {
 		tokenError("TOKEN-04", "a request without grant_type gets 400 invalid_request", []string{"invalid_request", "unsupported_grant_type"}, func(cid string) url.Values {
 			return url.Values{"code": {randomString(16)}, "client_id": {cid}}
 		}),
-		{
-			ID: "TOKEN-05", Title: "a JSON body (not form-encoded) gets 400 invalid_request", Area: "token",
-			Source: "contract §POST /oauth/token (application/x-www-form-urlencoded); " + errSrc,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, err := e.client(ctx, 0)
-				if err != nil {
-					return err
-				}
-				r, err := e.PostJSON(ctx, "/oauth/token", map[string]string{"grant_type": "authorization_code", "code": "x", "client_id": cid})
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_request")
-			},
-		},
-		{
-			ID: "TOKEN-06", Title: "every token endpoint error carries Cache-Control: no-store", Area: "token",
-			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1",
-			Run: func(ctx context.Context, e *Env) error {
-				rs, err := e.badTokenRequests(ctx)
-				if err != nil {
-					return err
-				}
-				for _, r := range rs {
-					if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
-						return Fail("want Cache-Control: no-store on %s, got %q", r.Snippet(), r.Header.Get("Cache-Control"))
-					}
+		probe(Check{ID: "TOKEN-05", Title: "a JSON body (not form-encoded) gets 400 invalid_request", Area: "token",
+			Source: "contract §POST /oauth/token (application/x-www-form-urlencoded); " + errSrc},
+			asClient(func(cid string) sender {
+				return postJSON("/oauth/token", map[string]string{"grant_type": "authorization_code", "code": "x", "client_id": cid})
+			}),
+			oauthErr(400, "invalid_request")),
+		everyTokenError(Check{ID: "TOKEN-06", Title: "every token endpoint error carries Cache-Control: no-store", Area: "token",
+			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1"},
+			func(r *Response) error {
+				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
+					return Fail("want Cache-Control: no-store on %s, got %q", r.Snippet(), r.Header.Get("Cache-Control"))
 				}
 				return nil
-			},
-		},
-		{
-			ID: "TOKEN-07", Title: "every token endpoint error is JSON (Content-Type application/json)", Area: "token",
-			Source: "contract §Errors; RFC 6749 §5.2",
-			Run: func(ctx context.Context, e *Env) error {
-				rs, err := e.badTokenRequests(ctx)
-				if err != nil {
-					return err
-				}
-				for _, r := range rs {
-					if r.ContentType() != "application/json" {
-						return Fail("want Content-Type application/json on %s, got %q", r.Snippet(), r.Header.Get("Content-Type"))
-					}
+			}),
+		everyTokenError(Check{ID: "TOKEN-07", Title: "every token endpoint error is JSON (Content-Type application/json)", Area: "token",
+			Source: "contract §Errors; RFC 6749 §5.2"},
+			func(r *Response) error {
+				if r.ContentType() != "application/json" {
+					return Fail("want Content-Type application/json on %s, got %q", r.Snippet(), r.Header.Get("Content-Type"))
 				}
 				return nil
-			},
-		},
-		{
-			ID: "TOKEN-08", Title: "exchanging a code returns a Bearer token with expires_in 86400", Area: "token",
-			Source: "contract §Token response", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, r, err := e.freshExchange(ctx)
-				if err != nil {
-					return err
-				}
+			}),
+		probe(Check{ID: "TOKEN-08", Title: "exchanging a code returns a Bearer token with expires_in 86400", Area: "token",
+			Source: "contract §Token response", Needs: []Need{NeedApproval}},
+			freshExchanged,
+			func(_ *Env, r *Response) error {
 				t, err := wantTokenResponse(r)
 				if err != nil {
 					return err
@@ -181,31 +158,16 @@ func tokenChecks() []Check {
 					return Fail("expires_in: want 86400, got %d", t.ExpiresIn)
 				}
 				return nil
-			},
-		},
-		{
-			ID: "TOKEN-09", Title: "the token response is JSON with Cache-Control: no-store and Pragma: no-cache", Area: "token",
-			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, r, err := e.freshExchange(ctx)
-				if err != nil {
-					return err
-				}
-				if _, err := accessToken(r); err != nil {
-					return err
-				}
-				if r.ContentType() != "application/json" {
-					return Fail("Content-Type: want application/json, got %q", r.Header.Get("Content-Type"))
-				}
-				if !strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-store") {
-					return Fail("Cache-Control: want no-store, got %q", r.Header.Get("Cache-Control"))
-				}
+			}),
+		probe(Check{ID: "TOKEN-09", Title: "the token response is JSON with Cache-Control: no-store and Pragma: no-cache", Area: "token",
+			Source: "decisions.md §HTTP status of OAuth errors; RFC 6749 §5.1", Needs: []Need{NeedApproval}},
+			freshExchanged,
+			all(tokenIssued, jsonType, noStore, func(_ *Env, r *Response) error {
 				if !strings.Contains(strings.ToLower(r.Header.Get("Pragma")), "no-cache") {
 					return Fail("Pragma: want no-cache, got %q", r.Header.Get("Pragma"))
 				}
 				return nil
-			},
-		},
+			})),
 		{
 			ID: "TOKEN-10", Title: "a code exchanged twice gets invalid_grant the second time", Area: "token",
 			Source: "contract §Authorization code (exchanged once); RFC 6749 §4.1.2", Needs: []Need{NeedApproval},
@@ -282,13 +244,9 @@ func tokenChecks() []Check {
 			ID: "TOKEN-19", Title: "the access token is a JWT with sub, iat and exp = iat + 24 h", Area: "token",
 			Source: "contract §Access token (JWT)", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
+				_, _, claims, err := e.tokenJWT(ctx)
 				if err != nil {
 					return err
-				}
-				_, claims, err := decodeJWT(tok)
-				if err != nil {
-					return Fail("access_token: %v", err)
 				}
 				if s, _ := claims["sub"].(string); s == "" {
 					return Fail("claim sub: want a non-empty string, got %v", claims["sub"])
@@ -311,13 +269,9 @@ func tokenChecks() []Check {
 			ID: "TOKEN-20", Title: "the JWT is HS256 with jti, iss = {base} and aud = {base}/mcp", Area: "token",
 			Source: "decisions.md §JWTs", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
+				_, header, claims, err := e.tokenJWT(ctx)
 				if err != nil {
 					return err
-				}
-				header, claims, err := decodeJWT(tok)
-				if err != nil {
-					return Fail("access_token: %v", err)
 				}
 				if header["alg"] != "HS256" {
 					return Fail("header alg: want HS256, got %v", header["alg"])
@@ -355,6 +309,17 @@ func tokenChecks() []Check {
 			},
 		},
 	}
+}
+
+// tokenJWT obtains an access token and decodes it, failing when it is not a JWT.
+func (e *Env) tokenJWT(ctx context.Context) (tok string, header, claims map[string]any, err error) {
+	if tok, err = e.token(ctx); err != nil {
+		return "", nil, nil, err
+	}
+	if header, claims, err = decodeJWT(tok); err != nil {
+		return "", nil, nil, Fail("access_token: %v", err)
+	}
+	return tok, header, claims, nil
 }
 
 // audContains accepts aud as a string or an array (RFC 7519 §4.1.3).
