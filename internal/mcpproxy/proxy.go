@@ -61,7 +61,9 @@ type Config struct {
 // there.
 type RemoteError struct{ Err error }
 
-func (e *RemoteError) Error() string { return "the connection to the MCP server ended: " + e.Err.Error() }
+func (e *RemoteError) Error() string {
+	return "the connection to the MCP server ended: " + e.Err.Error()
+}
 func (e *RemoteError) Unwrap() error { return e.Err }
 
 type proxy struct {
