@@ -307,11 +307,20 @@ func TestProxyE2EWithMCPAUTHTOKEN(t *testing.T) {
 	}
 	e.env = append(e.env, "MCPAUTH_TOKEN="+key)
 	var stderr syncBuffer
-	cs, _ := e.proxy(ctx, &stderr, "--transport", "streamable")
-	defer cs.Close()
+	logFile := filepath.Join(t.TempDir(), "proxy.log")
+	cs, _ := e.proxy(ctx, &stderr, "--transport", "streamable", "--log-file", logFile)
 	if user, err := whoami(ctx, cs); err != nil || !strings.HasPrefix(user, "u_") {
 		t.Fatalf("whoami with MCPAUTH_TOKEN: %q %v\n%s", user, err, stderr.String())
 	}
+	cs.Close()
+	logged, err := os.ReadFile(logFile)
+	if err != nil || !strings.Contains(string(logged), "forwarding stdio to "+e.base+"/mcp (transport streamable, MCPAUTH_TOKEN credential)") {
+		t.Errorf("--log-file holds %q (%v)", logged, err)
+	}
+	if strings.Contains(string(logged), key) || strings.Contains(stderr.String(), key) {
+		t.Error("the API key was logged")
+	}
+	t.Logf("stderr:\n%s", stderr.String())
 }
 
 // BenchmarkProxyLatency compares whoami through the proxy with whoami

@@ -374,3 +374,32 @@ func TestRenewsOn401(t *testing.T) {
 }
 
 var fmtSprintf = fmt.Sprintf
+
+// auto: a server with only the legacy HTTP+SSE transport answers the first
+// POST with a 4xx that is not JSON-RPC; the proxy opens the SSE stream and
+// the session goes on there.
+func TestAutoFallsBackToSSE(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "sse-server", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+	})
+	rec := &recorder{want: "t1"}
+	srv := httptest.NewServer(rec.wrap(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)))
+	t.Cleanup(srv.Close)
+	p := start(t, Config{URL: srv.URL + "/sse", Auth: &staticAuth{tok: "t1"}})
+	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over sse"}})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "over sse" {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	if !strings.Contains(p.logged(), "trying the legacy HTTP+SSE transport") {
+		t.Errorf("log:\n%s", p.logged())
+	}
+	cs.Close()
+}
