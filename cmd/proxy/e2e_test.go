@@ -379,3 +379,23 @@ func (t bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+t.key)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// --login: with nothing stored the proxy logs in first (browser as login
+// does, progress on stderr, stdout untouched) and then serves the host.
+func TestProxyE2ELoginFromInside(t *testing.T) {
+	e := serve(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stderr syncBuffer
+	cs, _ := e.proxy(ctx, &stderr, "--login")
+	defer cs.Close()
+	if user, err := whoami(ctx, cs); err != nil || !strings.HasPrefix(user, "u_") {
+		t.Fatalf("whoami after --login: %q %v\n%s", user, err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "logging in to") || !strings.Contains(stderr.String(), "logged in (token expires") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	if code, _, errOut := e.cli("ping"); code != 0 {
+		t.Errorf("the proxy's login was not stored: ping exit %d %s", code, errOut)
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/login"
+	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/internal/mcpproxy"
 )
 
@@ -30,6 +32,7 @@ type Options struct {
 	Transport  string
 	LogFile    string
 	MaxMessage int
+	Login      bool
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
@@ -62,6 +65,7 @@ credential (run: mcpauth login <mcp-url>), 6 when the server connection ends.`,
 	cmd.Flags().StringArrayVarP(&opts.Headers, "header", "H", nil, "extra request header 'Name: value' (repeatable)")
 	cmd.Flags().StringVar(&opts.Transport, "transport", mcpproxy.Auto, "auto, streamable or sse")
 	cmd.Flags().StringVar(&opts.LogFile, "log-file", "", "also append the log to this file (for hosts that hide stderr)")
+	cmd.Flags().BoolVar(&opts.Login, "login", false, "without a usable credential, log in first in the browser, as mcpauth login does (progress on stderr), instead of exiting 3")
 	cmd.Flags().IntVar(&opts.MaxMessage, "max-message-size", mcpproxy.DefaultMaxMessage, "largest message accepted from the host or as a JSON answer, in bytes")
 	return cmd
 }
@@ -113,6 +117,10 @@ func Run(ctx context.Context, opts *Options) error {
 func run(ctx context.Context, opts *Options, headers http.Header, logf func(string, ...any)) error {
 	f := opts.F
 	cred, err := f.FreshCredential(ctx, opts.Server)
+	var ee *cmdutil.ExitError
+	if opts.Login && errors.As(err, &ee) && ee.Code == cmdutil.ExitAuthRequired {
+		cred, err = logIn(ctx, opts, err, logf)
+	}
 	if err != nil {
 		return err
 	}
@@ -149,6 +157,24 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 		return cmdutil.WithExit(cmdutil.ExitNetwork, err)
 	}
 	return err
+}
+
+// logIn runs mcpauth login's browser flow before the proxy starts. Its
+// output goes to stderr and it never reads stdin: both belong to the host,
+// whose first messages wait in the pipe meanwhile.
+func logIn(ctx context.Context, opts *Options, why error, logf func(string, ...any)) (cmdutil.Credential, error) {
+	logf("%v", why)
+	logf("logging in to %s in the browser first (--login)", opts.Server)
+	lf := *opts.F
+	streams := *lf.IO
+	streams.Out, streams.In, streams.StdinTTY = streams.ErrOut, strings.NewReader(""), false
+	lf.IO = &streams
+	if _, tok, _, err := login.Login(ctx, &login.Options{F: &lf, Target: opts.Server, Timeout: flows.DefaultLoginTimeout}); err != nil {
+		return cmdutil.Credential{}, err
+	} else {
+		logf("logged in (token expires %s)", tok.Expiry.Format(time.RFC3339))
+	}
+	return opts.F.FreshCredential(ctx, opts.Server)
 }
 
 func credKind(c cmdutil.Credential) string {
