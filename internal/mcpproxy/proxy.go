@@ -170,6 +170,18 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		return nil
 	case err := <-p.readErr:
+		// The host would wait for ever for what is still unanswered.
+		p.mu.Lock()
+		ids := make([]jsonrpc.ID, 0, len(p.pending))
+		for id := range p.pending {
+			ids = append(ids, id)
+		}
+		p.mu.Unlock()
+		for _, id := range ids {
+			if p.claim(id) {
+				p.reply(ctx, id, jsonrpc.CodeInternalError, fmt.Sprintf("mcpauth proxy: %v", err))
+			}
+		}
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
@@ -243,6 +255,9 @@ func (p *proxy) send(ctx context.Context, msg jsonrpc.Message) {
 func (p *proxy) failed(ctx context.Context, msg jsonrpc.Message, err error) {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		p.cfg.Log("%s %s: %v", p.cfg.URL, req.Method, err)
+		if !p.claim(req.ID) {
+			return // already answered
+		}
 		p.reply(ctx, req.ID, jsonrpc.CodeInternalError, fmt.Sprintf("mcpauth proxy: %s: %v", p.cfg.URL, err))
 		return
 	}
@@ -301,7 +316,7 @@ func (p *proxy) fromRemote(ctx context.Context) error {
 			return fmt.Errorf("writing to the host: %w", err)
 		}
 		if isResp {
-			p.answered(resp.ID)
+			p.claim(resp.ID)
 		}
 	}
 }
@@ -325,17 +340,20 @@ func (p *proxy) noteResponse(resp *jsonrpc.Response) {
 	}
 }
 
-func (p *proxy) answered(id jsonrpc.ID) {
+// claim takes id off the pending calls, reporting whether it was there:
+// whoever claims a call answers it, so no call is answered twice.
+func (p *proxy) claim(id jsonrpc.ID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.pending[id] {
-		return
+		return false
 	}
 	delete(p.pending, id)
 	if len(p.pending) == 0 {
 		close(p.idle)
 		p.idle = make(chan struct{})
 	}
+	return true
 }
 
 // reply answers the host's call id with an error.
@@ -343,5 +361,4 @@ func (p *proxy) reply(ctx context.Context, id jsonrpc.ID, code int64, msg string
 	if err := p.host.Write(ctx, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}}); err != nil {
 		p.cfg.Log("writing to the host: %v", err)
 	}
-	p.answered(id)
 }

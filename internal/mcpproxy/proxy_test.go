@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -120,6 +121,7 @@ func start(t *testing.T, cfg Config) *running {
 	}()
 	t.Cleanup(func() {
 		inW.Close()
+		go io.Copy(io.Discard, outR)
 		select {
 		case <-r.done:
 		case <-time.After(5 * time.Second):
@@ -402,4 +404,50 @@ func TestAutoFallsBackToSSE(t *testing.T) {
 		t.Errorf("log:\n%s", p.logged())
 	}
 	cs.Close()
+}
+
+// A stateful server that forgets the session (a restart) answers 404: the
+// SDK ends the connection, the host gets an error for its request, and Run
+// returns a *RemoteError (exit 6 in the CLI) instead of hanging.
+func TestSessionLostEndsProxy(t *testing.T) {
+	rec := &recorder{}
+	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var forget sync.Mutex
+	forgotten := false
+	srv := httptest.NewServer(rec.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		forget.Lock()
+		f := forgotten
+		forget.Unlock()
+		if f && r.Header.Get("Mcp-Session-Id") != "" {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})))
+	t.Cleanup(srv.Close)
+	p := start(t, Config{URL: srv.URL + "/mcp", Transport: Streamable})
+	out := &lines{t: t, sc: bufio.NewScanner(p.stdout)}
+	io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`+"\n")
+	if m := out.next(); m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	io.WriteString(p.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	forget.Lock()
+	forgotten = true
+	forget.Unlock()
+	io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	if m := out.next(); m["id"] != 2.0 || m["error"] == nil {
+		t.Fatalf("tools/list after the session was lost: %v", m)
+	}
+	select {
+	case err := <-p.done:
+		var re *RemoteError
+		if !errors.As(err, &re) {
+			t.Fatalf("Run: %v, want a RemoteError", err)
+		}
+		p.done <- err
+	case <-time.After(5 * time.Second):
+		t.Fatal("the proxy went on without a session")
+	}
 }
