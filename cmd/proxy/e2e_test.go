@@ -399,3 +399,46 @@ func TestProxyE2ELoginFromInside(t *testing.T) {
 		t.Errorf("the proxy's login was not stored: ping exit %d %s", code, errOut)
 	}
 }
+
+// Two hosts, each with its own proxy on the same login, both hit the
+// expired token at once: the entry lock lets one refresh and the other take
+// the stored result. Had both redeemed the refresh token, the server would
+// have revoked the family and one call (or the next) would fail.
+func TestProxyE2ETwoProxiesRefreshOnce(t *testing.T) {
+	e := serve(t)
+	e.login()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var err1, err2 syncBuffer
+	a, _ := e.proxy(ctx, &err1)
+	defer a.Close()
+	b, _ := e.proxy(ctx, &err2)
+	defer b.Close()
+	resp, err := http.Post(e.base+"/api/test/clock", "application/json", strings.NewReader(`{"advance":"24h1m"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, cs := range []*mcp.ClientSession{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = whoami(ctx, cs)
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("whoami: %v / %v\n%s\n%s", errs[0], errs[1], err1.String(), err2.String())
+	}
+	// Both again: a revoked family would show now.
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		if _, err := whoami(ctx, cs); err != nil {
+			t.Fatalf("whoami after the refresh: %v\n%s\n%s", err, err1.String(), err2.String())
+		}
+	}
+	if code, _, errOut := e.cli("ping"); code != 0 {
+		t.Errorf("ping: %d %s", code, errOut)
+	}
+}
