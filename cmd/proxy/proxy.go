@@ -238,6 +238,28 @@ func (c *credSource) Authorize(req *http.Request) (string, error) {
 	return cred.Token, nil
 }
 
+// Observe keeps a DPoP nonce the server sent, and asks for the request
+// again when a 401 asked for one (RFC 9449 §9).
+func (c *credSource) Observe(req *http.Request, resp *http.Response) bool {
+	c.mu.Lock()
+	d := c.cred.DPoP
+	c.mu.Unlock()
+	nonce := resp.Header.Get("DPoP-Nonce")
+	if d == nil || nonce == "" {
+		return false
+	}
+	d.SetNonce(req.URL.String(), nonce)
+	if resp.StatusCode != http.StatusUnauthorized {
+		return false
+	}
+	for _, ch := range flows.ParseChallenges(resp.Header) {
+		if strings.EqualFold(ch.Scheme, flows.TokenTypeDPoP) && ch.Params["error"] == "use_dpop_nonce" {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -24,6 +24,13 @@ type Authorizer interface {
 	Renew(ctx context.Context, token string) (bool, error)
 }
 
+// Observer is an Authorizer that also sees every answer (a DPoP key keeps
+// the server's nonce); it reports whether the request should go again with
+// fresh headers (a 401 asking for a nonce), which is done once.
+type Observer interface {
+	Observe(req *http.Request, resp *http.Response) (again bool)
+}
+
 // authTransport adds the credential and the extra headers, and on a 401
 // invalid_token renews the credential once and sends the request again.
 type authTransport struct {
@@ -57,6 +64,13 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, tok, err
 	}
 	resp, tok, err := send()
+	if o, ok := t.auth.(Observer); ok && err == nil && o.Observe(req, resp) {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64*1024))
+		resp.Body.Close()
+		if resp, tok, err = send(); err == nil {
+			o.Observe(req, resp)
+		}
+	}
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || t.auth == nil || !invalidToken(resp.Header) {
 		return resp, err
 	}

@@ -414,7 +414,7 @@ func TestSessionLostEndsProxy(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1"}, nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	var forget sync.Mutex
-	forgotten := false
+	forgotten, served := false, 0
 	srv := httptest.NewServer(rec.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		forget.Lock()
 		f := forgotten
@@ -424,6 +424,9 @@ func TestSessionLostEndsProxy(t *testing.T) {
 			return
 		}
 		h.ServeHTTP(w, r)
+		forget.Lock()
+		served++
+		forget.Unlock()
 	})))
 	t.Cleanup(srv.Close)
 	p := start(t, Config{URL: srv.URL + "/mcp", Transport: Streamable})
@@ -433,6 +436,18 @@ func TestSessionLostEndsProxy(t *testing.T) {
 		t.Fatalf("initialize: %v", m)
 	}
 	io.WriteString(p.stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	for i := 0; ; i++ { // until the notification has been served
+		forget.Lock()
+		n := served
+		forget.Unlock()
+		if n >= 2 {
+			break
+		}
+		if i > 500 {
+			t.Fatal("notifications/initialized never arrived")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	forget.Lock()
 	forgotten = true
 	forget.Unlock()
