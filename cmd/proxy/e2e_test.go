@@ -442,3 +442,31 @@ func TestProxyE2ETwoProxiesRefreshOnce(t *testing.T) {
 		t.Errorf("ping: %d %s", code, errOut)
 	}
 }
+
+// After `mcpauth logout` (which revokes the family) the host gets a
+// JSON-RPC tool-call error naming `mcpauth login`, not a dead session; a
+// login in a terminal then fixes the running proxy without a restart.
+func TestProxyE2ELogoutThenLoginAgain(t *testing.T) {
+	e := serve(t)
+	e.login()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stderr syncBuffer
+	cs, _ := e.proxy(ctx, &stderr)
+	defer cs.Close()
+	if _, err := whoami(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := e.cli("logout"); code != 0 {
+		t.Fatalf("logout: %d %s", code, errOut)
+	}
+	_, err := whoami(ctx, cs)
+	if err == nil || !strings.Contains(err.Error(), "mcpauth login") {
+		t.Fatalf("whoami after logout: %v, want an error naming mcpauth login\n%s", err, stderr.String())
+	}
+	e.login()
+	if user, err := whoami(ctx, cs); err != nil || !strings.HasPrefix(user, "u_") {
+		t.Fatalf("whoami after logging in again: %q %v\n%s", user, err, stderr.String())
+	}
+	t.Logf("stderr:\n%s", stderr.String())
+}
