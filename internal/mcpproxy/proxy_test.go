@@ -147,7 +147,7 @@ func (r *running) logged() string {
 func TestForwardsToStatefulServerWithSessionAndVersion(t *testing.T) {
 	rec := &recorder{want: "t1"}
 	url := mcpServer(t, rec)
-	p := start(t, Config{URL: url, Transport: Streamable, Auth: &staticAuth{tok: "t1"}})
+	p := start(t, Config{URL: url, Transport: Streamable, Auth: &staticAuth{tok: "t1"}, Headers: http.Header{"X-Tenant": {"acme"}}})
 	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -166,6 +166,11 @@ func TestForwardsToStatefulServerWithSessionAndVersion(t *testing.T) {
 	hs := rec.headers()
 	if len(hs) < 4 {
 		t.Fatalf("%d POSTs", len(hs))
+	}
+	for i, h := range hs {
+		if h.Get("X-Tenant") != "acme" {
+			t.Errorf("POST %d: no --header", i)
+		}
 	}
 	if hs[0].Get("Mcp-Session-Id") != "" {
 		t.Errorf("initialize sent a session id")
