@@ -21,6 +21,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/cmd/logout"
 	"github.com/mcpauth/mcpauth/cmd/ping"
+	"github.com/mcpauth/mcpauth/cmd/proxy"
 	"github.com/mcpauth/mcpauth/cmd/register"
 	"github.com/mcpauth/mcpauth/cmd/serve"
 	"github.com/mcpauth/mcpauth/cmd/status"
@@ -130,6 +131,7 @@ implements the mcpauth service contract, and runs a reference server.`,
 		login.NewCmd(f, nil),
 		device.NewCmd(f, nil),
 		ping.NewCmd(f, nil),
+		proxy.NewCmd(f, nil),
 		token.NewCmd(f, nil),
 		status.NewCmd(f, nil),
 		logout.NewCmd(f, nil),

@@ -1,0 +1,297 @@
+// Package proxy implements `mcpauth proxy`: a stdio MCP server for desktop
+// hosts that forwards to a remote MCP server with the stored credential.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/login"
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/mcpproxy"
+)
+
+// Options are proxy's arguments.
+type Options struct {
+	F          *cmdutil.Factory
+	Server     string
+	Headers    []string
+	Transport  string
+	LogFile    string
+	MaxMessage int
+	Login      bool
+}
+
+// NewCmd builds the command; runF replaces Run in tests.
+func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "proxy <mcp-url>",
+		Short: "Serve a remote MCP server on stdio, with the stored credential (for desktop hosts)",
+		Long: `Read JSON-RPC messages on stdin and write them on stdout, forwarding them to
+the MCP server at <mcp-url> over Streamable HTTP (or the legacy HTTP+SSE
+transport, when --transport auto finds no Streamable HTTP endpoint). Every
+request carries the stored token (or API key, or $MCPAUTH_TOKEN); an expiring
+token is refreshed under the same lock as every other mcpauth command, and a
+401 invalid_token is retried once after a refresh.
+
+stdout carries protocol messages only; progress and errors go to stderr (and
+to --log-file). Exits 0 when stdin closes, 3 when there is no usable
+credential (run: mcpauth login <mcp-url>), 6 when the server connection ends.`,
+		Example: `  mcpauth proxy https://mcp.example.com/mcp
+  mcpauth proxy http://127.0.0.1:8080/mcp --account work --log-file /tmp/mcpauth-proxy.log`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Server = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&opts.Headers, "header", "H", nil, "extra request header 'Name: value' (repeatable)")
+	cmd.Flags().StringVar(&opts.Transport, "transport", mcpproxy.Auto, "auto, streamable or sse")
+	cmd.Flags().StringVar(&opts.LogFile, "log-file", "", "also append the log to this file (for hosts that hide stderr)")
+	cmd.Flags().BoolVar(&opts.Login, "login", false, "without a usable credential, log in first in the browser, as mcpauth login does (progress on stderr), instead of exiting 3")
+	cmd.Flags().IntVar(&opts.MaxMessage, "max-message-size", mcpproxy.DefaultMaxMessage, "largest message accepted from the host or as a JSON answer, in bytes")
+	return cmd
+}
+
+// Run proxies until stdin closes.
+func Run(ctx context.Context, opts *Options) error {
+	f := opts.F
+	switch opts.Transport {
+	case mcpproxy.Auto, mcpproxy.Streamable, mcpproxy.SSE:
+	default:
+		return cmdutil.FlagErrorf("--transport must be auto, streamable or sse")
+	}
+	headers := http.Header{}
+	for _, h := range opts.Headers {
+		k, v, ok := strings.Cut(h, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
+			return cmdutil.FlagErrorf("--header %q: want 'Name: value'", h)
+		}
+		if strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "DPoP") {
+			return cmdutil.FlagErrorf("--header %s: the credential comes from the keyring (or MCPAUTH_TOKEN)", k)
+		}
+		headers.Add(k, strings.TrimSpace(v))
+	}
+
+	logw := &lockedWriter{w: f.IO.ErrOut}
+	if opts.LogFile != "" {
+		lf, err := os.OpenFile(opts.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return cmdutil.FlagErrorf("--log-file: %v", err)
+		}
+		defer lf.Close()
+		errOut := f.IO.ErrOut
+		// Refresh warnings and --debug traces go there too.
+		logw = &lockedWriter{w: io.MultiWriter(errOut, lf)}
+		f.IO.ErrOut = logw
+		defer func() { f.IO.ErrOut = errOut }()
+	}
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(logw, "%s mcpauth proxy: %s\n", time.Now().UTC().Format(time.RFC3339), cmdutil.Printable(fmt.Sprintf(format, args...)))
+	}
+	err := run(ctx, opts, headers, logf)
+	if err != nil && opts.LogFile != "" {
+		logf("exiting: %v", err) // stderr gets it from the root command
+	}
+	return err
+}
+
+func run(ctx context.Context, opts *Options, headers http.Header, logf func(string, ...any)) error {
+	f := opts.F
+	cred, err := f.FreshCredential(ctx, opts.Server)
+	var ee *cmdutil.ExitError
+	if opts.Login && errors.As(err, &ee) && ee.Code == cmdutil.ExitAuthRequired {
+		cred, err = logIn(ctx, opts, err, logf)
+	}
+	if err != nil {
+		return err
+	}
+	mcpURL := cred.Server
+	if mcpURL == "" {
+		mcpURL = cmdutil.ServerKey(opts.Server)
+	}
+	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
+		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
+	}
+	hc, err := f.HTTPClient()
+	if err != nil {
+		return err
+	}
+	base := hc.Transport // proxies, --ca-file, --debug; no overall timeout: answers may stream
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hint := "; run: mcpauth login " + mcpURL
+	if cred.FromEnv {
+		hint = "; MCPAUTH_TOKEN is set: replace it"
+	}
+	src := &credSource{f: f, server: firstNonEmpty(cred.Server, opts.Server), cred: cred, loaded: time.Now(), log: logf}
+
+	// A host that goes away closes our stdout: see EPIPE, not a signal.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	if !f.Globals.Quiet {
+		logf("forwarding stdio to %s (transport %s, %s credential)", mcpURL, opts.Transport, credKind(cred))
+	}
+	err = mcpproxy.Run(ctx, mcpproxy.Config{URL: mcpURL, Transport: opts.Transport, HTTP: base, Auth: src, Headers: headers,
+		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: hint})
+	var re *mcpproxy.RemoteError
+	if errors.As(err, &re) {
+		return cmdutil.WithExit(cmdutil.ExitNetwork, err)
+	}
+	return err
+}
+
+// logIn runs mcpauth login's browser flow before the proxy starts. Its
+// output goes to stderr and it never reads stdin: both belong to the host,
+// whose first messages wait in the pipe meanwhile.
+func logIn(ctx context.Context, opts *Options, why error, logf func(string, ...any)) (cmdutil.Credential, error) {
+	logf("%v", why)
+	logf("logging in to %s in the browser first (--login)", opts.Server)
+	lf := *opts.F
+	streams := *lf.IO
+	streams.Out, streams.In, streams.StdinTTY = streams.ErrOut, strings.NewReader(""), false
+	lf.IO = &streams
+	if _, tok, _, err := login.Login(ctx, &login.Options{F: &lf, Target: opts.Server, Timeout: flows.DefaultLoginTimeout}); err != nil {
+		return cmdutil.Credential{}, err
+	} else {
+		logf("logged in (token expires %s)", tok.Expiry.Format(time.RFC3339))
+	}
+	return opts.F.FreshCredential(ctx, opts.Server)
+}
+
+func credKind(c cmdutil.Credential) string {
+	switch {
+	case c.FromEnv:
+		return "MCPAUTH_TOKEN"
+	case c.DPoP != nil:
+		return "DPoP " + string(c.Kind)
+	}
+	return string(c.Kind)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// credSource gives the proxy's HTTP client the current credential: the one
+// loaded at start, read again from storage at most once a minute (so a token
+// another mcpauth process refreshed, or a new login, is picked up, and an
+// expiring one is refreshed in advance), and renewed after a 401.
+type credSource struct {
+	f      *cmdutil.Factory
+	server string
+	log    func(string, ...any)
+
+	mu     sync.Mutex
+	cred   cmdutil.Credential
+	loaded time.Time
+}
+
+func (c *credSource) current(ctx context.Context) cmdutil.Credential {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.cred.FromEnv && time.Since(c.loaded) > time.Minute {
+		c.loaded = time.Now()
+		if n, err := c.f.FreshCredential(ctx, c.server); err == nil {
+			c.cred = n
+		} else {
+			c.log("reading the stored credential again: %v (still using the one loaded before)", err)
+		}
+	}
+	return c.cred
+}
+
+func (c *credSource) Authorize(req *http.Request) (string, error) {
+	cred := c.current(req.Context())
+	if cred.DPoP != nil {
+		h, err := cred.DPoP.Headers(req.Method, req.URL.String(), cred.Token)
+		if err != nil {
+			return "", err
+		}
+		for k, v := range h {
+			req.Header[k] = v
+		}
+		return cred.Token, nil
+	}
+	req.Header.Set("Authorization", "Bearer "+cred.Token)
+	return cred.Token, nil
+}
+
+// Observe keeps a DPoP nonce the server sent, and asks for the request
+// again when a 401 asked for one (RFC 9449 §9).
+func (c *credSource) Observe(req *http.Request, resp *http.Response) bool {
+	c.mu.Lock()
+	d := c.cred.DPoP
+	c.mu.Unlock()
+	nonce := resp.Header.Get("DPoP-Nonce")
+	if d == nil || nonce == "" {
+		return false
+	}
+	d.SetNonce(req.URL.String(), nonce)
+	if resp.StatusCode != http.StatusUnauthorized {
+		return false
+	}
+	for _, ch := range flows.ParseChallenges(resp.Header) {
+		if strings.EqualFold(ch.Scheme, flows.TokenTypeDPoP) && ch.Params["error"] == "use_dpop_nonce" {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cred.Token != token {
+		return true, nil // renewed meanwhile, for another request
+	}
+	n, ok, err := c.f.RetryCredential(ctx, c.cred)
+	if err != nil {
+		return false, err
+	}
+	if !ok && !c.cred.FromEnv {
+		// Nothing to refresh with: perhaps a new login has been stored.
+		if n, err = c.f.FreshCredential(ctx, c.server); err != nil {
+			return false, err
+		}
+	}
+	c.loaded = time.Now()
+	if n.Token == "" || n.Token == token {
+		return false, nil
+	}
+	c.log("the server refused the token: renewed it, sending again")
+	c.cred = n
+	return true, nil
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

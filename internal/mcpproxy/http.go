@@ -1,0 +1,254 @@
+package mcpproxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Authorizer puts a credential on requests and renews it after a 401.
+type Authorizer interface {
+	// Authorize sets the credential's headers on req and returns the
+	// token it used.
+	Authorize(req *http.Request) (token string, err error)
+	// Renew is called after the resource refused token with a 401
+	// invalid_token; it reports whether a different credential is there
+	// to retry with.
+	Renew(ctx context.Context, token string) (bool, error)
+}
+
+// Observer is an Authorizer that also sees every answer (a DPoP key keeps
+// the server's nonce); it reports whether the request should go again with
+// fresh headers (a 401 asking for a nonce), which is done once.
+type Observer interface {
+	Observe(req *http.Request, resp *http.Response) (again bool)
+}
+
+// authTransport adds the credential and the extra headers, and on a 401
+// invalid_token renews the credential once and sends the request again.
+type authTransport struct {
+	next    http.RoundTripper
+	auth    Authorizer
+	headers http.Header
+	log     func(string, ...any)
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	send := func() (*http.Response, string, error) {
+		r := req.Clone(req.Context())
+		if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
+			b, err := req.GetBody()
+			if err != nil {
+				return nil, "", err
+			}
+			r.Body = b
+		}
+		for k, v := range t.headers {
+			r.Header[k] = v
+		}
+		tok := ""
+		if t.auth != nil {
+			var err error
+			if tok, err = t.auth.Authorize(r); err != nil {
+				return nil, "", err
+			}
+		}
+		resp, err := t.next.RoundTrip(r)
+		return resp, tok, err
+	}
+	resp, tok, err := send()
+	if o, ok := t.auth.(Observer); ok && err == nil && o.Observe(req, resp) {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64*1024))
+		resp.Body.Close()
+		if resp, tok, err = send(); err == nil {
+			o.Observe(req, resp)
+		}
+	}
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || t.auth == nil || !invalidToken(resp.Header) {
+		return resp, err
+	}
+	ok, rerr := t.auth.Renew(req.Context(), tok)
+	if rerr != nil {
+		t.log("the server refused the token and renewing it failed: %v", rerr)
+		return resp, nil
+	}
+	if !ok {
+		return resp, nil
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64*1024))
+	resp.Body.Close()
+	resp, _, err = send()
+	return resp, err
+}
+
+// invalidToken reports a Bearer challenge with error=invalid_token, or with
+// no error at all (RFC 6750 §3.1: a request without a usable token).
+func invalidToken(h http.Header) bool {
+	for _, v := range h.Values("WWW-Authenticate") {
+		lv := strings.ToLower(v)
+		if !strings.HasPrefix(lv, "bearer") && !strings.HasPrefix(lv, "dpop") {
+			continue
+		}
+		if !strings.Contains(lv, "error=") || strings.Contains(lv, `error="invalid_token"`) || strings.Contains(lv, "error=invalid_token") {
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// guardTransport stands between the SDK's Streamable HTTP client connection
+// and the server. The SDK treats an answer it cannot read (an HTML error
+// page, a 500 without a JSON-RPC body, a broken JSON body) as the end of the
+// whole connection; a proxy must instead answer that one request with a
+// JSON-RPC error and carry on. It also sends MCP-Protocol-Version after an
+// initialize the SDK did not see (see Proxy.noteResponse).
+type guardTransport struct {
+	next     http.RoundTripper
+	max      int64
+	url      string
+	authHint string
+	log      func(string, ...any)
+
+	mu      sync.Mutex
+	version string // negotiated by an initialize the host sent
+}
+
+type probeKey struct{}
+
+// probe records the status of the first POST in auto mode, which is passed
+// on unchanged so that a 4xx can send the proxy to the legacy SSE transport.
+type probe struct{ status int }
+
+func (t *guardTransport) setVersion(v string) {
+	t.mu.Lock()
+	t.version = v
+	t.mu.Unlock()
+}
+
+func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Mcp-Protocol-Version") == "" {
+		t.mu.Lock()
+		v := t.version
+		t.mu.Unlock()
+		if v != "" {
+			req = req.Clone(req.Context())
+			req.Header.Set("Mcp-Protocol-Version", v)
+		}
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || req.Method != http.MethodPost {
+		return resp, err
+	}
+	if p, ok := req.Context().Value(probeKey{}).(*probe); ok {
+		p.status = resp.StatusCode
+		if resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != 401 && resp.StatusCode != 403 {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 64*1024))
+			resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			if m, err := jsonrpc.DecodeMessage(body); err != nil || !isErrorResponse(m) {
+				return resp, nil // not a Streamable HTTP endpoint: the caller tries SSE
+			}
+		}
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		return resp, nil
+	case resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "":
+		return resp, nil // the session is gone: the SDK ends the connection, and so does the proxy
+	case resp.StatusCode/100 == 2 && ct == "text/event-stream":
+		return resp, nil
+	}
+	// The answer is read here: a JSON-RPC message goes on as 200 JSON,
+	// anything else becomes a JSON-RPC error for the request.
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, t.max+1))
+	resp.Body.Close()
+	status := resp.StatusCode
+	var reason string
+	switch {
+	case rerr != nil:
+		reason = fmt.Sprintf("reading the answer (HTTP %d): %v", status, rerr)
+	case int64(len(body)) > t.max:
+		reason = fmt.Sprintf("the answer (HTTP %d) is larger than %d bytes", status, t.max)
+	default:
+		m, derr := jsonrpc.DecodeMessage(body)
+		if derr == nil && (status/100 == 2 && ct == "application/json" || isErrorResponse(m)) {
+			if status/100 != 2 {
+				t.log("%s answered HTTP %d with a JSON-RPC error; passed to the host", t.url, status)
+			}
+			return jsonResponse(req, resp.Header.Get("Mcp-Session-Id"), body), nil
+		}
+		reason = fmt.Sprintf("the server answered HTTP %d (%s), not a JSON-RPC message: %q", status, orNone(ct), snippet(bytes.TrimSpace(body)))
+		if status == http.StatusUnauthorized {
+			reason = fmt.Sprintf("the server refused the credential (HTTP 401%s)%s", challengeError(resp.Header), t.authHint)
+		} else if status == http.StatusForbidden {
+			reason = fmt.Sprintf("the server refused access (HTTP 403%s)", challengeError(resp.Header))
+		}
+	}
+	id := requestID(req)
+	t.log("%s: %s", t.url, reason)
+	if !id.IsValid() {
+		// A notification or a response: nothing to answer.
+		return &http.Response{StatusCode: http.StatusAccepted, Status: "202 Accepted", Header: http.Header{},
+			Body: http.NoBody, Request: req, ProtoMajor: 1, ProtoMinor: 1}, nil
+	}
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcpauth proxy: " + reason}})
+	if err != nil {
+		return nil, err
+	}
+	return jsonResponse(req, "", data), nil
+}
+
+func isErrorResponse(m jsonrpc.Message) bool {
+	r, ok := m.(*jsonrpc.Response)
+	return ok && r.Error != nil
+}
+
+func jsonResponse(req *http.Request, session string, body []byte) *http.Response {
+	h := http.Header{"Content-Type": {"application/json"}}
+	if session != "" {
+		h.Set("Mcp-Session-Id", session)
+	}
+	return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Header: h, ProtoMajor: 1, ProtoMinor: 1,
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: req}
+}
+
+func requestID(req *http.Request) jsonrpc.ID {
+	if req.GetBody == nil {
+		return jsonrpc.ID{}
+	}
+	b, err := req.GetBody()
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	data, _ := io.ReadAll(b)
+	m, err := jsonrpc.DecodeMessage(data)
+	if r, ok := m.(*jsonrpc.Request); err == nil && ok {
+		return r.ID
+	}
+	return jsonrpc.ID{}
+}
+
+func challengeError(h http.Header) string {
+	v := h.Get("WWW-Authenticate")
+	if i := strings.Index(v, "error="); i >= 0 {
+		e := strings.Trim(strings.SplitN(v[i+len("error="):], ",", 2)[0], `" `)
+		return " " + e
+	}
+	return ""
+}
+
+func orNone(ct string) string {
+	if ct == "" {
+		return "no Content-Type"
+	}
+	return ct
+}
