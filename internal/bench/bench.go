@@ -9,11 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -37,10 +37,46 @@ type Options struct {
 	Codes int
 	// Progress, when set, gets one line per step and per measurement.
 	Progress func(format string, args ...any)
+	// Exe is the mcpauth binary, re-executed as `serve` and as the bare
+	// baseline in out-of-process mode. Empty: in-process mode only.
+	Exe string
+	// Modes to run, one report each; empty: out-of-process then in-process
+	// when Exe is set, in-process alone otherwise.
+	Modes []Mode
+	// ServerCPUs and LoadCPUs pin, in out-of-process mode on Linux, the
+	// server processes (the baseline and the reference server) and this
+	// process, the load generator. Empty: no pinning.
+	ServerCPUs, LoadCPUs []int
+}
+
+// Mode is where the measured servers run.
+type Mode string
+
+const (
+	// OutOfProcess runs the baseline and the reference server as child
+	// processes, the load generator alone in this one.
+	OutOfProcess Mode = "out-of-process"
+	// InProcess runs everything in this process and Go runtime.
+	InProcess Mode = "in-process"
+)
+
+// ParseMode reads a --mode value.
+func ParseMode(s string) ([]Mode, error) {
+	switch s {
+	case "", "both":
+		return nil, nil
+	case "out", string(OutOfProcess):
+		return []Mode{OutOfProcess}, nil
+	case "in", string(InProcess):
+		return []Mode{InProcess}, nil
+	}
+	return nil, fmt.Errorf("unknown mode %q (out-of-process, in-process or both)", s)
 }
 
 // Report is the result of a run, and its JSON form.
 type Report struct {
+	Mode        Mode       `json:"mode"`
+	Pinning     string     `json:"pinning,omitempty"`
 	Machine     string     `json:"machine"`
 	Cores       int        `json:"cores"`
 	Target      string     `json:"target"`
@@ -71,35 +107,103 @@ type path struct {
 	do     func(ctx context.Context) error // one request; errSpent when the supply is
 }
 
-// Run loads the bare baseline, then the target's paths, round after round,
-// and summarises the medians.
-func Run(ctx context.Context, opts Options) (*Report, error) {
+// Run measures in each of opts.Modes, one report per mode, in that order.
+func Run(ctx context.Context, opts Options) ([]*Report, error) {
 	if opts.Rounds < 1 || opts.Concurrency < 1 || opts.Duration <= 0 {
 		return nil, errors.New("rounds, concurrency and duration must be positive")
 	}
+	if opts.Progress == nil {
+		opts.Progress = func(string, ...any) {}
+	}
+	modes := opts.Modes
+	if len(modes) == 0 {
+		modes = []Mode{InProcess}
+		if opts.Exe != "" {
+			modes = []Mode{OutOfProcess, InProcess}
+		}
+	}
+	var reps []*Report
+	for _, m := range modes {
+		opts.Progress("mode: %s", m)
+		rep, err := runMode(ctx, opts, m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
+}
+
+// runMode loads the bare baseline, then the target's paths, round after
+// round, and summarises the medians.
+func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 	progress := opts.Progress
-	if progress == nil {
-		progress = func(string, ...any) {}
+	if mode == OutOfProcess && opts.Exe == "" {
+		return nil, errNoExe
 	}
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConns: opts.Concurrency * 2, MaxIdleConnsPerHost: opts.Concurrency * 2, IdleConnTimeout: time.Minute,
 	}}
 	defer client.CloseIdleConnections()
-
-	baseURL, stop, err := startBaseline()
+	dir, err := os.MkdirTemp("", "mcpauth-bench-")
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
-	paths := []*path{{Name: "bare baseline", do: ping(client, baseURL, "")}}
-	target := opts.Target
-	if target == "" {
-		var cleanup func()
-		target, cleanup, err = startLocal(ctx, opts.DB, progress)
+	defer os.RemoveAll(dir)
+
+	var serverCPUs []int
+	pinning := ""
+	if mode == OutOfProcess && (len(opts.ServerCPUs) > 0 || len(opts.LoadCPUs) > 0) {
+		serverCPUs = opts.ServerCPUs
+		if err := pinSelf(opts.LoadCPUs); err != nil {
+			return nil, fmt.Errorf("pinning the load generator: %w", err)
+		}
+		defer func() { _ = pinSelf(nil) }()
+		pinning = fmt.Sprintf("servers on CPUs %s, load generator on CPUs %s", cpuList(opts.ServerCPUs), cpuList(opts.LoadCPUs))
+		progress("pinning: %s", pinning)
+	}
+
+	var baseURL string
+	if mode == OutOfProcess {
+		c, u, err := startChild(ctx, opts.Exe, []string{"bench", "--baseline-server"}, filepath.Join(dir, "baseline.log"), BaselineBanner, serverCPUs)
+		if err != nil {
+			return nil, fmt.Errorf("bare baseline: %w", err)
+		}
+		defer c.stop()
+		baseURL = u
+		progress("bare baseline: child process %d on %s", c.cmd.Process.Pid, u)
+	} else {
+		u, stop, err := startBaseline()
 		if err != nil {
 			return nil, err
 		}
-		defer cleanup()
+		defer stop()
+		baseURL = u
+	}
+	paths := []*path{{Name: "bare baseline", do: ping(client, baseURL, "")}}
+	target := opts.Target
+	if target == "" {
+		if mode == OutOfProcess {
+			db := opts.DB
+			if db == "" {
+				db = filepath.Join(dir, "bench.db")
+			}
+			args := []string{"serve", "--addr", "127.0.0.1:0", "--dev-idp-addr", "127.0.0.1:0", "--db", db, "--no-rate-limits"}
+			c, u, err := startChild(ctx, opts.Exe, args, filepath.Join(dir, "serve.log"), serveBanner, serverCPUs)
+			if err != nil {
+				return nil, fmt.Errorf("reference server: %w", err)
+			}
+			defer c.stop()
+			target = u
+			progress("reference server: child process %d (mcpauth serve, %s, rate limits off, logging as deployed) on %s", c.cmd.Process.Pid, storeName(opts.DB), u)
+		} else {
+			var cleanup func()
+			target, cleanup, err = startLocal(ctx, opts.DB, dir, progress)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+		}
 		lp, err := localPaths(ctx, target, client, storeName(opts.DB), opts.Codes, progress)
 		if err != nil {
 			return nil, err
@@ -109,7 +213,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		paths = append(paths, &path{Name: "ping (given token)", do: ping(client, target, opts.Token)})
 	}
 
-	rep := &Report{Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
+	rep := &Report{Mode: mode, Pinning: pinning, Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
 		Rounds: opts.Rounds, Concurrency: opts.Concurrency, Duration: opts.Duration.String()}
 	for r := range opts.Rounds {
 		var round []Result
@@ -181,47 +285,32 @@ func ping(client *http.Client, base, token string) func(context.Context) error {
 	}
 }
 
-// startBaseline serves the same ping JSON with no authentication, on the
-// same kind of listener, with the same response headers.
-func startBaseline() (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("baseline listener: %w", err)
-	}
-	body := []byte(`{"status":"ok","user_id":"u_baseline00000000"}` + "\n")
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Cache-Control", "no-store")
-		h.Set("Pragma", "no-cache")
-		h.Set("X-Request-Id", "0000000000000000")
-		_, _ = w.Write(body)
-	}), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
-}
-
-func startLocal(ctx context.Context, db string, progress func(string, ...any)) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "mcpauth-bench-")
-	if err != nil {
-		return "", nil, err
-	}
+func startLocal(ctx context.Context, db, dir string, progress func(string, ...any)) (string, func(), error) {
 	if db == "" {
 		db = filepath.Join(dir, "bench.db")
 	}
 	st, err := sqlstore.Open(ctx, db)
 	if err != nil {
-		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("opening %s: %w", db, err)
 	}
 	inst, err := local.Start(ctx, local.Options{Store: st, Limits: server.Limits{Disabled: true}, CacheCredentials: !sqlstore.IsPostgres(db)})
 	if err != nil {
 		st.Close()
-		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("starting the reference server: %w", err)
 	}
 	progress("reference server on %s (SQLite %s, rate limits off)", inst.URL, db)
-	return inst.URL, func() { inst.Close(); st.Close(); os.RemoveAll(dir) }, nil
+	return inst.URL, func() { inst.Close(); st.Close() }, nil
+}
+
+func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "all"
+	}
+	s := make([]string, len(cpus))
+	for i, c := range cpus {
+		s[i] = fmt.Sprint(c)
+	}
+	return strings.Join(s, ",")
 }
 
 func storeName(db string) string {
