@@ -97,6 +97,7 @@ deployment (the baseline still runs locally).`,
 	fl.StringVar(&opts.Chart, "chart", "", "write an SVG bar chart of the ratios to this file")
 	fl.StringVar(&opts.Mode, "mode", "both", "where the servers run: out-of-process, in-process or both")
 	fl.StringVar(&opts.Pin, "pin", "", "out-of-process, Linux: pin servers and load generator to CPUs, as SERVER:LOAD lists (e.g. 1:0 or 2,3:0,1)")
+	fl.StringVar(&opts.Only, "only", "", "measure only the paths whose name contains this (and the baseline)")
 	fl.BoolVar(&opts.BaselineServer, "baseline-server", false, "serve only the bare baseline (the out-of-process child)")
 	_ = fl.MarkHidden("baseline-server")
 	return cmd

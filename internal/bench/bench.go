@@ -47,6 +47,9 @@ type Options struct {
 	// server processes (the baseline and the reference server) and this
 	// process, the load generator. Empty: no pinning.
 	ServerCPUs, LoadCPUs []int
+	// Only, when set, keeps the paths whose name contains it (and the
+	// baseline): a quicker run while working on one path.
+	Only string
 }
 
 // Mode is where the measured servers run.
@@ -208,33 +211,64 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		paths = append(paths, lp...)
+		for _, p := range lp {
+			if opts.Only == "" || strings.Contains(p.Name, opts.Only) {
+				paths = append(paths, p)
+			}
+		}
 	} else {
 		paths = append(paths, &path{Name: "ping (given token)", do: ping(client, target, opts.Token)})
 	}
 
 	rep := &Report{Mode: mode, Pinning: pinning, Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
 		Rounds: opts.Rounds, Concurrency: opts.Concurrency, Duration: opts.Duration.String()}
+	// Each path is measured in slices alternating with slices of the
+	// baseline (B P P B B P …), and its ratio is to the baseline of its own
+	// slices: on a machine whose load drifts (other processes), both sides
+	// of each ratio see the same conditions.
+	nSlices := max(1, int(opts.Duration/(250*time.Millisecond)))
+	slice := opts.Duration / time.Duration(nSlices)
 	for r := range opts.Rounds {
-		var round []Result
-		for _, p := range paths {
+		round := make([]Result, len(paths))
+		var baseAll []Result
+		for i, p := range paths {
+			if i == 0 {
+				continue
+			}
 			if p.setup != nil {
 				if err := p.setup(ctx); err != nil {
 					return nil, fmt.Errorf("%s: preparing: %w", p.Name, err)
 				}
 			}
-			res := load(ctx, opts.Concurrency, opts.Duration, p.do)
-			res.Ratio = 1
-			if len(round) > 0 && round[0].RPS > 0 {
-				res.Ratio = res.RPS / round[0].RPS
+			var bs, ps []Result
+			for k := range nSlices {
+				order := []*path{paths[0], p}
+				if k%2 == 1 {
+					order[0], order[1] = p, paths[0]
+				}
+				for _, q := range order {
+					res := load(ctx, opts.Concurrency, slice, q.do)
+					if q == p {
+						ps = append(ps, res)
+					} else {
+						bs = append(bs, res)
+					}
+				}
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
 			}
-			progress("round %d/%d  %-28s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  errors %d  ratio %.2f",
-				r+1, opts.Rounds, p.Name, res.RPS, ms(res.P50), ms(res.P99), res.Errors, res.Ratio)
-			round = append(round, res)
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			res, b := merge(ps), merge(bs)
+			baseAll = append(baseAll, bs...)
+			if b.RPS > 0 {
+				res.Ratio = res.RPS / b.RPS
 			}
+			progress("round %d/%d  %-28s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  errors %d  ratio %.2f (baseline of its slices %.0f req/s)",
+				r+1, opts.Rounds, p.Name, res.RPS, ms(res.P50), ms(res.P99), res.Errors, res.Ratio, b.RPS)
+			round[i] = res
 		}
+		round[0] = merge(baseAll)
+		round[0].Ratio = 1
 		rep.PerRound = append(rep.PerRound, round)
 	}
 	for i, p := range paths {
