@@ -43,6 +43,10 @@ type Store struct {
 	// load. Nil for PostgreSQL, which handles concurrent writers itself.
 	writeMu *sync.Mutex
 
+	// pace keeps, on SQLite only, the poll pacing of device codes (see
+	// pacing); nil for PostgreSQL.
+	pace *pacer
+
 	// Prepared statements for the reads on every request's path.
 	getAPIKeyByHash *sql.Stmt
 	isTokenRevoked  *sql.Stmt
@@ -109,6 +113,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s.writeMu = &sync.Mutex{}
+	s.pace = newPacer()
 	return s, nil
 }
 
