@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -89,10 +90,11 @@ func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string
 // share it) it is written without waiting for the commit to be durable.
 func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {
 	if s.pace != nil {
-		// Updates of device codes take turns in this process, so the
+		// Updates of one device code take turns in this process, so the
 		// in-memory pacing and the row are read and changed together.
-		s.pace.update.Lock()
-		defer s.pace.update.Unlock()
+		mu := s.pace.lockFor(hash)
+		mu.Lock()
+		defer mu.Unlock()
 	}
 	for range maxCASRetries {
 		cur, version, err := scanDevice(s.getDeviceCode.QueryRowContext(ctx, hash))
@@ -176,9 +178,15 @@ func (s *Store) execAsyncCommit(ctx context.Context, query string, args ...any) 
 // a single instance (SQLite), over what the row says. Entries live until
 // the code's next durable update, its replacement or its expiry.
 type pacer struct {
-	update sync.Mutex // serialises UpdateDeviceCode
+	update [64]sync.Mutex // serialise UpdateDeviceCode per code (by hash)
 	mu     sync.Mutex
 	m      map[string]pacing
+}
+
+func (p *pacer) lockFor(hash string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(hash))
+	return &p.update[h.Sum32()%uint32(len(p.update))]
 }
 
 type pacing struct {
