@@ -122,6 +122,13 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		var res sql.Result
 		if pacingOnly {
 			res, err = s.execAsyncCommit(ctx, update, args...)
+		} else if s.group != nil {
+			// A status change (approval, denial, spending): group-committed.
+			err = s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+				var perr error
+				res, perr = tx.ExecContext(ctx, update, args...)
+				return perr
+			})
 		} else {
 			res, err = s.exec(ctx, update, args...)
 		}

@@ -46,6 +46,9 @@ type Store struct {
 	// pace keeps, on SQLite only, the poll pacing of device codes (see
 	// pacing); nil for PostgreSQL.
 	pace *pacer
+	// group commits the single-use writes together on SQLite; nil for
+	// PostgreSQL (see committer).
+	group *committer
 
 	// Prepared statements for the reads on every request's path.
 	getAPIKeyByHash *sql.Stmt
@@ -114,6 +117,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	}
 	s.writeMu = &sync.Mutex{}
 	s.pace = newPacer()
+	s.group = &committer{s: s}
 	return s, nil
 }
 
