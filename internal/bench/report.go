@@ -56,7 +56,7 @@ func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 	if chart != "" {
 		command += " --chart " + chart
 	}
-	b.WriteString("# Benchmarks\n\nWhat authentication costs per request on the reference server, as a ratio to a bare `net/http` handler serving the same ping JSON on the same kind of loopback listener, measured in the same run. Only the ratios are meant to be compared across machines.\n\n")
+	b.WriteString("# Benchmarks\n\nWhat authentication costs per request on the reference server, as a ratio to a bare `net/http` handler serving the same ping JSON on the same kind of loopback listener, measured in 250 ms slices alternating with each path's own. Only the ratios are meant to be compared across machines.\n\n")
 	fmt.Fprintf(&b, "- machine: %s, %d cores (%s)\n- mode: %s\n- command: `%s`\n- store: SQLite (WAL) in a temp dir; rate limits off\n- load: closed loop, %d workers on keep-alive connections; medians over %d rounds\n\n",
 		r.Machine, r.Cores, sharing(r), modeText(r.Mode), command, r.Concurrency, r.Rounds)
 	writeMarkdownTable(&b, r)
