@@ -90,8 +90,8 @@ func TestRunLocal(t *testing.T) {
 		t.Fatalf("without Exe only in-process runs: %d reports", len(reps))
 	}
 	rep := reps[0]
-	if len(rep.Paths) != 6 {
-		t.Fatalf("%d paths, want 6", len(rep.Paths))
+	if len(rep.Paths) != 7 {
+		t.Fatalf("%d paths, want 7", len(rep.Paths))
 	}
 	for _, s := range rep.Paths {
 		if s.Errors != 0 || s.RPS == 0 {
@@ -123,7 +123,7 @@ func TestRunOutOfProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(reps) != 1 || reps[0].Mode != OutOfProcess || len(reps[0].Paths) != 6 {
+	if len(reps) != 1 || reps[0].Mode != OutOfProcess || len(reps[0].Paths) != 7 {
 		t.Fatalf("reports %+v", reps)
 	}
 	for _, s := range reps[0].Paths {
