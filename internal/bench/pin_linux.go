@@ -36,6 +36,8 @@ func cpuSet(cpus []int) (*unix.CPUSet, error) {
 // the starting thread takes the mask for the fork, so the child inherits it
 // from its first instruction, then gets its own back.
 func startPinned(cmd *exec.Cmd, cpus []int) error {
+	// A bench killed outright takes its servers with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if len(cpus) == 0 {
 		return cmd.Start()
 	}

@@ -64,7 +64,7 @@ func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 		fmt.Fprintf(&b, "\n![ratios to the bare baseline](%s)\n", chart)
 	}
 	for _, o := range others {
-		fmt.Fprintf(&b, "\n### %s, same run\n\n%s (%s).\n\n", o.Mode, modeText(o.Mode), sharing(o))
+		fmt.Fprintf(&b, "\n### %s, same run\n\n%s.\n\n", o.Mode, modeText(o.Mode))
 		writeMarkdownTable(&b, o)
 	}
 	fmt.Fprintf(&b, "\nRegenerate with:\n\n```sh\ngo run ./cmd/%s\n```\n", command)
