@@ -18,6 +18,9 @@ type principal struct {
 const principalKey ctxKey = 100
 
 func principalFrom(ctx context.Context) (principal, bool) {
+	if st := stateFrom(ctx); st != nil && st.authed {
+		return st.principal, true
+	}
 	p, ok := ctx.Value(principalKey).(principal)
 	return p, ok
 }
@@ -39,6 +42,11 @@ func (s *Server) requireBearer(next http.Handler) http.Handler {
 				return
 			}
 			s.serverError(w, r, "authenticating bearer token", err)
+			return
+		}
+		if st := stateFrom(r.Context()); st != nil {
+			st.principal, st.authed = p, true
+			next.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
@@ -146,5 +154,33 @@ type pingResponse struct {
 
 func (s *Server) handlePing(w http.ResponseWriter, r *http.Request) {
 	p, _ := principalFrom(r.Context())
-	writeJSON(w, http.StatusOK, pingResponse{Status: "ok", UserID: p.UserID, Name: s.userName(r.Context(), p.UserID)})
+	name := s.userName(r.Context(), p.UserID)
+	setJSONHeaders(w.Header())
+	// The encoding of pingResponse, without reflection: user ids are plain
+	// ASCII; anything else (and most names) goes through encoding/json.
+	if !plainJSONString(p.UserID) || !plainJSONString(name) {
+		writeJSON(w, http.StatusOK, pingResponse{Status: "ok", UserID: p.UserID, Name: name})
+		return
+	}
+	buf := make([]byte, 0, 96)
+	buf = append(buf, `{"status":"ok","user_id":"`...)
+	buf = append(buf, p.UserID...)
+	if name != "" {
+		buf = append(buf, `","name":"`...)
+		buf = append(buf, name...)
+	}
+	buf = append(buf, "\"}\n"...)
+	_, _ = w.Write(buf)
+}
+
+// plainJSONString: s needs no escaping in JSON (nor HTML-escaping, which
+// encoding/json applies to <, > and &).
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }

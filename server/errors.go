@@ -106,12 +106,25 @@ func writeOAuthError(w http.ResponseWriter, e *oauthError) {
 // writeJSON writes v with status and the no-store headers every OAuth
 // response carries (RFC 6749 §5.1).
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
+	setJSONHeaders(w.Header())
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// The header values every JSON response carries, shared: each slice has
+// len == cap, so appending to one (Header.Add) copies instead of writing
+// into the shared array, and net/http only reads them.
+var (
+	jsonContentType = []string{"application/json"}
+	noStore         = []string{"no-store"}
+	noCache         = []string{"no-cache"}
+)
+
+// setJSONHeaders is three Header.Set calls without their three allocations.
+func setJSONHeaders(h http.Header) {
+	h["Content-Type"] = jsonContentType[:1:1]
+	h["Cache-Control"] = noStore[:1:1]
+	h["Pragma"] = noCache[:1:1]
 }
 
 func retryAfterSeconds(d time.Duration) int {

@@ -1,5 +1,7 @@
 package server
 
+import "context"
+
 // IssueTokenForTest signs an access token for userID, for benchmarks and
 // tests in package server_test that need one without running a flow.
 func (s *Server) IssueTokenForTest(userID string) (string, error) {
@@ -22,4 +24,9 @@ func LegacySealForTest(signingKey []byte, key, userID string) ([]byte, error) {
 func (s *Server) IssueWithKeyForTest(key []byte, userID string) (string, error) {
 	t, err := newTokenService(key, s.baseURL, s.resource, s.clock, s.store).Issue(userID)
 	return t.Raw, err
+}
+
+// APIKeyForTest gives userID a fresh API key.
+func (s *Server) APIKeyForTest(userID string) (string, error) {
+	return s.regenerateAPIKey(context.Background(), userID)
 }

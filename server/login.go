@@ -290,6 +290,7 @@ func (s *Server) userForLogin(ctx context.Context, subject, name string) (store.
 	if err := s.store.UpsertUser(ctx, u); err != nil {
 		return store.User{}, fmt.Errorf("storing user: %w", err)
 	}
+	s.names.put(u.ID, u.Name, s.clock.Now()) // a new name shows at once here
 	// A key no configured sealing key opens still exists (and works): the
 	// user signs in, and Settings offers a new one.
 	if _, err := s.ensureAPIKey(ctx, u.ID); err != nil && !errors.Is(err, errKeyUnreadable) {

@@ -2,9 +2,8 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
+	mathrand "math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -58,7 +57,23 @@ func (s *Server) routes() http.Handler {
 
 type ctxKey int
 
-const requestIDKey ctxKey = iota
+const requestStateKey ctxKey = iota
+
+// requestState is what the middleware knows about one request, kept behind
+// one context value and allocated once: the request id, the principal once
+// requireBearer has authenticated it (set in place, so authenticating costs
+// no second copy of the request), and the status recorder.
+type requestState struct {
+	id        string
+	principal principal
+	authed    bool
+	rec       statusRecorder
+}
+
+func stateFrom(ctx context.Context) *requestState {
+	st, _ := ctx.Value(requestStateKey).(*requestState)
+	return st
+}
 
 // withRequestContext is the outermost middleware: request id, body limit,
 // panic recovery and one structured log line per request (never with query
@@ -66,13 +81,15 @@ const requestIDKey ctxKey = iota
 func (s *Server) withRequestContext(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now() // duration for the log only; no logic reads it
-		id := newRequestID()
-		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
-		if r.Body != nil {
+		st := &requestState{id: newRequestID()}
+		id := st.id
+		w.Header()["X-Request-Id"] = []string{id}
+		r = r.WithContext(context.WithValue(r.Context(), requestStateKey, st))
+		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		}
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &st.rec
+		rec.ResponseWriter = w
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -96,14 +113,24 @@ func (s *Server) withRequestContext(next http.Handler) http.Handler {
 }
 
 func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
+	if st := stateFrom(ctx); st != nil {
+		return st.id
+	}
+	return ""
 }
 
+// newRequestID is 16 hex digits. Request ids correlate log lines; they are
+// not secrets, so they come from the runtime's per-thread generator rather
+// than a getrandom call.
 func newRequestID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	var b [16]byte
+	const digits = "0123456789abcdef"
+	v := mathrand.Uint64()
+	for i := range b {
+		b[i] = digits[v>>60]
+		v <<= 4
+	}
+	return string(b[:])
 }
 
 type statusRecorder struct {

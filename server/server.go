@@ -82,6 +82,7 @@ type Server struct {
 	limits    *limiters
 	cache     *credentialCache // nil unless Config.CacheCredentials
 	clients   clientCache
+	names     nameCache // display names for ping and whoami
 	cimd      *cimdFetcher
 	pages     *pages.Renderer
 	mcp       http.Handler

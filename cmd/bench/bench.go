@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,11 @@ type Options struct {
 	JSON     string // file for the JSON report ("-": stdout)
 	Markdown string
 	Chart    string // SVG file
+	Mode     string
+	Pin      string // "server CPUs:load CPUs", e.g. "1:0"
+	// BaselineServer runs only the bare baseline, as the child process of
+	// the out-of-process mode (hidden flag).
+	BaselineServer bool
 }
 
 // NewCmd builds the command.
@@ -39,9 +45,13 @@ per second, p50, p99, errors and the ratio to the baseline of the same round;
 the report gives medians over rounds. Only ratios are comparable across
 machines.
 
-Without an argument it runs the reference server in-process on loopback
-(SQLite in a temp dir, or --db) and obtains real credentials through the real
-flows. With a base URL and --token it measures only the ping paths of that
+Without an argument it runs the reference server on loopback (SQLite in a
+temp dir, or --db) and obtains real credentials through the real flows. By
+default it measures twice: out-of-process (the baseline and ` + "`mcpauth serve`" + ` as
+child processes of this binary, the load generator alone in this one; the
+honest numbers, used for --markdown and --chart) and in-process (all in one Go
+runtime). --pin 1:0 pins, on Linux, the servers to CPU 1 and the load
+generator to CPU 0. With a base URL and --token it measures only the ping paths of that
 deployment (the baseline still runs locally).`,
 		Example: `  mcpauth bench
   mcpauth bench --rounds 5 --json bench.json
@@ -49,6 +59,22 @@ deployment (the baseline still runs locally).`,
   mcpauth token | mcpauth bench https://mcp.example.com --token -`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.BaselineServer {
+				return bench.ServeBaseline(cmd.Context(), opts.IO.Out)
+			}
+			modes, err := bench.ParseMode(opts.Mode)
+			if err != nil {
+				return cmdutil.FlagErrorf("--mode: %v", err)
+			}
+			opts.Modes = modes
+			if opts.ServerCPUs, opts.LoadCPUs, err = parsePin(opts.Pin); err != nil {
+				return cmdutil.FlagErrorf("--pin: %v", err)
+			}
+			if exe, err := os.Executable(); err == nil && !isTestBinary(exe) {
+				opts.Exe = exe
+			} else if len(modes) == 1 && modes[0] == bench.OutOfProcess {
+				return cmdutil.FlagErrorf("--mode out-of-process: cannot find the mcpauth binary to run as a child")
+			}
 			if err := token.Resolve(f.IO.In, f.Getenv); err != nil {
 				return err
 			}
@@ -73,21 +99,29 @@ deployment (the baseline still runs locally).`,
 	fl.StringVar(&opts.JSON, "json", "", "write the JSON report to this file (- for stdout)")
 	fl.StringVar(&opts.Markdown, "markdown", "", "write a BENCHMARKS.md-style report to this file")
 	fl.StringVar(&opts.Chart, "chart", "", "write an SVG bar chart of the ratios to this file")
+	fl.StringVar(&opts.Mode, "mode", "both", "where the servers run: out-of-process, in-process or both")
+	fl.StringVar(&opts.Pin, "pin", "", "out-of-process, Linux: pin servers and load generator to CPUs, as SERVER:LOAD lists (e.g. 1:0 or 2,3:0,1)")
+	fl.StringVar(&opts.Only, "only", "", "measure only the paths whose name contains this (and the baseline)")
+	fl.BoolVar(&opts.BaselineServer, "baseline-server", false, "serve only the bare baseline (the out-of-process child)")
+	_ = fl.MarkHidden("baseline-server")
 	return cmd
 }
 
 func run(ctx context.Context, opts *Options) error {
 	bo := opts.Options
 	bo.Progress = func(format string, args ...any) { fmt.Fprintf(opts.IO.ErrOut, format+"\n", args...) }
-	rep, err := bench.Run(ctx, bo)
+	reps, err := bench.Run(ctx, bo)
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteTable(opts.IO.Out); err != nil {
-		return err
+	for _, rep := range reps {
+		if err := rep.WriteTable(opts.IO.Out); err != nil {
+			return err
+		}
 	}
+	rep := reps[0] // out-of-process when it ran
 	if opts.JSON != "" {
-		b, err := rep.JSON()
+		b, err := bench.JSONAll(reps)
 		if err != nil {
 			return err
 		}
@@ -102,11 +136,47 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	if opts.Markdown != "" {
 		old, _ := os.ReadFile(opts.Markdown) // absent: nothing hand-written to keep
-		if err := writeFile(opts, opts.Markdown, rep.Markdown(chartLink(opts.Markdown, opts.Chart), old)); err != nil {
+		if err := writeFile(opts, opts.Markdown, rep.Markdown(chartLink(opts.Markdown, opts.Chart), old, reps[1:]...)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// parsePin reads SERVER:LOAD CPU lists.
+func parsePin(s string) (server, load []int, err error) {
+	if s == "" {
+		return nil, nil, nil
+	}
+	if !bench.PinSupported {
+		return nil, nil, fmt.Errorf("CPU pinning is only supported on Linux")
+	}
+	sv, ld, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, nil, fmt.Errorf("want SERVER:LOAD CPU lists, e.g. 1:0")
+	}
+	if server, err = cpuList(sv); err != nil {
+		return nil, nil, err
+	}
+	load, err = cpuList(ld)
+	return server, load, err
+}
+
+func cpuList(s string) ([]int, error) {
+	var cpus []int
+	for _, f := range strings.Split(s, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || c < 0 {
+			return nil, fmt.Errorf("bad CPU number %q", f)
+		}
+		cpus = append(cpus, c)
+	}
+	return cpus, nil
+}
+
+// isTestBinary: a `go test` binary has no serve command to re-execute.
+func isTestBinary(exe string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(exe, ".exe"), ".test")
 }
 
 // chartLink is the chart's path as the Markdown file links it.

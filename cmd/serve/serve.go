@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -136,7 +137,11 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 func Run(ctx context.Context, opts *Options) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log, err := newLogger(opts)
+	// The request log line of every request is batched: one write(2) per
+	// 100 ms, not per request; Close writes out the rest on the way out.
+	logOut := server.NewLogWriter(opts.IO.ErrOut, 100*time.Millisecond)
+	defer logOut.Close()
+	log, err := newLogger(opts, logOut)
 	if err != nil {
 		return err
 	}
@@ -240,7 +245,9 @@ func Run(ctx context.Context, opts *Options) error {
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
-	fmt.Fprintf(opts.IO.ErrOut, "mcpauth reference server on %s\n  MCP endpoint: %s/mcp\n  sign in:      %s/auth/login\n  settings:     %s/settings\n", base, base, base, base)
+	// Through logOut, after the warnings above, and out at once.
+	fmt.Fprintf(logOut, "mcpauth reference server on %s\n  MCP endpoint: %s/mcp\n  sign in:      %s/auth/login\n  settings:     %s/settings\n", base, base, base, base)
+	_ = logOut.Flush()
 	if opts.Ready != nil {
 		opts.Ready(base)
 	}
@@ -287,7 +294,7 @@ func checkExposure(opts *Options) error {
 	return nil
 }
 
-func newLogger(opts *Options) (*slog.Logger, error) {
+func newLogger(opts *Options, out io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(opts.LogLevel)); err != nil {
 		return nil, cmdutil.FlagErrorf("--log-level: %v", err)
@@ -295,9 +302,9 @@ func newLogger(opts *Options) (*slog.Logger, error) {
 	ho := &slog.HandlerOptions{Level: level}
 	switch opts.LogFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(opts.IO.ErrOut, ho)), nil
+		return slog.New(slog.NewTextHandler(out, ho)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(opts.IO.ErrOut, ho)), nil
+		return slog.New(slog.NewJSONHandler(out, ho)), nil
 	}
 	return nil, cmdutil.FlagErrorf("--log-format must be text or json")
 }

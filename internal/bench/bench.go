@@ -9,11 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -37,10 +37,49 @@ type Options struct {
 	Codes int
 	// Progress, when set, gets one line per step and per measurement.
 	Progress func(format string, args ...any)
+	// Exe is the mcpauth binary, re-executed as `serve` and as the bare
+	// baseline in out-of-process mode. Empty: in-process mode only.
+	Exe string
+	// Modes to run, one report each; empty: out-of-process then in-process
+	// when Exe is set, in-process alone otherwise.
+	Modes []Mode
+	// ServerCPUs and LoadCPUs pin, in out-of-process mode on Linux, the
+	// server processes (the baseline and the reference server) and this
+	// process, the load generator. Empty: no pinning.
+	ServerCPUs, LoadCPUs []int
+	// Only, when set, keeps the paths whose name contains it (and the
+	// baseline): a quicker run while working on one path.
+	Only string
+}
+
+// Mode is where the measured servers run.
+type Mode string
+
+const (
+	// OutOfProcess runs the baseline and the reference server as child
+	// processes, the load generator alone in this one.
+	OutOfProcess Mode = "out-of-process"
+	// InProcess runs everything in this process and Go runtime.
+	InProcess Mode = "in-process"
+)
+
+// ParseMode reads a --mode value.
+func ParseMode(s string) ([]Mode, error) {
+	switch s {
+	case "", "both":
+		return nil, nil
+	case "out", string(OutOfProcess):
+		return []Mode{OutOfProcess}, nil
+	case "in", string(InProcess):
+		return []Mode{InProcess}, nil
+	}
+	return nil, fmt.Errorf("unknown mode %q (out-of-process, in-process or both)", s)
 }
 
 // Report is the result of a run, and its JSON form.
 type Report struct {
+	Mode        Mode       `json:"mode"`
+	Pinning     string     `json:"pinning,omitempty"`
 	Machine     string     `json:"machine"`
 	Cores       int        `json:"cores"`
 	Target      string     `json:"target"`
@@ -71,66 +110,165 @@ type path struct {
 	do     func(ctx context.Context) error // one request; errSpent when the supply is
 }
 
-// Run loads the bare baseline, then the target's paths, round after round,
-// and summarises the medians.
-func Run(ctx context.Context, opts Options) (*Report, error) {
+// Run measures in each of opts.Modes, one report per mode, in that order.
+func Run(ctx context.Context, opts Options) ([]*Report, error) {
 	if opts.Rounds < 1 || opts.Concurrency < 1 || opts.Duration <= 0 {
 		return nil, errors.New("rounds, concurrency and duration must be positive")
 	}
+	if opts.Progress == nil {
+		opts.Progress = func(string, ...any) {}
+	}
+	modes := opts.Modes
+	if len(modes) == 0 {
+		modes = []Mode{InProcess}
+		if opts.Exe != "" {
+			modes = []Mode{OutOfProcess, InProcess}
+		}
+	}
+	var reps []*Report
+	for _, m := range modes {
+		opts.Progress("mode: %s", m)
+		rep, err := runMode(ctx, opts, m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
+}
+
+// runMode loads the bare baseline, then the target's paths, round after
+// round, and summarises the medians.
+func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 	progress := opts.Progress
-	if progress == nil {
-		progress = func(string, ...any) {}
+	if mode == OutOfProcess && opts.Exe == "" {
+		return nil, errNoExe
 	}
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConns: opts.Concurrency * 2, MaxIdleConnsPerHost: opts.Concurrency * 2, IdleConnTimeout: time.Minute,
 	}}
 	defer client.CloseIdleConnections()
-
-	baseURL, stop, err := startBaseline()
+	dir, err := os.MkdirTemp("", "mcpauth-bench-")
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
+	defer os.RemoveAll(dir)
+
+	var serverCPUs []int
+	pinning := ""
+	if mode == OutOfProcess && (len(opts.ServerCPUs) > 0 || len(opts.LoadCPUs) > 0) {
+		serverCPUs = opts.ServerCPUs
+		if err := pinSelf(opts.LoadCPUs); err != nil {
+			return nil, fmt.Errorf("pinning the load generator: %w", err)
+		}
+		defer func() { _ = pinSelf(nil) }()
+		pinning = fmt.Sprintf("servers on CPUs %s, load generator on CPUs %s", cpuList(opts.ServerCPUs), cpuList(opts.LoadCPUs))
+		progress("pinning: %s", pinning)
+	}
+
+	var baseURL string
+	if mode == OutOfProcess {
+		c, u, err := startChild(ctx, opts.Exe, []string{"bench", "--baseline-server"}, filepath.Join(dir, "baseline.log"), BaselineBanner, serverCPUs)
+		if err != nil {
+			return nil, fmt.Errorf("bare baseline: %w", err)
+		}
+		defer c.stop()
+		baseURL = u
+		progress("bare baseline: child process %d on %s", c.cmd.Process.Pid, u)
+	} else {
+		u, stop, err := startBaseline()
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		baseURL = u
+	}
 	paths := []*path{{Name: "bare baseline", do: ping(client, baseURL, "")}}
 	target := opts.Target
 	if target == "" {
-		var cleanup func()
-		target, cleanup, err = startLocal(ctx, opts.DB, progress)
+		if mode == OutOfProcess {
+			db := opts.DB
+			if db == "" {
+				db = filepath.Join(dir, "bench.db")
+			}
+			args := []string{"serve", "--addr", "127.0.0.1:0", "--dev-idp-addr", "127.0.0.1:0", "--db", db, "--no-rate-limits"}
+			c, u, err := startChild(ctx, opts.Exe, args, filepath.Join(dir, "serve.log"), serveBanner, serverCPUs)
+			if err != nil {
+				return nil, fmt.Errorf("reference server: %w", err)
+			}
+			defer c.stop()
+			target = u
+			progress("reference server: child process %d (mcpauth serve, %s, rate limits off, logging as deployed) on %s", c.cmd.Process.Pid, storeName(opts.DB), u)
+		} else {
+			var cleanup func()
+			target, cleanup, err = startLocal(ctx, opts.DB, dir, progress)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+		}
+		lp, err := localPaths(ctx, target, baseURL, client, storeName(opts.DB), opts.Codes, progress)
 		if err != nil {
 			return nil, err
 		}
-		defer cleanup()
-		lp, err := localPaths(ctx, target, client, storeName(opts.DB), opts.Codes, progress)
-		if err != nil {
-			return nil, err
+		for _, p := range lp {
+			if opts.Only == "" || strings.Contains(p.Name, opts.Only) {
+				paths = append(paths, p)
+			}
 		}
-		paths = append(paths, lp...)
 	} else {
 		paths = append(paths, &path{Name: "ping (given token)", do: ping(client, target, opts.Token)})
 	}
 
-	rep := &Report{Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
+	rep := &Report{Mode: mode, Pinning: pinning, Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
 		Rounds: opts.Rounds, Concurrency: opts.Concurrency, Duration: opts.Duration.String()}
+	// Each path is measured in slices alternating with slices of the
+	// baseline (B P P B B P …), and its ratio is to the baseline of its own
+	// slices: on a machine whose load drifts (other processes), both sides
+	// of each ratio see the same conditions.
+	nSlices := max(1, int(opts.Duration/(250*time.Millisecond)))
+	slice := opts.Duration / time.Duration(nSlices)
 	for r := range opts.Rounds {
-		var round []Result
-		for _, p := range paths {
+		round := make([]Result, len(paths))
+		var baseAll []Result
+		for i, p := range paths {
+			if i == 0 {
+				continue
+			}
 			if p.setup != nil {
 				if err := p.setup(ctx); err != nil {
 					return nil, fmt.Errorf("%s: preparing: %w", p.Name, err)
 				}
 			}
-			res := load(ctx, opts.Concurrency, opts.Duration, p.do)
-			res.Ratio = 1
-			if len(round) > 0 && round[0].RPS > 0 {
-				res.Ratio = res.RPS / round[0].RPS
+			var bs, ps []Result
+			for k := range nSlices {
+				order := []*path{paths[0], p}
+				if k%2 == 1 {
+					order[0], order[1] = p, paths[0]
+				}
+				for _, q := range order {
+					res := load(ctx, opts.Concurrency, slice, q.do)
+					if q == p {
+						ps = append(ps, res)
+					} else {
+						bs = append(bs, res)
+					}
+				}
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
 			}
-			progress("round %d/%d  %-28s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  errors %d  ratio %.2f",
-				r+1, opts.Rounds, p.Name, res.RPS, ms(res.P50), ms(res.P99), res.Errors, res.Ratio)
-			round = append(round, res)
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			res, b := merge(ps), merge(bs)
+			baseAll = append(baseAll, bs...)
+			if b.RPS > 0 {
+				res.Ratio = res.RPS / b.RPS
 			}
+			progress("round %d/%d  %-28s %9.0f req/s  p50 %7.3f ms  p99 %7.3f ms  errors %d  ratio %.2f (baseline of its slices %.0f req/s)",
+				r+1, opts.Rounds, p.Name, res.RPS, ms(res.P50), ms(res.P99), res.Errors, res.Ratio, b.RPS)
+			round[i] = res
 		}
+		round[0] = merge(baseAll)
+		round[0].Ratio = 1
 		rep.PerRound = append(rep.PerRound, round)
 	}
 	for i, p := range paths {
@@ -181,47 +319,32 @@ func ping(client *http.Client, base, token string) func(context.Context) error {
 	}
 }
 
-// startBaseline serves the same ping JSON with no authentication, on the
-// same kind of listener, with the same response headers.
-func startBaseline() (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("baseline listener: %w", err)
-	}
-	body := []byte(`{"status":"ok","user_id":"u_baseline00000000"}` + "\n")
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Cache-Control", "no-store")
-		h.Set("Pragma", "no-cache")
-		h.Set("X-Request-Id", "0000000000000000")
-		_, _ = w.Write(body)
-	}), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
-}
-
-func startLocal(ctx context.Context, db string, progress func(string, ...any)) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "mcpauth-bench-")
-	if err != nil {
-		return "", nil, err
-	}
+func startLocal(ctx context.Context, db, dir string, progress func(string, ...any)) (string, func(), error) {
 	if db == "" {
 		db = filepath.Join(dir, "bench.db")
 	}
 	st, err := sqlstore.Open(ctx, db)
 	if err != nil {
-		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("opening %s: %w", db, err)
 	}
 	inst, err := local.Start(ctx, local.Options{Store: st, Limits: server.Limits{Disabled: true}, CacheCredentials: !sqlstore.IsPostgres(db)})
 	if err != nil {
 		st.Close()
-		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("starting the reference server: %w", err)
 	}
 	progress("reference server on %s (SQLite %s, rate limits off)", inst.URL, db)
-	return inst.URL, func() { inst.Close(); st.Close(); os.RemoveAll(dir) }, nil
+	return inst.URL, func() { inst.Close(); st.Close() }, nil
+}
+
+func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "all"
+	}
+	s := make([]string, len(cpus))
+	for i, c := range cpus {
+		s[i] = fmt.Sprint(c)
+	}
+	return strings.Join(s, ",")
 }
 
 func storeName(db string) string {
@@ -238,7 +361,7 @@ const benchRedirect = "http://127.0.0.1:9/callback"
 // localPaths obtains real credentials through flows (discovery, registration,
 // the authorization code flow with the server's own pages as approver) and
 // returns the measured paths of the reference server.
-func localPaths(ctx context.Context, base string, client *http.Client, storeLabel string, codesPerRound int, progress func(string, ...any)) ([]*path, error) {
+func localPaths(ctx context.Context, base, bareURL string, client *http.Client, storeLabel string, codesPerRound int, progress func(string, ...any)) ([]*path, error) {
 	approver, err := conformance.NewFormApprover(base, "bench", nil)
 	if err != nil {
 		return nil, err
@@ -337,6 +460,9 @@ func localPaths(ctx context.Context, base string, client *http.Client, storeLabe
 		},
 	}
 	return []*path{
+		// The bare handler sent the JWT's ~300-byte header, which it ignores:
+		// how much of the JWT path's cost is the size of its request alone.
+		{Name: "bare, with the JWT header", do: ping(client, bareURL, jwt.AccessToken)},
 		{Name: "ping with JWT", Target: 0.90, do: ping(client, base, jwt.AccessToken)},
 		{Name: "ping with API key (" + storeLabel + ")", Target: 0.90, do: ping(client, base, apiKey)},
 		exchangePath,

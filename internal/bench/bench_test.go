@@ -6,6 +6,9 @@ import (
 	"encoding/xml"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -61,10 +64,11 @@ func TestRunRemote(t *testing.T) {
 		_, _ = w.Write([]byte(`{"status":"ok"}`))
 	}))
 	defer srv.Close()
-	rep, err := Run(context.Background(), Options{Target: srv.URL, Token: "tok", Rounds: 2, Duration: 30 * time.Millisecond, Concurrency: 2})
+	reps, err := Run(context.Background(), Options{Target: srv.URL, Token: "tok", Rounds: 2, Duration: 30 * time.Millisecond, Concurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep := reps[0]
 	if len(rep.Paths) != 2 || rep.Paths[0].Ratio != 1 || rep.Paths[1].Errors != 0 || rep.Paths[1].RPS == 0 || len(rep.PerRound) != 2 {
 		t.Errorf("report %+v", rep)
 	}
@@ -77,13 +81,17 @@ func TestRunLocal(t *testing.T) {
 		t.Skip("starts the reference server")
 	}
 	var lines []string
-	rep, err := Run(context.Background(), Options{DB: t.TempDir() + "/bench.db", Rounds: 1, Duration: 30 * time.Millisecond,
+	reps, err := Run(context.Background(), Options{DB: t.TempDir() + "/bench.db", Rounds: 1, Duration: 30 * time.Millisecond,
 		Concurrency: 2, Codes: 5, Progress: func(f string, _ ...any) { lines = append(lines, f) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Paths) != 6 {
-		t.Fatalf("%d paths, want 6", len(rep.Paths))
+	if len(reps) != 1 || reps[0].Mode != InProcess {
+		t.Fatalf("without Exe only in-process runs: %d reports", len(reps))
+	}
+	rep := reps[0]
+	if len(rep.Paths) != 7 {
+		t.Fatalf("%d paths, want 7", len(rep.Paths))
 	}
 	for _, s := range rep.Paths {
 		if s.Errors != 0 || s.RPS == 0 {
@@ -92,6 +100,36 @@ func TestRunLocal(t *testing.T) {
 	}
 	if len(lines) == 0 {
 		t.Error("no progress")
+	}
+}
+
+// Out-of-process: the baseline and `mcpauth serve` run as children of a
+// freshly built binary, pinned when the machine allows, and every path
+// answers without errors.
+func TestRunOutOfProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the mcpauth binary")
+	}
+	exe := filepath.Join(t.TempDir(), "mcpauth")
+	build := exec.Command("go", "build", "-o", exe, "github.com/mcpauth/mcpauth/cmd/mcpauth")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	opts := Options{Exe: exe, Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5}
+	if PinSupported && runtime.NumCPU() >= 2 {
+		opts.ServerCPUs, opts.LoadCPUs = []int{1}, []int{0}
+	}
+	reps, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 1 || reps[0].Mode != OutOfProcess || len(reps[0].Paths) != 7 {
+		t.Fatalf("reports %+v", reps)
+	}
+	for _, s := range reps[0].Paths {
+		if s.Errors != 0 || s.RPS == 0 {
+			t.Errorf("%s: %d errors, %.0f req/s", s.Name, s.Errors, s.RPS)
+		}
 	}
 }
 

@@ -27,6 +27,26 @@ type Result struct {
 	P50      time.Duration `json:"p50_ns"`
 	P99      time.Duration `json:"p99_ns"`
 	Ratio    float64       `json:"ratio_to_baseline"`
+
+	lat []time.Duration // sorted, for merging slices
+}
+
+// merge sums slices of one path's load into one result.
+func merge(rs []Result) Result {
+	var m Result
+	var all []time.Duration
+	for _, r := range rs {
+		m.Requests += r.Requests
+		m.Errors += r.Errors
+		m.Elapsed += r.Elapsed
+		all = append(all, r.lat...)
+	}
+	slices.Sort(all)
+	if m.Elapsed > 0 {
+		m.RPS = float64(m.Requests) / m.Elapsed.Seconds()
+	}
+	m.P50, m.P99 = quantile(all, 0.50), quantile(all, 0.99)
+	return m
 }
 
 // load runs do from concurrency workers for d, or until do returns errSpent.
@@ -66,7 +86,7 @@ func load(ctx context.Context, concurrency int, d time.Duration, do func(context
 	wg.Wait()
 	elapsed := time.Since(start)
 	slices.Sort(all)
-	r := Result{Requests: len(all), Errors: int(errs.Load()), Elapsed: elapsed}
+	r := Result{Requests: len(all), Errors: int(errs.Load()), Elapsed: elapsed, lat: all}
 	if elapsed > 0 {
 		r.RPS = float64(len(all)) / elapsed.Seconds()
 	}

@@ -18,8 +18,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		t.Row(s.Name, fmt.Sprintf("%.0f", s.RPS), fmt.Sprintf("%.3f", s.P50ms), fmt.Sprintf("%.3f", s.P99ms),
 			fmt.Sprint(s.Errors), fmt.Sprintf("%.2f", s.Ratio), targetText(s))
 	}
-	_, err := fmt.Fprintf(w, "medians over %d rounds, %d workers, %s per path, %d cores\n%s\n",
-		r.Rounds, r.Concurrency, r.Duration, r.Cores, t.Render())
+	_, err := fmt.Fprintf(w, "%s: medians over %d rounds, %d workers, %s per path, %d cores\n%s\n",
+		r.Mode, r.Rounds, r.Concurrency, r.Duration, r.Cores, t.Render())
 	return err
 }
 
@@ -32,27 +32,40 @@ func (r *Report) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// JSONAll is the reports of every mode as indented JSON.
+func JSONAll(reps []*Report) ([]byte, error) {
+	b, err := json.MarshalIndent(struct {
+		Modes []*Report `json:"modes"`
+	}{reps}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding the report: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
 // ManualMarker starts the part of BENCHMARKS.md that is kept as is.
 const ManualMarker = "<!-- kept by mcpauth bench: notes below are written by hand -->"
 
 // Markdown renders a BENCHMARKS.md: the generated part, linking chart when
 // not empty, then the hand-written part of old (from ManualMarker on), so
-// notes survive regeneration.
-func (r *Report) Markdown(chart string, old []byte) []byte {
+// notes survive regeneration. The reports of other modes measured in the
+// same run follow the main table, each as its own table.
+func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 	var b strings.Builder
 	command := fmt.Sprintf("mcpauth bench --rounds %d --duration %s --concurrency %d --markdown BENCHMARKS.md", r.Rounds, r.Duration, r.Concurrency)
 	if chart != "" {
 		command += " --chart " + chart
 	}
-	b.WriteString("# Benchmarks\n\nWhat authentication costs per request on the reference server, as a ratio to a bare `net/http` handler serving the same ping JSON on the same kind of loopback listener, measured in the same run. Only the ratios are meant to be compared across machines.\n\n")
-	fmt.Fprintf(&b, "- machine: %s, %d cores (load generator and server share them)\n- command: `%s`\n- store: SQLite (WAL) in a temp dir; rate limits off\n- load: closed loop, %d workers on keep-alive connections; medians over %d rounds\n\n",
-		r.Machine, r.Cores, command, r.Concurrency, r.Rounds)
-	b.WriteString("| path | req/s | p50 ms | p99 ms | errors | ratio to baseline | target |\n|---|---:|---:|---:|---:|---:|---|\n")
-	for _, s := range r.Paths {
-		fmt.Fprintf(&b, "| %s | %.0f | %.3f | %.3f | %d | %.2f | %s |\n", s.Name, s.RPS, s.P50ms, s.P99ms, s.Errors, s.Ratio, targetText(s))
-	}
+	b.WriteString("# Benchmarks\n\nWhat authentication costs per request on the reference server, as a ratio to a bare `net/http` handler serving the same ping JSON on the same kind of loopback listener, measured in 250 ms slices alternating with each path's own. Only the ratios are meant to be compared across machines.\n\n")
+	fmt.Fprintf(&b, "- machine: %s, %d cores (%s)\n- mode: %s\n- command: `%s`\n- store: SQLite (WAL) in a temp dir; rate limits off\n- load: closed loop, %d workers on keep-alive connections; medians over %d rounds\n\n",
+		r.Machine, r.Cores, sharing(r), modeText(r.Mode), command, r.Concurrency, r.Rounds)
+	writeMarkdownTable(&b, r)
 	if chart != "" {
 		fmt.Fprintf(&b, "\n![ratios to the bare baseline](%s)\n", chart)
+	}
+	for _, o := range others {
+		fmt.Fprintf(&b, "\n### %s, same run\n\n%s.\n\n", o.Mode, modeText(o.Mode))
+		writeMarkdownTable(&b, o)
 	}
 	fmt.Fprintf(&b, "\nRegenerate with:\n\n```sh\ngo run ./cmd/%s\n```\n", command)
 	if i := bytes.Index(old, []byte(ManualMarker)); i >= 0 {
@@ -60,6 +73,27 @@ func (r *Report) Markdown(chart string, old []byte) []byte {
 		b.Write(old[i:])
 	}
 	return []byte(b.String())
+}
+
+func writeMarkdownTable(b *strings.Builder, r *Report) {
+	b.WriteString("| path | req/s | p50 ms | p99 ms | errors | ratio to baseline | target |\n|---|---:|---:|---:|---:|---:|---|\n")
+	for _, s := range r.Paths {
+		fmt.Fprintf(b, "| %s | %.0f | %.3f | %.3f | %d | %.2f | %s |\n", s.Name, s.RPS, s.P50ms, s.P99ms, s.Errors, s.Ratio, targetText(s))
+	}
+}
+
+func modeText(m Mode) string {
+	if m == InProcess {
+		return "in-process: the baseline, the reference server and the load generator share one Go runtime"
+	}
+	return "out-of-process: the bare baseline and the reference server (`mcpauth serve`, logging as deployed) each run as a child process, the load generator in its own"
+}
+
+func sharing(r *Report) string {
+	if r.Pinning != "" {
+		return r.Pinning
+	}
+	return "load generator and servers share them"
 }
 
 func targetText(s Summary) string {
@@ -86,7 +120,7 @@ func (r *Report) SVG() []byte {
 	text := func(x, y float64, fill, anchor, s string) {
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s" text-anchor="%s">%s</text>`+"\n", x, y, fill, anchor, html.EscapeString(s))
 	}
-	text(10, 25, "#000", "start", fmt.Sprintf("mcpauth bench: ratio of requests/s to the bare baseline (medians of %d rounds, %d cores)", r.Rounds, r.Cores))
+	text(10, 25, "#000", "start", fmt.Sprintf("mcpauth bench, %s: ratio of requests/s to the bare baseline (medians of %d rounds, %d cores)", r.Mode, r.Rounds, r.Cores))
 	for i, s := range r.Paths {
 		y := float64(top + i*rowH)
 		text(10, y+22, "#000", "start", s.Name)

@@ -5,11 +5,15 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"sync"
 )
 
 // The pages are deliberately plain: one form with method=post, hidden fields,
 // an input named username and a submit button, so any HTTP client can fill it.
-var pages = template.Must(template.New("layout").Parse(`<!doctype html>
+// They are parsed on first use, not at package initialisation: every
+// `mcpauth` command links this package, few serve these pages.
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("layout").Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -39,8 +43,10 @@ button.secondary{background:#fff;color:#18181b;border:1px solid #71717a}
 </body>
 </html>
 `))
+})
 
-var formPage = template.Must(template.Must(pages.Clone()).Parse(`{{define "content"}}<h1>Sign in to {{.Client}}</h1>
+var formPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.Must(pages().Clone()).Parse(`{{define "content"}}<h1>Sign in to {{.Client}}</h1>
 <form method="post" action="{{.Action}}">
 {{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
 {{end}}<label for="username">User name</label>
@@ -53,10 +59,13 @@ var formPage = template.Must(template.Must(pages.Clone()).Parse(`{{define "conte
 </form>
 <p class="note">Any name works; the same name is the same user. There is no password: this provider exists for local development only.</p>
 {{end}}`))
+})
 
-var errorPage = template.Must(template.Must(pages.Clone()).Parse(`{{define "content"}}<h1>Sign-in request rejected</h1>
+var errorPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.Must(pages().Clone()).Parse(`{{define "content"}}<h1>Sign-in request rejected</h1>
 <p class="error" role="alert">{{.}}</p>
 {{end}}`))
+})
 
 type hiddenField struct{ Name, Value string }
 
@@ -72,7 +81,7 @@ func (p *Provider) renderForm(w http.ResponseWriter, status int, hidden url.Valu
 	if u, err := url.Parse(client); err == nil && u.Host != "" {
 		client = u.Host
 	}
-	p.renderHTML(w, status, formPage, map[string]any{
+	p.renderHTML(w, status, formPage(), map[string]any{
 		"Client": client, "Action": p.endpoint("/authorize"), "Hidden": fields,
 		"Username": username, "Error": problem,
 	})
@@ -80,7 +89,7 @@ func (p *Provider) renderForm(w http.ResponseWriter, status int, hidden url.Valu
 
 // renderError shows msg on a page; used when there is no trusted redirect URI.
 func (p *Provider) renderError(w http.ResponseWriter, status int, msg string) {
-	p.renderHTML(w, status, errorPage, msg)
+	p.renderHTML(w, status, errorPage(), msg)
 }
 
 func (p *Provider) renderHTML(w http.ResponseWriter, status int, t *template.Template, data any) {

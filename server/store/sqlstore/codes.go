@@ -131,12 +131,21 @@ func (s *Store) GetAuthCode(ctx context.Context, hash string) (store.AuthCode, e
 // ConsumeAuthCode is one conditional UPDATE: the database lets exactly one
 // caller flip used from 0 to 1. The losers read the record as stored.
 func (s *Store) ConsumeAuthCode(ctx context.Context, hash, tokenID string, tokenExp, now time.Time) (store.AuthCode, error) {
-	unlock := s.lockWrite()
-	c, err := scanAuthCode(s.queryRow(ctx,
-		`UPDATE auth_codes SET used = 1, used_at = ?, token_id = ?, token_exp = ?
-		WHERE hash = ? AND used = 0 RETURNING `+authCodeCols,
-		ms(now), tokenID, ms(tokenExp), hash))
-	unlock()
+	const consume = `UPDATE auth_codes SET used = 1, used_at = ?, token_id = ?, token_exp = ?
+		WHERE hash = ? AND used = 0 RETURNING ` + authCodeCols
+	var c store.AuthCode
+	var err error
+	if s.group == nil {
+		c, err = scanAuthCode(s.queryRow(ctx, consume, ms(now), tokenID, ms(tokenExp), hash))
+	} else if gerr := s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		c, err = scanAuthCode(tx.QueryRowContext(ctx, consume, ms(now), tokenID, ms(tokenExp), hash))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // nothing written; the caller reads the record
+		}
+		return err
+	}); gerr != nil {
+		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", gerr)
+	}
 	if err == nil {
 		return c, nil
 	}

@@ -2,8 +2,11 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"sync"
 	"time"
 
 	"github.com/mcpauth/mcpauth/server/store"
@@ -55,6 +58,7 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error 
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("create device code: commit: %w", err)
 	}
+	s.pace.forget(d.Hash) // a replaced expired record's pacing is not this one's
 	return nil
 }
 
@@ -63,7 +67,7 @@ func (s *Store) GetDeviceCode(ctx context.Context, hash string) (store.DeviceCod
 	if err != nil {
 		return store.DeviceCode{}, notFound("get device code", err)
 	}
-	return d, nil
+	return s.pace.overlay(d), nil
 }
 
 func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string) (store.DeviceCode, error) {
@@ -71,29 +75,66 @@ func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string
 	if err != nil {
 		return store.DeviceCode{}, notFound("get device code by user code", err)
 	}
-	return d, nil
+	return s.pace.overlay(d), nil
 }
 
 // UpdateDeviceCode reads the row with its version, calls fn, and writes only
 // WHERE version is unchanged; zero rows affected means another writer got
 // there first, so it reads again and retries.
+//
+// An update that changes only the poll pacing (a poll answered
+// authorization_pending or slow_down) is not worth a durable write: losing
+// it in a crash only resets pacing, and cannot issue a token, since the
+// status is only ever changed by a durable write. On SQLite (one instance)
+// pacing stays in this process's memory; on PostgreSQL (several instances
+// share it) it is written without waiting for the commit to be durable.
 func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {
+	if s.pace != nil {
+		// Updates of one device code take turns in this process, so the
+		// in-memory pacing and the row are read and changed together.
+		mu := s.pace.lockFor(hash)
+		mu.Lock()
+		defer mu.Unlock()
+	}
 	for range maxCASRetries {
 		cur, version, err := scanDevice(s.getDeviceCode.QueryRowContext(ctx, hash))
 		if err != nil {
 			return store.DeviceCode{}, notFound("update device code", err)
 		}
+		cur = s.pace.overlay(cur)
 		next, err := fn(cur)
 		if err != nil {
 			return store.DeviceCode{}, err
 		}
 		next.Hash, next.UserCodeHash = cur.Hash, cur.UserCodeHash
-		res, err := s.exec(ctx, `UPDATE device_codes SET client_id = ?, scope = ?, status = ?, user_id = ?,
+		const update = `UPDATE device_codes SET client_id = ?, scope = ?, status = ?, user_id = ?,
 			interval_ns = ?, last_poll_at = ?, created_at = ?, expires_at = ?, version = version + 1
-			WHERE hash = ? AND version = ?`,
-			next.ClientID, next.Scope, string(next.Status), next.UserID,
+			WHERE hash = ? AND version = ?`
+		args := []any{next.ClientID, next.Scope, string(next.Status), next.UserID,
 			int64(next.Interval), ms(next.LastPollAt), ms(next.CreatedAt), ms(next.ExpiresAt),
-			hash, version)
+			hash, version}
+		pacingOnly := onlyPacingChanged(cur, next)
+		if pacingOnly && s.pace != nil {
+			s.pace.set(next)
+			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
+			return next, nil
+		}
+		var res sql.Result
+		if pacingOnly {
+			res, err = s.execAsyncCommit(ctx, update, args...)
+		} else if s.group != nil {
+			// A status change (approval, denial, spending): group-committed.
+			err = s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+				var perr error
+				res, perr = tx.ExecContext(ctx, update, args...)
+				return perr
+			})
+		} else {
+			res, err = s.exec(ctx, update, args...)
+		}
+		if err == nil {
+			s.pace.forget(hash) // the row now holds the pacing too
+		}
 		if err != nil {
 			return store.DeviceCode{}, fmt.Errorf("update device code: %w", err)
 		}
@@ -108,4 +149,115 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		}
 	}
 	return store.DeviceCode{}, errors.New("update device code: too many concurrent updates")
+}
+
+// onlyPacingChanged: next differs from cur at most in LastPollAt and
+// Interval.
+func onlyPacingChanged(cur, next store.DeviceCode) bool {
+	return next.ClientID == cur.ClientID && next.Scope == cur.Scope && next.Status == cur.Status &&
+		next.UserID == cur.UserID && next.CreatedAt.Equal(cur.CreatedAt) && next.ExpiresAt.Equal(cur.ExpiresAt)
+}
+
+// execAsyncCommit runs one write in a transaction that commits without
+// waiting for the WAL to reach disk (PostgreSQL's synchronous_commit = off,
+// for this transaction only): a crash may lose it, never corrupt anything.
+func (s *Store) execAsyncCommit(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() // no-op after Commit
+	if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+		return nil, err
+	}
+	st, err := s.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return res, tx.Commit()
+}
+
+// pacer keeps device codes' poll pacing (last poll, interval) in memory on
+// a single instance (SQLite), over what the row says. Entries live until
+// the code's next durable update, its replacement or its expiry.
+type pacer struct {
+	update [64]sync.Mutex // serialise UpdateDeviceCode per code (by hash)
+	mu     sync.Mutex
+	m      map[string]pacing
+}
+
+func (p *pacer) lockFor(hash string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(hash))
+	return &p.update[h.Sum32()%uint32(len(p.update))]
+}
+
+type pacing struct {
+	lastPoll, expires time.Time
+	interval          time.Duration
+}
+
+// maxPaced bounds the map; beyond it the oldest polls' pacing is dropped,
+// which only resets their pacing.
+const maxPaced = 200_000
+
+func newPacer() *pacer { return &pacer{m: map[string]pacing{}} }
+
+func (p *pacer) overlay(d store.DeviceCode) store.DeviceCode {
+	if p == nil {
+		return d
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.m[d.Hash]; ok {
+		d.LastPollAt, d.Interval = e.lastPoll, e.interval
+	}
+	return d
+}
+
+func (p *pacer) set(d store.DeviceCode) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.m) >= maxPaced {
+		cut := time.Time{}
+		for _, e := range p.m { // drop the older half, roughly
+			if cut.IsZero() || e.lastPoll.Before(cut) {
+				cut = e.lastPoll
+			}
+		}
+		cut = cut.Add(time.Minute)
+		for h, e := range p.m {
+			if e.lastPoll.Before(cut) {
+				delete(p.m, h)
+			}
+		}
+	}
+	p.m[d.Hash] = pacing{lastPoll: fromMS(ms(d.LastPollAt)), interval: d.Interval, expires: d.ExpiresAt}
+}
+
+func (p *pacer) forget(hash string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, hash)
+}
+
+// gc drops the pacing of codes expired before now, as GC drops their rows.
+func (p *pacer) gc(now time.Time) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for h, e := range p.m {
+		if e.expires.Before(now) {
+			delete(p.m, h)
+		}
+	}
 }

@@ -43,6 +43,13 @@ type Store struct {
 	// load. Nil for PostgreSQL, which handles concurrent writers itself.
 	writeMu *sync.Mutex
 
+	// pace keeps, on SQLite only, the poll pacing of device codes (see
+	// pacing); nil for PostgreSQL.
+	pace *pacer
+	// group commits the single-use writes together on SQLite; nil for
+	// PostgreSQL (see committer).
+	group *committer
+
 	// Prepared statements for the reads on every request's path.
 	getAPIKeyByHash *sql.Stmt
 	isTokenRevoked  *sql.Stmt
@@ -109,6 +116,8 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s.writeMu = &sync.Mutex{}
+	s.pace = newPacer()
+	s.group = &committer{s: s}
 	return s, nil
 }
 

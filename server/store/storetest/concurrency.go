@@ -263,3 +263,49 @@ func testConcurrentSecret(t *testing.T, s store.Store) {
 		t.Errorf("stored secret %q, callers got %q", stored, vals[0])
 	}
 }
+
+// testPollsRaceApproval: 49 pollers update only the pacing (LastPollAt,
+// Interval) while one approver approves, all at once: the approval is never
+// lost, no poller's fn sees a status it did not read, and pacing updates
+// made after the approval are kept with it.
+func testPollsRaceApproval(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const n = 50
+	d := newDevice("dc-polled", "uc-polled")
+	must(t, "CreateDeviceCode", s.CreateDeviceCode(ctx, d))
+	rv := newRendezvous(n)
+	errs := make([]error, n)
+	race(n, func(i int) {
+		first := true
+		_, errs[i] = s.UpdateDeviceCode(ctx, d.Hash, func(cur store.DeviceCode) (store.DeviceCode, error) {
+			if first {
+				first = false
+				rv.wait()
+			}
+			if i == 0 {
+				cur.Status, cur.UserID = store.DeviceApproved, "user-approver"
+				return cur, nil
+			}
+			if !cur.LastPollAt.IsZero() {
+				cur.Interval += time.Second // slow_down
+			}
+			cur.LastPollAt = base.Add(time.Duration(i) * time.Second)
+			return cur, nil
+		})
+	})
+	for i, err := range errs {
+		must(t, fmt.Sprintf("UpdateDeviceCode %d", i), err)
+	}
+	got, err := s.GetDeviceCode(ctx, d.Hash)
+	must(t, "GetDeviceCode", err)
+	if got.Status != store.DeviceApproved || got.UserID != "user-approver" {
+		t.Fatalf("after the race: %s by %q, want approved by user-approver", got.Status, got.UserID)
+	}
+	// 49 polls: the first set LastPollAt, the other 48 each slowed down.
+	if want := d.Interval + (n-2)*time.Second; got.Interval != want {
+		t.Errorf("Interval = %v, want %v: pacing updates were lost", got.Interval, want)
+	}
+	if got.LastPollAt.IsZero() {
+		t.Error("LastPollAt lost")
+	}
+}

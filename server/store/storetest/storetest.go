@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentUpdateDeviceCode2", func(t *testing.T, s store.Store) { testConcurrentUpdate(t, s, 2) }},
 		{"ConcurrentUpdateDeviceCode20", func(t *testing.T, s store.Store) { testConcurrentUpdate(t, s, 20) }},
 		{"ConcurrentDeviceApproval", testConcurrentApproval},
+		{"PollsRaceApproval", testPollsRaceApproval},
 		{"ConcurrentCreateDeviceCode", testConcurrentCreateDevice},
 		{"ConcurrentSetAPIKey", testConcurrentSetAPIKey},
 		{"ConcurrentGetOrCreateSecret", testConcurrentSecret},
