@@ -99,6 +99,16 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 	return req, nil, nil
 }
 
+// checkResourceParam judges an optional RFC 8707 resource parameter at
+// the token endpoint (code exchange and refresh alike): absent is fine.
+func (s *Server) checkResourceParam(resource string) *oauthError {
+	if resource == "" {
+		return nil
+	}
+	_, oerr := s.checkResource(resource)
+	return oerr
+}
+
 // checkResource applies RFC 8707: the resource, when named, must be this
 // server's MCP endpoint (or the server itself).
 func (s *Server) checkResource(resource string) (string, *oauthError) {

@@ -165,11 +165,9 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 		writeOAuthError(w, oerr)
 		return
 	}
-	if res := p["resource"]; res != "" {
-		if _, oerr := s.checkResource(res); oerr != nil {
-			writeOAuthError(w, oerr)
-			return
-		}
+	if oerr := s.checkResourceParam(p["resource"]); oerr != nil {
+		writeOAuthError(w, oerr)
+		return
 	}
 	jti, err := randomToken(16)
 	if err != nil {

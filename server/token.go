@@ -99,11 +99,9 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 		writeOAuthError(w, invalidGrant("code_verifier does not match the code_challenge"))
 		return
 	}
-	if res := p["resource"]; res != "" {
-		if _, oerr := s.checkResource(res); oerr != nil {
-			writeOAuthError(w, oerr)
-			return
-		}
+	if oerr := s.checkResourceParam(p["resource"]); oerr != nil {
+		writeOAuthError(w, oerr)
+		return
 	}
 	jti, err := randomToken(16)
 	if err != nil {
