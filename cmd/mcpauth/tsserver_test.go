@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpauth/mcpauth/internal/tsserver"
 )
 
@@ -309,4 +311,39 @@ func TestTSServerConformanceMCPProfile(t *testing.T) {
 		}
 	}
 	t.Logf("exit %d, summary %v", code, rep.Summary)
+}
+
+// mcpauth proxy in front of the SDK's server (sessions, SSE answers): a
+// go-sdk client on the proxy's stdio lists the tools and calls one with the
+// credential `mcpauth login` stored.
+func TestTSServerThroughProxy(t *testing.T) {
+	c := newTSCLI(t, tsserver.Start(t))
+	c.login()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.Command(c.bin, "proxy", c.srv.MCPURL)
+	cmd.Env = c.env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "proxy-ts", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect through the proxy: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("tools/list through the proxy: %v %v\n%s", tools, err, stderr.String())
+	}
+	name := tools.Tools[0].Name
+	for _, tool := range tools.Tools {
+		if tool.Name == "greet" {
+			name = tool.Name
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"name": "mcpauth"}})
+	if err != nil {
+		t.Fatalf("tools/call %s through the proxy: %v\n%s", name, err, stderr.String())
+	}
+	t.Logf("%d tools; %s answered (isError=%v)", len(tools.Tools), name, res.IsError)
 }

@@ -96,50 +96,72 @@ type env struct {
 	bin  string
 	base string
 	env  []string
+	addr string // the server's address and database, kept for restarts
+	db   string
+	srv  *exec.Cmd
+	out  *bytes.Buffer
 }
 
 // serve starts `mcpauth serve --test-clock` and returns the harness with
 // file storage in a temp config dir.
 func serve(t testing.TB) *env {
 	t.Helper()
-	e := &env{t: t, bin: build(t)}
+	e := &env{t: t, bin: build(t), db: filepath.Join(t.TempDir(), "mcpauth.db")}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
+	e.addr = ln.Addr().String()
 	ln.Close()
-	e.base = "http://" + addr
+	e.base = "http://" + e.addr
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.env = append(os.Environ(), "MCPAUTH_CONFIG_DIR="+t.TempDir(), "MCPAUTH_STORAGE=file",
 		"MCPAUTH_BROWSER="+self, browserEnv+"=1", "MCPAUTH_TOKEN=")
-	srv := exec.Command(e.bin, "serve", "--addr", addr, "--db", filepath.Join(t.TempDir(), "mcpauth.db"), "--test-clock", "--no-rate-limits")
-	var out bytes.Buffer
-	srv.Stdout, srv.Stderr = &out, &out
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	e.start()
 	t.Cleanup(func() {
-		_ = srv.Process.Signal(os.Interrupt)
-		_ = srv.Wait()
+		e.stop()
 		if t.Failed() {
-			t.Logf("server output:\n%s", out.String())
+			t.Logf("server output:\n%s", e.out.String())
 		}
 	})
+	return e
+}
+
+// start runs the server on e.addr with e.db and waits until it is healthy.
+func (e *env) start() {
+	e.t.Helper()
+	srv := exec.Command(e.bin, "serve", "--addr", e.addr, "--db", e.db, "--test-clock", "--no-rate-limits")
+	if e.out == nil {
+		e.out = &bytes.Buffer{}
+	}
+	srv.Stdout, srv.Stderr = e.out, e.out
+	if err := srv.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.srv = srv
 	for i := 0; ; i++ {
 		if resp, err := http.Get(e.base + "/healthz"); err == nil {
 			resp.Body.Close()
 			break
 		}
 		if i > 400 {
-			t.Fatalf("server did not start:\n%s", out.String())
+			e.t.Fatalf("server did not start:\n%s", e.out.String())
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	return e
+}
+
+// stop ends the server (SIGINT, as a deploy would) and waits for it.
+func (e *env) stop() {
+	if e.srv == nil {
+		return
+	}
+	_ = e.srv.Process.Signal(os.Interrupt)
+	_ = e.srv.Wait()
+	e.srv = nil
 }
 
 func (e *env) cli(args ...string) (int, string, string) {
@@ -469,4 +491,28 @@ func TestProxyE2ELogoutThenLoginAgain(t *testing.T) {
 		t.Fatalf("whoami after logging in again: %q %v\n%s", user, err, stderr.String())
 	}
 	t.Logf("stderr:\n%s", stderr.String())
+}
+
+// The server restarts (a deploy) while a host keeps the proxy running: the
+// next call reaches the new process with the same credential, because
+// /mcp is stateless and the proxy holds no connection state that the
+// restart invalidates.
+func TestProxyE2EServerRestartMidSession(t *testing.T) {
+	e := serve(t)
+	e.login()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stderr syncBuffer
+	cs, _ := e.proxy(ctx, &stderr)
+	defer cs.Close()
+	before, err := whoami(ctx, cs)
+	if err != nil {
+		t.Fatalf("whoami: %v\n%s", err, stderr.String())
+	}
+	e.stop()
+	e.start()
+	after, err := whoami(ctx, cs)
+	if err != nil || after != before {
+		t.Fatalf("whoami after the server restarted: %q, %v (before: %q)\nproxy stderr:\n%s", after, err, before, stderr.String())
+	}
 }
