@@ -83,7 +83,7 @@ type ClientConfig struct {
 	// document, used as client_id when the server advertises support.
 	MetadataDocumentURL string
 	Cache               RegistrationCache
-	ClientName          string   // default "mcpauth"
+	ClientName          string   // default "mcpauth CLI"
 	RedirectURIs        []string // default DefaultRedirectURIs(disc.Resource)
 	Scope               string   // default disc.Scope (offline_access is added when the server lists it)
 }
@@ -138,7 +138,7 @@ func (cfg ClientConfig) Reregister(ctx context.Context, disc *Discovery) (Client
 		Scope:                   cfg.Scope,
 	}
 	if req.ClientName == "" {
-		req.ClientName = "mcpauth"
+		req.ClientName = "mcpauth CLI"
 	}
 	if req.RedirectURIs == nil {
 		req.RedirectURIs = DefaultRedirectURIs(disc.Resource)

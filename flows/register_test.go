@@ -144,7 +144,7 @@ func TestResolveClient(t *testing.T) {
 			t.Fatalf("first resolve: %+v, %v, puts %d", c, err, cache.puts)
 		}
 		sent := rg.last.Load()
-		if sent.ClientName != "mcpauth" || sent.TokenEndpointAuthMethod != "none" || sent.Scope != "mcp" ||
+		if sent.ClientName != "mcpauth CLI" || sent.TokenEndpointAuthMethod != "none" || sent.Scope != "mcp" ||
 			!slices.Equal(sent.GrantTypes, []string{"authorization_code", "refresh_token", flows.GrantTypeDeviceCode}) ||
 			!slices.Equal(sent.RedirectURIs, flows.DefaultRedirectURIs(d.Resource)) {
 			t.Errorf("registration request = %+v", sent)

@@ -45,7 +45,7 @@ registration is cached for login and device unless --no-cache.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.RedirectURIs, "redirect-uri", nil, "redirect URI to register (repeatable; default: three loopback URIs)")
-	fl.StringVar(&opts.ClientName, "client-name", "mcpauth", "client name shown on consent screens")
+	fl.StringVar(&opts.ClientName, "client-name", "mcpauth CLI", "client name shown on consent screens")
 	fl.StringArrayVar(&opts.GrantTypes, "grant-type", nil, "grant type (repeatable; default authorization_code, plus the device grant when offered)")
 	fl.BoolVar(&opts.Device, "device", false, "register for the device grant only (no redirect URIs)")
 	fl.BoolVar(&opts.NoCache, "no-cache", false, "do not cache the registration for login and device")
