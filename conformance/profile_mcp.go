@@ -536,5 +536,24 @@ func MCPCatalogue() []Check {
 				}
 				return nil
 			}),
+		{
+			ID: "MCP-14", Title: "a token the server never issued gets 401 with a Bearer challenge, not another error",
+			Area: "mcp", Source: srcMCPAuth + " §Token handling (invalid or expired tokens MUST receive 401); RFC 6750 §3.1",
+			Run: func(ctx context.Context, e *Env) error {
+				r, err := e.postMCPAt(ctx, e.BaseURL(), "Bearer invalid-"+randomString(24))
+				if err != nil {
+					return err
+				}
+				if r.Status != 401 {
+					return Fail("want HTTP 401 for an invalid token, got %s", r.Snippet())
+				}
+				for _, c := range parseChallenges(r.Header.Values("WWW-Authenticate")) {
+					if strings.EqualFold(c.Scheme, "Bearer") {
+						return nil
+					}
+				}
+				return Fail("want WWW-Authenticate: Bearer (error=\"invalid_token\") with the 401, got %q", r.Header.Values("WWW-Authenticate"))
+			},
+		},
 	}
 }

@@ -1128,7 +1128,7 @@ func mcpProfileFaults() []fault {
 	}
 	prm := "/.well-known/oauth-protected-resource"
 	return []fault{
-		reuse("no WWW-Authenticate", "MCP-01"),
+		reuse("no WWW-Authenticate", "MCP-01", "MCP-14"),
 		{name: "path-inserted resource is the base URL", wrap: noClock(rewriteResponse(route("GET", prm+"/mcp"), func(_ *http.Request, res *faultResponse) {
 			res.editJSON(func(m map[string]any) { m["resource"] = strings.TrimSuffix(fmt.Sprint(m["resource"]), "/mcp") })
 		})), wantFail: []string{"MCP-02"}},
@@ -1149,6 +1149,14 @@ func mcpProfileFaults() []fault {
 				next.ServeHTTP(w, r)
 			})
 		}), wantFail: []string{"MCP-06"}},
+		{name: "MCP endpoint answers a bad token with 500", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
+			return r.URL.Path == "/mcp" && r.Header.Get("Authorization") != ""
+		}, func(_ *http.Request, res *faultResponse) {
+			if res.status == http.StatusUnauthorized {
+				res.status, res.body = http.StatusInternalServerError, []byte(`{"error":"server_error"}`)
+				res.header.Del("WWW-Authenticate")
+			}
+		})), wantFail: []string{"MCP-14"}},
 		{name: "MCP endpoint refuses tokens", wrap: noClock(rewriteResponse(func(r *http.Request) bool {
 			return r.URL.Path == "/mcp" && r.Header.Get("Authorization") != ""
 		}, func(_ *http.Request, res *faultResponse) {
