@@ -5,38 +5,21 @@ import (
 	"context"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/cmd/root"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Ctrl-C while the countdown spins on a terminal: the spinner line is
 // cleared before the message, which names the code that was waiting, and
 // the exit code is 130.
 func TestDeviceCancelledClearsTheSpinnerLine(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
-	errOut := &lockedBuffer{}
+	errOut := &clitest.Buffer{}
 	ios := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut, StderrTTY: true}
 	vars := map[string]string{"MCPAUTH_CONFIG_DIR": t.TempDir(), "MCPAUTH_STORAGE": "file"}
 	f := cmdutil.New(ios, func(k string) string { return vars[k] })

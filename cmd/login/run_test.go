@@ -10,10 +10,10 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -22,25 +22,8 @@ import (
 // (servertest, real HTTP on loopback) or a plain httptest server, and
 // tokens in files under a temp dir.
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func factory(t *testing.T, dir string, open func(string) error) (*cmdutil.Factory, *lockedBuffer) {
-	errOut := &lockedBuffer{}
+func factory(t *testing.T, dir string, open func(string) error) (*cmdutil.Factory, *clitest.Buffer) {
+	errOut := &clitest.Buffer{}
 	ios := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut}
 	vars := map[string]string{"MCPAUTH_CONFIG_DIR": dir}
 	f := cmdutil.New(ios, func(k string) string { return vars[k] })
