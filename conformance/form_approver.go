@@ -201,15 +201,18 @@ func (a *FormApprover) sessionCount() int {
 	return a.sessions
 }
 
-// stopAt stops at any redirect to the origin of redirectURI (scheme, host and
-// port), so the approver never calls the client's redirect URI.
+// stopAt stops at any redirect to redirectURI (scheme, host, port and path;
+// the query may differ), so the approver never calls the client's redirect
+// URI. The path matters: the client's loopback port can belong, by chance, to
+// another listener on this machine (the identity provider, say), whose pages
+// the approver must still follow.
 func stopAt(redirectURI string) (func(*url.URL) bool, error) {
 	r, err := url.Parse(redirectURI)
 	if err != nil || r.Host == "" && r.Scheme == "" {
 		return nil, fmt.Errorf("authorization URL has no usable redirect_uri (%q)", redirectURI)
 	}
 	return func(u *url.URL) bool {
-		return u.Scheme == r.Scheme && strings.EqualFold(u.Host, r.Host)
+		return u.Scheme == r.Scheme && strings.EqualFold(u.Host, r.Host) && u.EscapedPath() == r.EscapedPath()
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/local"
@@ -231,5 +233,52 @@ func TestFormApproverReportsMissingPages(t *testing.T) {
 	cs, err := a.Session(ctx)
 	if err != nil || !slices.ContainsFunc(cs, func(c *http.Cookie) bool { return c.Name == "auth_token" && c.Raw != "" }) {
 		t.Errorf("session: %v %v", cs, err)
+	}
+}
+
+// The client's loopback port can, by chance, be the identity provider's: the
+// approver still follows the login there and stops only at the redirect URI
+// itself. (Stopping at the port alone once failed CI: the suite's fixed
+// redirect port was, in one run, the port of a fault server's provider.)
+func TestFormApproverFollowsLoginOnTheRedirectPort(t *testing.T) {
+	inst, err := local.Start(context.Background(), local.Options{Store: memory.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Close() })
+	idp, err := url.Parse(inst.IdPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect := "http://" + idp.Host + "/callback"
+	resp, err := http.Post(inst.URL+"/oauth/register", "application/json", strings.NewReader(
+		`{"client_name":"port sharer","redirect_uris":["`+redirect+`"],"token_endpoint_auth_method":"none","application_type":"native"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg struct {
+		ClientID string `json:"client_id"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&reg)
+	resp.Body.Close()
+	if err != nil || reg.ClientID == "" {
+		t.Fatalf("registration: HTTP %d, %v", resp.StatusCode, err)
+	}
+	verifier, err := pkce.NewVerifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{"response_type": {"code"}, "client_id": {reg.ClientID}, "redirect_uri": {redirect},
+		"state": {"s-123"}, "code_challenge": {pkce.S256(verifier)}, "code_challenge_method": {"S256"}, "scope": {"mcp"}}
+	a, err := conformance.NewFormApprover(inst.URL, "port-sharer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := a.ApproveConsent(context.Background(), inst.URL+"/oauth/authorize?"+q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Path != "/callback" || u.Query().Get("state") != "s-123" || u.Query().Get("code") == "" {
+		t.Errorf("stopped at %s, want the redirect URI with code and state", u)
 	}
 }

@@ -238,6 +238,28 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// waitFor reports whether every one of subs appears within five seconds. The
+// proxy writes its log before it answers, but os/exec copies the child's
+// stderr pipe in a goroutine of its own, so a line may land after the answer
+// the test has already read.
+func (s *syncBuffer) waitFor(subs ...string) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out := s.String()
+		all := true
+		for _, sub := range subs {
+			all = all && strings.Contains(out, sub)
+		}
+		if all {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func TestProxyE2ELoginWhoamiRefreshAndExit(t *testing.T) {
 	e := serve(t)
 	e.login()
@@ -269,7 +291,7 @@ func TestProxyE2ELoginWhoamiRefreshAndExit(t *testing.T) {
 	if user, err := whoami(ctx, cs); err != nil || user != want {
 		t.Fatalf("whoami after a day: %q %v\n%s", user, err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "renewed it") {
+	if !stderr.waitFor("renewed it") {
 		t.Errorf("stderr does not say the token was renewed:\n%s", stderr.String())
 	}
 	// The refreshed token was stored: a plain ping works without refreshing.
@@ -414,7 +436,7 @@ func TestProxyE2ELoginFromInside(t *testing.T) {
 	if user, err := whoami(ctx, cs); err != nil || !strings.HasPrefix(user, "u_") {
 		t.Fatalf("whoami after --login: %q %v\n%s", user, err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "logging in to") || !strings.Contains(stderr.String(), "logged in (token expires") {
+	if !stderr.waitFor("logging in to", "logged in (token expires") {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
 	if code, _, errOut := e.cli("ping"); code != 0 {
