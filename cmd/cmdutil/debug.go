@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -48,6 +49,12 @@ func (d *debugTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	fmt.Fprintf(d.out, "< %s\n", Printable(resp.Status))
 	for k, vs := range resp.Header {
 		fmt.Fprintf(d.out, "< %s: %s\n", Printable(k), Printable(redactHeader(k, strings.Join(vs, ", "))))
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		// A stream may never end (the proxy's): reading it here would
+		// hold every event back until it did.
+		fmt.Fprintf(d.out, "< (event stream: not traced)\n")
+		return resp, nil
 	}
 	body, rerr := io.ReadAll(resp.Body)
 	resp.Body.Close()

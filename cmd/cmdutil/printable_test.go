@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"bufio"
 	"bytes"
 	"net/http"
 	"net/http/httptest"
@@ -44,5 +45,33 @@ func TestDebugTraceEscapesServerText(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `\x1b[2K`) || strings.Contains(out.String(), "secret") {
 		t.Fatalf("trace = %q, want the escape shown and the code redacted", out.String())
+	}
+}
+
+// An event stream is passed on as it arrives, not read to its end first: a
+// stream that stays open (the proxy's) would otherwise hold every event.
+func TestDebugTraceDoesNotHoldAnEventStream(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("data: first\n\n"))
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	var out bytes.Buffer
+	hc := &http.Client{Transport: &debugTransport{next: http.DefaultTransport, out: &out}}
+	resp, err := hc.Get(srv.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != "data: first\n" {
+		t.Fatalf("first event: %q %v", line, err)
+	}
+	if !strings.Contains(out.String(), "(event stream: not traced)") {
+		t.Errorf("trace = %q", out.String())
 	}
 }

@@ -58,6 +58,18 @@ server's interval (5 s longer after each slow_down) and stores the token.`,
 	return cmd
 }
 
+// ErrNoDeviceFlow: the authorization server has no device authorization
+// endpoint.
+var ErrNoDeviceFlow = errors.New("no device flow")
+
+type noDeviceFlow struct{ issuer, target string }
+
+func (e noDeviceFlow) Error() string {
+	return fmt.Sprintf("%s does not offer the device flow (no device_authorization_endpoint); use: mcpauth login %s", e.issuer, e.target)
+}
+
+func (noDeviceFlow) Is(target error) bool { return target == ErrNoDeviceFlow }
+
 // Run performs the device flow. Ctrl-C (ctx cancelled) says what it
 // interrupted, on a clean line.
 func Run(ctx context.Context, opts *Options) error {
@@ -92,7 +104,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return err
 	}
 	if !disc.SupportsDeviceFlow() {
-		return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("%s does not offer the device flow (no device_authorization_endpoint); use: mcpauth login %s", disc.Issuer, opts.Target))
+		return cmdutil.WithExit(cmdutil.ExitFailure, noDeviceFlow{issuer: disc.Issuer, target: opts.Target})
 	}
 	cmdutil.NoteMigration(f, st, disc)
 	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -536,5 +537,102 @@ func TestProxyE2EServerRestartMidSession(t *testing.T) {
 	after, err := whoami(ctx, cs)
 	if err != nil || after != before {
 		t.Fatalf("whoami after the server restarted: %q, %v (before: %q)\nproxy stderr:\n%s", after, err, before, stderr.String())
+	}
+}
+
+// --login on a machine with no browser to open (an SSH session): the proxy
+// logs in with the device flow, shows the code on stderr, and serves the
+// host once the code is approved elsewhere (here, through the server's own
+// device page, as a person on another device would).
+func TestProxyE2EDeviceLoginWithoutBrowser(t *testing.T) {
+	e := serve(t)
+	var headless []string
+	for _, kv := range e.env {
+		if k, _, _ := strings.Cut(kv, "="); k != "MCPAUTH_BROWSER" && k != "DISPLAY" && k != "WAYLAND_DISPLAY" {
+			headless = append(headless, kv)
+		}
+	}
+	e.env = append(headless, "SSH_CONNECTION=127.0.0.1 50000 127.0.0.1 22")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var stderr syncBuffer
+	cmd := exec.Command(e.bin, "proxy", e.base+"/mcp", "--login")
+	cmd.Env, cmd.Stderr = e.env, &stderr
+	type connected struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	done := make(chan connected, 1)
+	go func() {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "proxy-e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		done <- connected{cs, err}
+	}()
+
+	if !stderr.waitFor("with the device flow (no browser: this is an SSH session)", "Enter: ") {
+		t.Fatalf("no device code on stderr:\n%s", stderr.String())
+	}
+	m := regexp.MustCompile(`Open:\s+(\S+)[\s\S]*?Enter:\s+(\S+)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("cannot read the verification URL and code:\n%s", stderr.String())
+	}
+	a, err := conformance.NewFormApprover(e.base, "device-proxy-user", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ApproveDevice(ctx, m[1], m[2]); err != nil {
+		t.Fatalf("approving %s at %s: %v", m[2], m[1], err)
+	}
+	c := <-done
+	if c.err != nil {
+		t.Fatalf("connect after the device login: %v\n%s", c.err, stderr.String())
+	}
+	defer c.cs.Close()
+	if user, err := whoami(ctx, c.cs); err != nil || !strings.HasPrefix(user, "u_") {
+		t.Fatalf("whoami after the device login: %q %v\n%s", user, err, stderr.String())
+	}
+	if code, _, errOut := e.cli("ping"); code != 0 {
+		t.Errorf("the device login was not stored: ping exit %d %s", code, errOut)
+	}
+}
+
+// --debug traces every request the proxy makes, the refresh included, and
+// no credential reaches the trace: not the access tokens before and after
+// the refresh, not the refresh token.
+func TestProxyE2EDebugTraceRedactsSecrets(t *testing.T) {
+	e := serve(t)
+	e.login()
+	_, before, _ := e.cli("token")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stderr syncBuffer
+	cs, _ := e.proxy(ctx, &stderr, "--debug")
+	if _, err := whoami(ctx, cs); err != nil {
+		t.Fatalf("whoami: %v\n%s", err, stderr.String())
+	}
+	resp, err := http.Post(e.base+"/api/test/clock", "application/json", strings.NewReader(`{"advance":"24h1m"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := whoami(ctx, cs); err != nil {
+		t.Fatalf("whoami after a day: %v\n%s", err, stderr.String())
+	}
+	cs.Close()
+	_, after, _ := e.cli("token")
+	before, after = strings.TrimSpace(before), strings.TrimSpace(after)
+	if before == "" || after == "" || before == after {
+		t.Fatalf("tokens before and after the refresh: %q, %q", before, after)
+	}
+	if !stderr.waitFor("> POST "+e.base+"/mcp", "> Authorization: Bearer [REDACTED]", "> POST "+e.base+"/oauth/token", "refresh_token=[REDACTED]") {
+		t.Fatalf("the trace lacks the MCP and refresh requests:\n%s", stderr.String())
+	}
+	trace := stderr.String()
+	for name, secret := range map[string]string{"the first access token": before, "the refreshed access token": after} {
+		if strings.Contains(trace, secret) {
+			t.Errorf("%s is in the trace", name)
+		}
+	}
+	if regexp.MustCompile(`refresh_token=[^\[&\s]`).MatchString(trace) || regexp.MustCompile(`"refresh_token":"[^\[]`).MatchString(trace) || strings.Contains(trace, "eyJ") {
+		t.Errorf("a refresh token or a JWT is in the trace:\n%s", trace)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/device"
 	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/internal/mcpproxy"
@@ -119,7 +120,8 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	cred, err := f.FreshCredential(ctx, opts.Server)
 	var ee *cmdutil.ExitError
 	if opts.Login && errors.As(err, &ee) && ee.Code == cmdutil.ExitAuthRequired {
-		cred, err = logIn(ctx, opts, err, logf)
+		logf("%v", err)
+		cred, err = logIn(ctx, opts, "", logf)
 	}
 	if err != nil {
 		return err
@@ -143,15 +145,31 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	if cred.FromEnv {
 		hint = "; MCPAUTH_TOKEN is set: replace it"
 	}
-	src := &credSource{f: f, server: firstNonEmpty(cred.Server, opts.Server), cred: cred, loaded: time.Now(), log: logf}
+	src := &credSource{f: f, server: firstNonEmpty(cred.Server, opts.Server), cred: cred, loaded: f.Clock.Now(), log: logf}
+	if opts.Login && !cred.FromEnv {
+		src.stepUp = func(ctx context.Context, scope string) error {
+			_, err := logIn(ctx, opts, scope, logf)
+			return err
+		}
+	}
 
 	// A host that goes away closes our stdout: see EPIPE, not a signal.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if !f.Globals.Quiet {
 		logf("forwarding stdio to %s (transport %s, %s credential)", mcpURL, opts.Transport, credKind(cred))
 	}
-	err = mcpproxy.Run(ctx, mcpproxy.Config{URL: mcpURL, Transport: opts.Transport, HTTP: base, Auth: src, Headers: headers,
-		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: hint})
+	scopeHint := func(scope string) string {
+		if cred.FromEnv {
+			return "; MCPAUTH_TOKEN is set: replace it with a token carrying that scope"
+		}
+		return fmt.Sprintf("; run: mcpauth login %s --scope %q (or start the proxy with --login to be asked)", mcpURL, flows.UnionScopes(src.scope(), scope))
+	}
+	var auth mcpproxy.Authorizer = src
+	if src.stepUp != nil {
+		auth = steppingSource{src}
+	}
+	err = mcpproxy.Run(ctx, mcpproxy.Config{URL: mcpURL, Transport: opts.Transport, HTTP: base, Auth: auth, Headers: headers,
+		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: hint, ScopeHint: scopeHint})
 	var re *mcpproxy.RemoteError
 	if errors.As(err, &re) {
 		return cmdutil.WithExit(cmdutil.ExitNetwork, err)
@@ -159,21 +177,39 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	return err
 }
 
-// logIn runs mcpauth login's browser flow before the proxy starts. Its
-// output goes to stderr and it never reads stdin: both belong to the host,
-// whose first messages wait in the pipe meanwhile.
-func logIn(ctx context.Context, opts *Options, why error, logf func(string, ...any)) (cmdutil.Credential, error) {
-	logf("%v", why)
-	logf("logging in to %s in the browser first (--login)", opts.Server)
+// logIn logs in before the proxy starts (or, for scope, again when the
+// server asks for more): in the browser as mcpauth login does, or, with no
+// browser to open (over SSH, no display), with the device flow when the
+// server offers it. Its output goes to stderr and it never reads stdin:
+// both belong to the host, whose messages wait in the pipe meanwhile.
+func logIn(ctx context.Context, opts *Options, scope string, logf func(string, ...any)) (cmdutil.Credential, error) {
 	lf := *opts.F
 	streams := *lf.IO
 	streams.Out, streams.In, streams.StdinTTY = streams.ErrOut, strings.NewReader(""), false
 	lf.IO = &streams
-	if _, tok, _, err := login.Login(ctx, &login.Options{F: &lf, Target: opts.Server, Timeout: flows.DefaultLoginTimeout}); err != nil {
-		return cmdutil.Credential{}, err
-	} else {
-		logf("logged in (token expires %s)", tok.Expiry.Format(time.RFC3339))
+	what := "logging in to " + opts.Server
+	if scope != "" {
+		what = fmt.Sprintf("the server needs scope %q: logging in to %s again", scope, opts.Server)
 	}
+	if _, headless := lf.Opener("", false); headless != "" {
+		logf("%s with the device flow (no browser: %s)", what, headless)
+		err := device.Run(ctx, &device.Options{F: &lf, Target: opts.Server, Scope: scope})
+		if !errors.Is(err, device.ErrNoDeviceFlow) {
+			if err != nil {
+				return cmdutil.Credential{}, err
+			}
+			logf("logged in")
+			return opts.F.FreshCredential(ctx, opts.Server)
+		}
+		logf("the server offers no device flow: open the URL below in a browser (forward its port if the browser is elsewhere)")
+	} else {
+		logf("%s in the browser first (--login)", what)
+	}
+	_, tok, _, err := login.Login(ctx, &login.Options{F: &lf, Target: opts.Server, Scope: scope, Timeout: flows.DefaultLoginTimeout})
+	if err != nil {
+		return cmdutil.Credential{}, err
+	}
+	logf("logged in (token expires %s)", tok.Expiry.Format(time.RFC3339))
 	return opts.F.FreshCredential(ctx, opts.Server)
 }
 
@@ -202,17 +238,20 @@ type credSource struct {
 	f      *cmdutil.Factory
 	server string
 	log    func(string, ...any)
+	// stepUp logs in again for more scope (--login only).
+	stepUp func(ctx context.Context, scope string) error
 
-	mu     sync.Mutex
-	cred   cmdutil.Credential
-	loaded time.Time
+	mu      sync.Mutex
+	cred    cmdutil.Credential
+	loaded  time.Time
+	stepUps int
 }
 
 func (c *credSource) current(ctx context.Context) cmdutil.Credential {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.cred.FromEnv && time.Since(c.loaded) > time.Minute {
-		c.loaded = time.Now()
+	if now := c.f.Clock.Now(); !c.cred.FromEnv && now.Sub(c.loaded) > time.Minute {
+		c.loaded = now
 		if n, err := c.f.FreshCredential(ctx, c.server); err == nil {
 			c.cred = n
 		} else {
@@ -276,13 +315,47 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 			return false, err
 		}
 	}
-	c.loaded = time.Now()
+	c.loaded = c.f.Clock.Now()
 	if n.Token == "" || n.Token == token {
 		return false, nil
 	}
 	c.log("the server refused the token: renewed it, sending again")
 	c.cred = n
 	return true, nil
+}
+
+func (c *credSource) scope() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cred.Scope
+}
+
+// steppingSource is a credSource that may log in again for more scope.
+type steppingSource struct{ *credSource }
+
+// StepUp implements mcpproxy.StepUpper: a login for the granted scope plus
+// the one the server asked for (SEP-2350), at most flows.DefaultMaxStepUps
+// times for one proxy, so a server that never accepts does not loop.
+func (c steppingSource) StepUp(ctx context.Context, token, scope string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cred.Token != token {
+		return true, nil // stepped up meanwhile, for another request
+	}
+	if c.stepUps >= flows.DefaultMaxStepUps {
+		return false, fmt.Errorf("already logged in again %d times for more scope", c.stepUps)
+	}
+	c.stepUps++
+	want := flows.UnionScopes(c.cred.Scope, scope)
+	if err := c.stepUp(ctx, want); err != nil {
+		return false, err
+	}
+	n, err := c.f.FreshCredential(ctx, c.server)
+	if err != nil {
+		return false, err
+	}
+	c.cred, c.loaded = n, c.f.Clock.Now()
+	return n.Token != token, nil
 }
 
 type lockedWriter struct {

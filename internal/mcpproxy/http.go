@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // Authorizer puts a credential on requests and renews it after a 401.
@@ -22,6 +24,13 @@ type Authorizer interface {
 	// invalid_token; it reports whether a different credential is there
 	// to retry with.
 	Renew(ctx context.Context, token string) (bool, error)
+}
+
+// StepUpper is an Authorizer that can obtain a token with more scope after
+// a 403 insufficient_scope naming the scope needed (SEP-2350); it reports
+// whether a different credential is there to send the request again with.
+type StepUpper interface {
+	StepUp(ctx context.Context, token, scope string) (bool, error)
 }
 
 // Observer is an Authorizer that also sees every answer (a DPoP key keeps
@@ -71,12 +80,27 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			o.Observe(req, resp)
 		}
 	}
-	if err != nil || resp.StatusCode != http.StatusUnauthorized || t.auth == nil || !invalidToken(resp.Header) {
+	if err != nil || t.auth == nil {
 		return resp, err
 	}
-	ok, rerr := t.auth.Renew(req.Context(), tok)
-	if rerr != nil {
-		t.log("the server refused the token and renewing it failed: %v", rerr)
+	var ok bool
+	var rerr error
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized && invalidToken(resp.Header):
+		if ok, rerr = t.auth.Renew(req.Context(), tok); rerr != nil {
+			t.log("the server refused the token and renewing it failed: %v", rerr)
+			return resp, nil
+		}
+	case resp.StatusCode == http.StatusForbidden && insufficientScope(resp.Header) != "":
+		su, can := t.auth.(StepUpper)
+		if !can {
+			return resp, nil
+		}
+		if ok, rerr = su.StepUp(req.Context(), tok, insufficientScope(resp.Header)); rerr != nil {
+			t.log("the server needs more scope and logging in for it failed: %v", rerr)
+			return resp, nil
+		}
+	default:
 		return resp, nil
 	}
 	if !ok {
@@ -104,6 +128,17 @@ func invalidToken(h http.Header) bool {
 	return true
 }
 
+// insufficientScope returns the scope a 403 insufficient_scope challenge
+// asks for, or "".
+func insufficientScope(h http.Header) string {
+	for _, c := range flows.ParseChallenges(h) {
+		if c.Params["error"] == "insufficient_scope" {
+			return strings.TrimSpace(c.Params["scope"])
+		}
+	}
+	return ""
+}
+
 // guardTransport stands between the SDK's Streamable HTTP client connection
 // and the server. The SDK treats an answer it cannot read (an HTML error
 // page, a 500 without a JSON-RPC body, a broken JSON body) as the end of the
@@ -115,7 +150,9 @@ type guardTransport struct {
 	max      int64
 	url      string
 	authHint string
-	log      func(string, ...any)
+	// scopeHint says how to get scope (see Config.ScopeHint).
+	scopeHint func(scope string) string
+	log       func(string, ...any)
 
 	mu      sync.Mutex
 	version string // negotiated by an initialize the host sent
@@ -191,6 +228,12 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			reason = fmt.Sprintf("the server refused the credential (HTTP 401%s)%s", challengeError(resp.Header), t.authHint)
 		} else if status == http.StatusForbidden {
 			reason = fmt.Sprintf("the server refused access (HTTP 403%s)", challengeError(resp.Header))
+			if scope := insufficientScope(resp.Header); scope != "" {
+				reason = fmt.Sprintf("the server needs scope %q for this (HTTP 403 insufficient_scope)", scope)
+				if t.scopeHint != nil {
+					reason += t.scopeHint(scope)
+				}
+			}
 		}
 	}
 	id := requestID(req)

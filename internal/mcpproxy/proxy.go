@@ -52,6 +52,15 @@ type Config struct {
 	// AuthHint is appended to the error a host gets when the server
 	// refuses the credential, e.g. "; run: mcpauth login URL".
 	AuthHint string
+	// ScopeHint, given the scope a 403 insufficient_scope asks for, returns
+	// what is appended to the error the host gets, e.g. "; run: mcpauth
+	// login URL --scope …".
+	ScopeHint func(scope string) string
+	// Backoff are the pauses before sending again a request whose
+	// connection was refused (nil: DefaultBackoff); Sleep waits them out
+	// (nil: a timer), for tests.
+	Backoff []time.Duration
+	Sleep   func(ctx context.Context, d time.Duration) error
 	// Grace is how long requests in flight may still be answered after the
 	// host closed stdin (0: 800 ms).
 	Grace time.Duration
@@ -83,6 +92,10 @@ type proxy struct {
 	pending map[jsonrpc.ID]bool
 	initIDs map[jsonrpc.ID]bool
 	idle    chan struct{} // closed and replaced when pending empties
+	// closing is set when Run is about to close the host's connection;
+	// answering counts the error answers being written until then.
+	closing   bool
+	answering sync.WaitGroup
 }
 
 // Run forwards until the host closes stdin (nil), the remote connection
@@ -106,9 +119,16 @@ func Run(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	auth := &authTransport{next: cfg.HTTP, auth: cfg.Auth, headers: cfg.Headers, log: cfg.Log}
+	if cfg.Backoff == nil {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	redial := &redialTransport{next: cfg.HTTP, backoff: cfg.Backoff, sleep: cfg.Sleep, log: cfg.Log}
+	auth := &authTransport{next: redial, auth: cfg.Auth, headers: cfg.Headers, log: cfg.Log}
 	p := &proxy{cfg: cfg, mode: cfg.Transport, client: &http.Client{Transport: auth},
-		guard:    &guardTransport{next: auth, max: int64(cfg.MaxMessage), url: cfg.URL, authHint: cfg.AuthHint, log: cfg.Log},
+		guard:    &guardTransport{next: auth, max: int64(cfg.MaxMessage), url: cfg.URL, authHint: cfg.AuthHint, scopeHint: cfg.ScopeHint, log: cfg.Log},
 		readerUp: make(chan struct{}), readErr: make(chan error, 1), sem: make(chan struct{}, 64),
 		pending: map[jsonrpc.ID]bool{}, initIDs: map[jsonrpc.ID]bool{}, idle: make(chan struct{})}
 
@@ -168,6 +188,7 @@ func Run(ctx context.Context, cfg Config) error {
 			case <-p.readErr:
 			}
 		}
+		p.drainAnswers()
 		return nil
 	case err := <-p.readErr:
 		// The host would wait for ever for what is still unanswered.
@@ -178,10 +199,9 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		p.mu.Unlock()
 		for _, id := range ids {
-			if p.claim(id) {
-				p.reply(ctx, id, jsonrpc.CodeInternalError, fmt.Sprintf("mcpauth proxy: %v", err))
-			}
+			p.answer(ctx, id, jsonrpc.CodeInternalError, fmt.Sprintf("mcpauth proxy: %v", err))
 		}
+		p.drainAnswers()
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
@@ -255,10 +275,7 @@ func (p *proxy) send(ctx context.Context, msg jsonrpc.Message) {
 func (p *proxy) failed(ctx context.Context, msg jsonrpc.Message, err error) {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		p.cfg.Log("%s %s: %v", p.cfg.URL, req.Method, err)
-		if !p.claim(req.ID) {
-			return // already answered
-		}
-		p.reply(ctx, req.ID, jsonrpc.CodeInternalError, fmt.Sprintf("mcpauth proxy: %s: %v", p.cfg.URL, err))
+		p.answer(ctx, req.ID, jsonrpc.CodeInternalError, fmt.Sprintf("mcpauth proxy: %s: %v", p.cfg.URL, err))
 		return
 	}
 	p.cfg.Log("%s: a message from the host could not be sent: %v", p.cfg.URL, err)
@@ -354,6 +371,31 @@ func (p *proxy) claim(id jsonrpc.ID) bool {
 		p.idle = make(chan struct{})
 	}
 	return true
+}
+
+// answer claims call id and answers it with an error, unless it was
+// answered already. Run waits for answers being written before it closes
+// the host's connection (drainAnswers), so none is cut off.
+func (p *proxy) answer(ctx context.Context, id jsonrpc.ID, code int64, msg string) {
+	p.mu.Lock()
+	if p.closing {
+		p.mu.Unlock()
+		return
+	}
+	p.answering.Add(1)
+	p.mu.Unlock()
+	defer p.answering.Done()
+	if p.claim(id) {
+		p.reply(ctx, id, code, msg)
+	}
+}
+
+// drainAnswers lets the answers being written finish, and no new ones start.
+func (p *proxy) drainAnswers() {
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
+	p.answering.Wait()
 }
 
 // reply answers the host's call id with an error.
