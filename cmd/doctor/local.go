@@ -104,6 +104,10 @@ func keyringCheck(ctx context.Context, opts *Options) Check {
 	return c
 }
 
+// roundTrip goes through go-keyring, which finds the bus in the process's
+// environment: the probe before it, on the injected one, has already said
+// whether there is a keyring to try. Open creates the token folder (0700),
+// as any login would; tokenFiles ran first and reported it as it was.
 func roundTrip(opts *Options) error {
 	dir, err := tokenDir(opts)
 	if err != nil {
