@@ -18,6 +18,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/conformance"
 	"github.com/mcpauth/mcpauth/cmd/device"
 	"github.com/mcpauth/mcpauth/cmd/discover"
+	"github.com/mcpauth/mcpauth/cmd/doctor"
 	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/cmd/logout"
 	"github.com/mcpauth/mcpauth/cmd/ping"
@@ -134,6 +135,7 @@ implements the mcpauth service contract, and runs a reference server.`,
 		proxy.NewCmd(f, nil),
 		token.NewCmd(f, nil),
 		status.NewCmd(f, nil),
+		doctor.NewCmd(f, nil),
 		logout.NewCmd(f, nil),
 		apikey.NewCmd(f, nil),
 		conformance.NewCmd(f, nil),
