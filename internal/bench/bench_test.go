@@ -81,7 +81,10 @@ func TestRunLocal(t *testing.T) {
 		t.Skip("starts the reference server")
 	}
 	var lines []string
-	reps, err := Run(context.Background(), Options{DB: t.TempDir() + "/bench.db", Rounds: 1, Duration: 30 * time.Millisecond,
+	// Slices long enough that one code exchange (a durable SQLite commit)
+	// finishes inside one on a loaded machine under -race: a request the
+	// slice's deadline cuts off counts neither as answer nor error.
+	reps, err := Run(context.Background(), Options{DB: t.TempDir() + "/bench.db", Rounds: 1, Duration: 250 * time.Millisecond,
 		Concurrency: 2, Codes: 5, Progress: func(f string, _ ...any) { lines = append(lines, f) }})
 	if err != nil {
 		t.Fatal(err)
