@@ -145,8 +145,9 @@ func imageFromOCIArchive(t *testing.T, path string, plat v1.Platform) v1.Image {
 	if err != nil || len(rm.Manifests) != 1 {
 		t.Fatalf("index.json: %v, %+v", err, rm)
 	}
-	if ref := rm.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; ref != testVersion {
-		t.Errorf("ref.name = %q, want %q", ref, testVersion)
+	a := rm.Manifests[0].Annotations
+	if a["org.opencontainers.image.ref.name"] != testVersion || a["io.containerd.image.name"] != "docker.io/library/mcpauth:"+testVersion {
+		t.Errorf("index.json annotations %v, want the tag and the name Docker uses", a)
 	}
 	idx, err := root.ImageIndex(rm.Manifests[0].Digest)
 	if err != nil {

@@ -34,10 +34,15 @@ func WriteOCIArchive(path string, idx v1.ImageIndex, ref string) error {
 		return fmt.Errorf("image name %q: %w", ref, err)
 	}
 	// ref.name is the tag (OCI image-spec); containerd and Docker read the
-	// full name from their own annotation.
+	// full name from their own annotation, spelling Docker Hub docker.io
+	// where go-containerregistry says index.docker.io.
+	full := tag.Name()
+	if tag.RegistryStr() == name.DefaultRegistry {
+		full = "docker.io/" + tag.RepositoryStr() + ":" + tag.TagStr()
+	}
 	if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{
 		"org.opencontainers.image.ref.name": tag.TagStr(),
-		"io.containerd.image.name":          tag.Name(),
+		"io.containerd.image.name":          full,
 	})); err != nil {
 		return fmt.Errorf("writing the OCI layout: %w", err)
 	}
