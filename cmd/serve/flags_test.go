@@ -32,7 +32,7 @@ func TestDevIdPStaysOnLoopback(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, []string{"--addr", "0.0.0.0:8080"}, "loopback --addr"},
+		{nil, []string{"--addr", "0.0.0.0:8080", "--base-url", "http://127.0.0.1:8080"}, "loopback --addr"},
 		{nil, []string{"--dev-idp-addr", "0.0.0.0:9999"}, "--dev-idp-addr"},
 		{nil, []string{"--dev-idp-addr", ":9999"}, "--dev-idp-addr"},
 		{nil, []string{"--dev-idp-addr", "[::]:9999"}, "--dev-idp-addr"},
@@ -137,5 +137,41 @@ func TestTestClockStaysOnLoopback(t *testing.T) {
 	}
 	if err := checkExposure(parse(t, nil, "--test-clock", "--base-url", "http://127.0.0.1:8080")); err != nil {
 		t.Errorf("loopback test clock refused: %v", err)
+	}
+}
+
+// Off loopback the public URL cannot be guessed from the listen address, so
+// --base-url is required, and refused before anything listens.
+func TestBaseURLRequiredOffLoopback(t *testing.T) {
+	const issuer = "--oidc-issuer=http://127.0.0.1:1" // no development IdP in the way
+	for _, args := range [][]string{
+		{"--addr", "0.0.0.0:8080"}, {"--addr", ":8080"}, {"--addr", "[::]:8080"}, {"--addr", "10.1.2.3:8080"},
+	} {
+		err := checkExposure(parse(t, nil, append(args, issuer)...))
+		if err == nil || !strings.Contains(err.Error(), "--base-url") {
+			t.Errorf("%v: err = %v, want a refusal naming --base-url", args, err)
+		}
+	}
+	if err := checkExposure(parse(t, map[string]string{"MCPAUTH_ADDR": "0.0.0.0:8080"}, issuer)); err == nil {
+		t.Error("MCPAUTH_ADDR=0.0.0.0:8080 without a base URL was accepted")
+	}
+	for _, args := range [][]string{
+		{"--addr", "127.0.0.1:8080"},
+		{"--addr", "0.0.0.0:8080", "--base-url", "https://mcp.example.com"},
+	} {
+		if err := checkExposure(parse(t, nil, append(args, issuer)...)); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	ios, _, _, _ := cmdutil.Test()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	err := Run(ctx, &Options{
+		IO: ios, Getenv: func(string) string { return "" }, Addr: "0.0.0.0:0", DB: ":memory:",
+		OIDCIssuer: "http://127.0.0.1:1", LogFormat: "text", LogLevel: "error",
+		Ready: func(string) { t.Error("the server started listening"); cancel() },
+	})
+	if err == nil || !strings.Contains(err.Error(), "--base-url") {
+		t.Fatalf("Run on 0.0.0.0:0: err = %v, want a refusal naming --base-url", err)
 	}
 }

@@ -276,6 +276,12 @@ func checkExposure(opts *Options) error {
 		// Behind a proxy the listener is loopback but the clock is public.
 		return cmdutil.FlagErrorf("--test-clock is only allowed with a loopback --base-url, not %s", opts.BaseURL)
 	}
+	if !loopback && opts.BaseURL == "" {
+		// Off loopback the listen address is rarely what clients reach
+		// (0.0.0.0, a container's address, behind a proxy), and the issuer
+		// and resource URLs derived from it would be wrong for all of them.
+		return cmdutil.FlagErrorf("--base-url (or MCPAUTH_BASE_URL) is required when --addr %s is not a loopback address: the public URL clients use, e.g. https://mcp.example.com", opts.Addr)
+	}
 	if opts.OIDCIssuer != "" {
 		return nil
 	}
