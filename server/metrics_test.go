@@ -1,0 +1,92 @@
+package server_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/server"
+	"github.com/mcpauth/mcpauth/server/servertest"
+	"github.com/mcpauth/mcpauth/server/store/sqlstore"
+)
+
+// Real traffic over loopback against a server on a SQLite file, then a
+// scrape of its metrics, served on their own listener as `mcpauth serve
+// --metrics-addr` does: each counter moved by exactly what was done.
+func TestMetricsCountRealTraffic(t *testing.T) {
+	t.Parallel()
+	st, err := sqlstore.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "mcpauth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	m := server.NewMetrics()
+	// One registration per address: the second is refused. The fake clock
+	// never refills the bucket.
+	env := servertest.New(t, servertest.Options{Store: st, Metrics: m, Limits: server.Limits{RegisterPerIP: server.Limit{Rate: 1, Burst: 1}}})
+	scrapeURL := httptest.NewServer(m.Handler()).URL + "/metrics"
+
+	c := refreshClient(t, env)
+	resp, body := postJSON(t, env.URL+"/oauth/register", map[string]any{"redirect_uris": []string{testRedirect}})
+	oauthErr(t, resp, body, http.StatusTooManyRequests, "rate_limited")
+	first := c.offline(env.Browser("metered"))
+	c.mustRefresh(first.RefreshToken, nil)
+	resp, body = c.refresh(first.RefreshToken, nil) // spent: reuse
+	oauthErr(t, resp, body, http.StatusBadRequest, "invalid_grant")
+	key, err := env.Server.APIKeyForTest("u_metered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := ping(t, env, key); resp.StatusCode != http.StatusOK {
+		t.Fatalf("ping: HTTP %d: %s", resp.StatusCode, body)
+	}
+	if resp, _ := do(t, http.MethodGet, env.URL+"/no/such/page-"+c.ID, "", "", nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown path: HTTP %d, want 404", resp.StatusCode)
+	}
+	if resp, _ := do(t, http.MethodGet, env.URL+"/metrics", "", "", nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("/metrics on the main listener: HTTP %d, want 404", resp.StatusCode)
+	}
+
+	s := servertest.ScrapeMetrics(t, scrapeURL)
+	for _, w := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/register", "code": "201"}, 1},
+		{"mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/register", "code": "429"}, 1},
+		{"mcpauth_http_requests_total", map[string]string{"route": "GET /api/ping", "code": "200"}, 1},
+		{"mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/token", "code": "200"}, 2},
+		{"mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/token", "code": "400"}, 1},
+		{"mcpauth_http_requests_total", map[string]string{"route": "/", "code": "404"}, 2},
+		{"mcpauth_http_request_duration_seconds", map[string]string{"route": "GET /api/ping"}, 1},
+		{"mcpauth_tokens_issued_total", map[string]string{"grant": "authorization_code"}, 1},
+		{"mcpauth_tokens_issued_total", map[string]string{"grant": "refresh_token"}, 1},
+		{"mcpauth_tokens_issued_total", map[string]string{"grant": "device_code"}, 0},
+		{"mcpauth_refresh_token_reuse_total", map[string]string{}, 1},
+		{"mcpauth_rate_limited_total", map[string]string{"limiter": "register"}, 1},
+		{"mcpauth_rate_limited_total", map[string]string{"limiter": "device"}, 0},
+		{"mcpauth_store_operation_duration_seconds", map[string]string{"op": "CreateClient"}, 1},
+		{"mcpauth_store_operation_duration_seconds", map[string]string{"op": "RotateRefreshToken"}, 1},
+		{"mcpauth_store_operation_duration_seconds", map[string]string{"op": "RevokeRefreshFamily"}, 1},
+	} {
+		if got, ok := s.Value(w.name, w.labels); !ok || got != w.want {
+			t.Errorf("%s%v = %v (present %v), want %v", w.name, w.labels, got, ok, w.want)
+		}
+	}
+	// Route labels are patterns: never a raw path, an id or a query.
+	for _, route := range s.LabelValues("mcpauth_http_requests_total", "route") {
+		if strings.Contains(route, c.ID) || strings.Contains(route, "?") || strings.Contains(route, "/no/such") {
+			t.Errorf("route label %q is a raw path, not a pattern", route)
+		}
+	}
+	if routes := s.LabelValues("mcpauth_http_request_duration_seconds", "route"); !slices.Contains(routes, "GET /oauth/authorize") {
+		t.Errorf("latency routes %v lack GET /oauth/authorize", routes)
+	}
+	if _, ok := s.Value("go_goroutines", map[string]string{}); !ok {
+		t.Error("the Go runtime collector is missing")
+	}
+}
