@@ -51,32 +51,22 @@ func TestMetricsCountRealTraffic(t *testing.T) {
 	}
 
 	s := servertest.ScrapeMetrics(t, scrapeURL)
-	for _, w := range []struct {
-		name   string
-		labels map[string]string
-		want   float64
-	}{
-		{"mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/register", "code": "201"}, 1},
-		{"mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/register", "code": "429"}, 1},
-		{"mcpauth_http_requests_total", map[string]string{"route": "GET /api/ping", "code": "200"}, 1},
-		{"mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/token", "code": "200"}, 2},
-		{"mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/token", "code": "400"}, 1},
-		{"mcpauth_http_requests_total", map[string]string{"route": "/", "code": "404"}, 2},
-		{"mcpauth_http_request_duration_seconds", map[string]string{"route": "GET /api/ping"}, 1},
-		{"mcpauth_tokens_issued_total", map[string]string{"grant": "authorization_code"}, 1},
-		{"mcpauth_tokens_issued_total", map[string]string{"grant": "refresh_token"}, 1},
-		{"mcpauth_tokens_issued_total", map[string]string{"grant": "device_code"}, 0},
-		{"mcpauth_refresh_token_reuse_total", map[string]string{}, 1},
-		{"mcpauth_rate_limited_total", map[string]string{"limiter": "register"}, 1},
-		{"mcpauth_rate_limited_total", map[string]string{"limiter": "device"}, 0},
-		{"mcpauth_store_operation_duration_seconds", map[string]string{"op": "CreateClient"}, 1},
-		{"mcpauth_store_operation_duration_seconds", map[string]string{"op": "RotateRefreshToken"}, 1},
-		{"mcpauth_store_operation_duration_seconds", map[string]string{"op": "RevokeRefreshFamily"}, 1},
-	} {
-		if got, ok := s.Value(w.name, w.labels); !ok || got != w.want {
-			t.Errorf("%s%v = %v (present %v), want %v", w.name, w.labels, got, ok, w.want)
-		}
-	}
+	s.Check(t, "mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/register", "code": "201"}, 1)
+	s.Check(t, "mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/register", "code": "429"}, 1)
+	s.Check(t, "mcpauth_http_requests_total", map[string]string{"route": "GET /api/ping", "code": "200"}, 1)
+	s.Check(t, "mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/token", "code": "200"}, 2)
+	s.Check(t, "mcpauth_http_requests_total", map[string]string{"route": "POST /oauth/token", "code": "400"}, 1)
+	s.Check(t, "mcpauth_http_requests_total", map[string]string{"route": "/", "code": "404"}, 2)
+	s.Check(t, "mcpauth_http_request_duration_seconds", map[string]string{"route": "GET /api/ping"}, 1)
+	s.Check(t, "mcpauth_tokens_issued_total", map[string]string{"grant": "authorization_code"}, 1)
+	s.Check(t, "mcpauth_tokens_issued_total", map[string]string{"grant": "refresh_token"}, 1)
+	s.Check(t, "mcpauth_tokens_issued_total", map[string]string{"grant": "device_code"}, 0)
+	s.Check(t, "mcpauth_refresh_token_reuse_total", map[string]string{}, 1)
+	s.Check(t, "mcpauth_rate_limited_total", map[string]string{"limiter": "register"}, 1)
+	s.Check(t, "mcpauth_rate_limited_total", map[string]string{"limiter": "device"}, 0)
+	s.Check(t, "mcpauth_store_operation_duration_seconds", map[string]string{"op": "CreateClient"}, 1)
+	s.Check(t, "mcpauth_store_operation_duration_seconds", map[string]string{"op": "RotateRefreshToken"}, 1)
+	s.Check(t, "mcpauth_store_operation_duration_seconds", map[string]string{"op": "RevokeRefreshFamily"}, 1)
 	// Route labels are patterns: never a raw path, an id or a query.
 	for _, route := range s.LabelValues("mcpauth_http_requests_total", "route") {
 		if strings.Contains(route, c.ID) || strings.Contains(route, "?") || strings.Contains(route, "/no/such") {

@@ -75,3 +75,12 @@ func sameLabels(got []*dto.LabelPair, want map[string]string) bool {
 	}
 	return true
 }
+
+// Check fails the test unless name's series with exactly labels is there
+// with the value want.
+func (s Scrape) Check(t testing.TB, name string, labels map[string]string, want float64) {
+	t.Helper()
+	if got, ok := s.Value(name, labels); !ok || got != want {
+		t.Errorf("%s%v = %v (present %v), want %v", name, labels, got, ok, want)
+	}
+}
