@@ -23,6 +23,9 @@ type Metrics struct {
 	refreshReuse prometheus.Counter
 	rateLimited  *prometheus.CounterVec
 	store        *prometheus.HistogramVec
+	// codes[c] is strconv.Itoa(c), made once: formatting a status per
+	// request would allocate on the ping path.
+	codes [600]string
 }
 
 // Label values: grants as the "access token issued" log line names them,
@@ -70,6 +73,9 @@ func NewMetrics() *Metrics {
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
 		}, []string{"op"}),
 	}
+	for c := range m.codes {
+		m.codes[c] = strconv.Itoa(c)
+	}
 	// Known label values start at zero, so a scrape shows them before the
 	// first event and rate() has a series to start from.
 	for _, g := range []string{metricGrantCode, metricGrantDevice, metricGrantRefresh} {
@@ -99,7 +105,11 @@ func (m *Metrics) request(route string, code int, d time.Duration) {
 	if route == "" {
 		route = "unmatched"
 	}
-	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	label := "other"
+	if code >= 0 && code < len(m.codes) {
+		label = m.codes[code]
+	}
+	m.requests.WithLabelValues(route, label).Inc()
 	m.duration.WithLabelValues(route).Observe(d.Seconds())
 }
 
