@@ -19,7 +19,7 @@ import (
 func startMetrics(addr string, m *server.Metrics, log *slog.Logger) (string, func() error, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", nil, cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("listening for metrics on %s (--metrics-addr): %w", addr, err))
+		return "", nil, cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("listening for metrics on %s: %w; give --metrics-addr a free address, or leave it unset", addr, err))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -101,5 +102,23 @@ func TestMetricsOffByDefault(t *testing.T) {
 	}
 	if got := status(t, "GET", base+"/metrics", ""); got != http.StatusNotFound {
 		t.Errorf("/metrics on the main listener: HTTP %d, want 404", got)
+	}
+}
+
+// A metrics address that cannot be had stops the server at start, saying
+// which flag to change.
+func TestMetricsAddrInUse(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	ios, _, _, _ := cmdutil.Test()
+	err = serve.Run(t.Context(), &serve.Options{
+		IO: ios, Getenv: func(string) string { return "" }, Addr: "127.0.0.1:0", DevIdPAddr: "127.0.0.1:0",
+		DB: filepath.Join(t.TempDir(), "mcpauth.db"), LogFormat: "text", LogLevel: "error", MetricsAddr: taken.Addr().String(),
+	})
+	if err == nil || !strings.Contains(err.Error(), "--metrics-addr") {
+		t.Fatalf("serve with a taken metrics address: %v; want an error naming --metrics-addr", err)
 	}
 }
