@@ -65,3 +65,19 @@ func BenchmarkAPIKeyLookupMemory(b *testing.B) {
 		}
 	}
 }
+
+// What metrics add per request, alone (the ping benchmarks on a shared
+// machine are too noisy to show it): with metrics off, a nil check.
+func BenchmarkMetricsRequest(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		m    *Metrics
+	}{{"off", nil}, {"on", NewMetrics()}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.m.request("GET /api/ping", 200, time.Millisecond)
+			}
+		})
+	}
+}

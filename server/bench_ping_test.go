@@ -19,10 +19,12 @@ import (
 //
 //	go test -run '^$' -bench 'Ping(Bare|Logged)' -benchmem ./server/
 
-func loggedServer(b *testing.B) *server.Server {
+func loggedServer(b *testing.B) *server.Server { return pingServer(b, nil) }
+
+func pingServer(b *testing.B, m *server.Metrics) *server.Server {
 	srv, err := server.New(context.Background(), server.Config{
 		BaseURL: "http://127.0.0.1:1", Store: memory.New(), SigningKey: []byte("bench-signing-key-0123456789abcdefghijkl"),
-		Limits: server.Limits{Disabled: true}, CacheCredentials: true,
+		Limits: server.Limits{Disabled: true}, CacheCredentials: true, Metrics: m,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
@@ -61,6 +63,16 @@ func BenchmarkPingBare(b *testing.B) {
 
 func BenchmarkPingLoggedJWT(b *testing.B) {
 	srv := loggedServer(b)
+	tok, err := srv.IssueTokenForTest("u_bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchPing(b, srv.Handler(), tok)
+}
+
+// What metrics add to a ping: one counter and one histogram observation.
+func BenchmarkPingLoggedJWTMetrics(b *testing.B) {
+	srv := pingServer(b, server.NewMetrics())
 	tok, err := srv.IssueTokenForTest("u_bench")
 	if err != nil {
 		b.Fatal(err)

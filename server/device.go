@@ -208,6 +208,7 @@ func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[s
 			return
 		}
 	}
+	s.metrics.tokenIssued(metricGrantDevice)
 	s.log.Info("access token issued", "request_id", requestID(r.Context()), "grant", "device_code", "user_id", d.UserID, "client_id", d.ClientID)
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -56,15 +56,15 @@ type limiters struct {
 	deviceCode, authorize, register, wrongUserCode *keyedLimiter
 }
 
-func newLimiters(l Limits, clk clock.Clock) *limiters {
-	mk := func(v Limit) *keyedLimiter {
-		return &keyedLimiter{limit: v, clock: clk, disabled: l.Disabled, m: map[string]*rate.Limiter{}}
+func newLimiters(l Limits, clk clock.Clock, m *Metrics) *limiters {
+	mk := func(v Limit, name string) *keyedLimiter {
+		return &keyedLimiter{limit: v, clock: clk, disabled: l.Disabled, m: map[string]*rate.Limiter{}, rejected: m.rejections(name)}
 	}
 	return &limiters{
-		deviceCode:    mk(l.DeviceCodePerIP),
-		authorize:     mk(l.AuthorizePerClient),
-		register:      mk(l.RegisterPerIP),
-		wrongUserCode: mk(l.WrongUserCodePerKey),
+		deviceCode:    mk(l.DeviceCodePerIP, limiterDevice),
+		authorize:     mk(l.AuthorizePerClient, limiterAuthorize),
+		register:      mk(l.RegisterPerIP, limiterRegister),
+		wrongUserCode: mk(l.WrongUserCodePerKey, limiterUserCode),
 	}
 }
 
@@ -76,6 +76,7 @@ type keyedLimiter struct {
 	clock    clock.Clock
 	disabled bool
 	m        map[string]*rate.Limiter
+	rejected func() // counts refusals (metrics); never nil
 }
 
 // maxKeys bounds the map; full buckets are dropped first, since forgetting a
@@ -118,6 +119,7 @@ func (k *keyedLimiter) Allow(key string) (bool, time.Duration) {
 	if l.AllowN(now, 1) {
 		return true, 0
 	}
+	k.rejected()
 	return false, k.wait(l, now)
 }
 
@@ -145,11 +147,13 @@ func (k *keyedLimiter) Charge(keys ...string) (ok bool, wait time.Duration, refu
 		r := l.ReserveN(now, 1)
 		if !r.OK() {
 			undo()
+			k.rejected()
 			return false, k.wait(l, now), nil
 		}
 		if d := r.DelayFrom(now); d > 0 {
 			r.CancelAt(now)
 			undo()
+			k.rejected()
 			return false, d, nil
 		}
 		taken = append(taken, r)

@@ -201,6 +201,7 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 		s.serverError(w, r, "issuing access token", err)
 		return
 	}
+	s.metrics.tokenIssued(metricGrantRefresh)
 	s.log.Info("access token issued", "request_id", requestID(ctx), "grant", "refresh_token", "user_id", rt.UserID, "client_id", client.ID)
 	resp := newTokenResponse(tok)
 	resp.Scope, resp.RefreshToken = scope, raw
@@ -232,6 +233,7 @@ func (s *Server) replayedRefresh(w http.ResponseWriter, r *http.Request, rt stor
 		s.serverError(w, r, "revoking a replayed refresh token's family", err)
 		return
 	}
+	s.metrics.refreshReused()
 	s.log.Warn("refresh token replayed: revoked its family", "request_id", requestID(r.Context()), "client_id", rt.ClientID, "user_id", rt.UserID)
 	writeOAuthError(w, invalidGrant("refresh token already used; its grant is revoked"))
 }

@@ -80,7 +80,7 @@ func stateFrom(ctx context.Context) *requestState {
 // strings or headers, which carry codes and tokens).
 func (s *Server) withRequestContext(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now() // duration for the log only; no logic reads it
+		start := time.Now() // durations for the log and metrics only; no logic reads it
 		st := &requestState{id: newRequestID()}
 		id := st.id
 		w.Header()["X-Request-Id"] = []string{id}
@@ -100,12 +100,15 @@ func (s *Server) withRequestContext(next http.Handler) http.Handler {
 					writeOAuthError(rec, newError(http.StatusInternalServerError, errServerError, "internal error"))
 				}
 			}
+			d := time.Since(start)
+			// The mux set r.Pattern on this request: a bounded route label.
+			s.metrics.request(r.Pattern, rec.status(), d)
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("request_id", id),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", rec.status()),
-				slog.Duration("duration", time.Since(start)),
+				slog.Duration("duration", d),
 			)
 		}()
 		next.ServeHTTP(rec, r)

@@ -60,6 +60,9 @@ type Config struct {
 	CacheCredentials bool
 	// MetadataDocuments configures fetching Client ID Metadata Documents.
 	MetadataDocuments MetadataDocumentConfig
+	// Metrics, when set, records Prometheus metrics (see NewMetrics); nil
+	// records nothing.
+	Metrics *Metrics
 	// TestClock, when set, is exposed at /api/test/clock so a conformance
 	// suite in another process can move time. Never set it in production.
 	TestClock *clock.Offset
@@ -80,6 +83,7 @@ type Server struct {
 	cookieKey []byte
 	login     *oidcLogin
 	limits    *limiters
+	metrics   *Metrics         // nil: no metrics
 	cache     *credentialCache // nil unless Config.CacheCredentials
 	clients   clientCache
 	names     nameCache // display names for ping and whoami
@@ -107,6 +111,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	cfg.Store = cfg.Metrics.timeStore(cfg.Store)
 	key, err := signingKey(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -121,7 +126,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		csrfKey:   deriveKey(key, "csrf"),
 		userCodeK: deriveKey(key, "user code"),
 		cookieKey: deriveKey(key, "login cookie"),
-		limits:    newLimiters(cfg.Limits.withDefaults(), cfg.Clock),
+		limits:    newLimiters(cfg.Limits.withDefaults(), cfg.Clock, cfg.Metrics),
+		metrics:   cfg.Metrics,
 		clients:   clientCache{m: map[string]store.Client{}},
 		cimd:      newCIMDFetcher(cfg.MetadataDocuments),
 	}

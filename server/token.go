@@ -141,6 +141,7 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 			return
 		}
 	}
+	s.metrics.tokenIssued(metricGrantCode)
 	s.log.Info("access token issued", "request_id", requestID(ctx), "grant", "authorization_code", "user_id", code.UserID, "client_id", code.ClientID)
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -175,3 +175,16 @@ func TestBaseURLRequiredOffLoopback(t *testing.T) {
 		t.Fatalf("Run on 0.0.0.0:0: err = %v, want a refusal naming --base-url", err)
 	}
 }
+
+// Metrics are off unless asked for, by flag or environment.
+func TestMetricsAddrFlag(t *testing.T) {
+	if got := parse(t, nil).MetricsAddr; got != "" {
+		t.Errorf("default --metrics-addr %q, want off", got)
+	}
+	if got := parse(t, nil, "--metrics-addr", "127.0.0.1:9464").MetricsAddr; got != "127.0.0.1:9464" {
+		t.Errorf("--metrics-addr gave %q", got)
+	}
+	if got := parse(t, map[string]string{"MCPAUTH_METRICS_ADDR": "[::1]:9464"}).MetricsAddr; got != "[::1]:9464" {
+		t.Errorf("MCPAUTH_METRICS_ADDR gave %q", got)
+	}
+}

@@ -51,6 +51,9 @@ type Options struct {
 	CIMDAllowPrivate               bool
 	LogFormat                      string
 	LogLevel                       string
+	// MetricsAddr, when set, serves Prometheus metrics at /metrics on a
+	// listener of its own; off by default.
+	MetricsAddr string
 
 	// Server timeouts (documented in README): slow clients cannot hold
 	// connections or goroutines for long.
@@ -129,6 +132,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.DurationVar(&opts.IdleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept")
 	fl.StringVar(&opts.LogFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9464 (off by default; never expose it publicly)")
 	cmdutil.DocumentEnv(cmd)
 	return cmd
 }
@@ -228,6 +232,15 @@ func Run(ctx context.Context, opts *Options) error {
 		cfg.Login = server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace}
 		log.Warn("using the built-in DEVELOPMENT identity provider: anyone can sign in as any user name; configure --oidc-issuer for real use", "dev_idp", idp.URL())
 	}
+	metricsURL := ""
+	if opts.MetricsAddr != "" {
+		cfg.Metrics = server.NewMetrics()
+		var stopMetrics func() error
+		if metricsURL, stopMetrics, err = startMetrics(opts.MetricsAddr, cfg.Metrics, log); err != nil {
+			return err
+		}
+		defer stopMetrics() //nolint:errcheck // exiting; closing a listener we own
+	}
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		return err
@@ -247,6 +260,9 @@ func Run(ctx context.Context, opts *Options) error {
 
 	// Through logOut, after the warnings above, and out at once.
 	fmt.Fprintf(logOut, "mcpauth reference server on %s\n  MCP endpoint: %s/mcp\n  sign in:      %s/auth/login\n  settings:     %s/settings\n", base, base, base, base)
+	if metricsURL != "" {
+		fmt.Fprintf(logOut, "  metrics:      %s\n", metricsURL)
+	}
 	_ = logOut.Flush()
 	if opts.Ready != nil {
 		opts.Ready(base)

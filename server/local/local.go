@@ -43,6 +43,8 @@ type Options struct {
 	TestClock *clock.Offset
 	// MetadataDocuments: see server.Config.
 	MetadataDocuments server.MetadataDocumentConfig
+	// Metrics: see server.Config; the caller serves them.
+	Metrics *server.Metrics
 }
 
 // Instance is a running server.
@@ -89,8 +91,8 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
 		PreviousSigningKeys: opts.PreviousSigningKeys, SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys,
 		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
-		MetadataDocuments: opts.MetadataDocuments,
-		Login:             server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
+		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics,
+		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
 	if err != nil {
 		ln.Close()

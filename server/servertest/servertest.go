@@ -43,6 +43,8 @@ type Options struct {
 	// MetadataDocuments configures fetching client metadata documents
 	// (tests relax the address guard to reach a loopback document server).
 	MetadataDocuments server.MetadataDocumentConfig
+	// Metrics, when set, records the server's metrics (the test serves them).
+	Metrics *server.Metrics
 }
 
 // Env is a running reference server.
@@ -80,7 +82,7 @@ func New(t testing.TB, opts Options) *Env {
 		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
 		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
 		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
-		MetadataDocuments: opts.MetadataDocuments,
+		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics,
 	})
 	if err != nil {
 		t.Fatalf("servertest: %v", err)
