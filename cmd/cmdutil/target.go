@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -143,10 +144,14 @@ func Unreachable(rawURL string, err error) error {
 	return err
 }
 
-// discoveryError explains a failed discovery in the user's terms: the
-// server cannot be reached, or the URL is not an MCP endpoint (with the
-// /mcp URL to try), else the flows error as it is. Exit 6 either way.
-func discoveryError(target string, disc *flows.Discovery, err error) error {
+// discoveryError explains a failed discovery in the user's terms, with the
+// fix when there is one: the server cannot be reached, the URL is not an
+// MCP endpoint (and what it is), or an unsafe-override flag df offers.
+// Exit 6, or 2 for a target refused before any request.
+func discoveryError(target string, disc *flows.Discovery, err error, df DiscoverFlags) error {
+	if errors.Is(err, flows.ErrInsecureEndpoint) {
+		return insecureError(target, err, df)
+	}
 	if disc != nil && len(disc.Probes) > 0 {
 		answered := false
 		cause := ""
@@ -176,26 +181,54 @@ func discoveryError(target string, disc *flows.Discovery, err error) error {
 			}
 		}
 	}
-	return WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w", target, err))
+	err = fmt.Errorf("discovering %s: %w", target, err)
+	switch {
+	case errors.Is(err, flows.ErrS256Unsupported) && df.bound:
+		err = fmt.Errorf("%w; --allow-missing-s256 continues anyway (unsafe: the login can be intercepted)", err)
+	case strings.Contains(err.Error(), "x509:"):
+		err = fmt.Errorf("%w; if the server's certificate comes from a private CA, pass --ca-file with that CA's PEM file", err)
+	}
+	return WithExit(ExitNetwork, err)
+}
+
+// insecureError names the way out of a refused plain-http URL: https, or
+// the override flag when the command has it.
+func insecureError(target string, err error, df DiscoverFlags) error {
+	fix := ""
+	if df.bound {
+		fix = ", or pass --allow-insecure-http to accept that (unsafe)"
+	}
+	if u, perr := url.Parse(target); perr == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		u.Scheme = "https"
+		return FlagErrorf("%s is plain http to a host that is not loopback: tokens would cross the network unencrypted. Use %s%s", target, u, fix)
+	}
+	return WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w; the server must use https for it%s", target, err, fix))
 }
 
 // notMCP is the message for a URL that answers HTTP but is not an
-// OAuth-protected MCP endpoint, or "" when the URL already is the /mcp
-// endpoint and something else is wrong.
+// OAuth-protected MCP endpoint: what it answered and the URL to try, or ""
+// when the first probe got no answer.
 func notMCP(target string, disc *flows.Discovery) string {
 	u, err := url.Parse(target)
-	if err != nil {
+	first := disc.Probes[0]
+	if err != nil || first.Status == 0 {
 		return ""
 	}
-	status := ""
-	if len(disc.Probes) > 0 && disc.Probes[0].Status != 0 {
-		status = " (it answered HTTP " + strconv.Itoa(disc.Probes[0].Status) + ")"
+	answered := "HTTP " + strconv.Itoa(first.Status)
+	switch {
+	case first.Status == http.StatusNotFound:
+		answered += " (not found)"
+	case first.Answer != "":
+		answered += " with " + first.Answer
 	}
-	if strings.TrimSuffix(u.Path, "/") == "/mcp" {
-		return fmt.Sprintf("%s is not an OAuth-protected MCP endpoint%s: no usable authorization server metadata was found (run: mcpauth discover %s to see every probe)", target, status, target)
+	const shape = "An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp"
+	switch {
+	case strings.TrimSuffix(u.Path, "/") == "/mcp":
+		return fmt.Sprintf("%s is not an OAuth-protected MCP endpoint: it answered %s, and no authorization server metadata was found (run: mcpauth discover %s to see every probe)", target, answered, target)
+	case first.URL != target: // a bare base URL: {base}/mcp was tried
+		return fmt.Sprintf("%s is not an MCP server: %s answered %s. %s; the server's documentation gives its path", target, first.URL, answered, shape)
 	}
-	suggestion := u.Scheme + "://" + u.Host + "/mcp"
-	return fmt.Sprintf("%s is not an MCP endpoint%s; did you mean %s?", target, status, suggestion)
+	return fmt.Sprintf("%s is not an MCP endpoint: it answered %s. %s; did you mean %s?", target, answered, shape, u.Scheme+"://"+u.Host+"/mcp")
 }
 
 // CheckPort fails early, before any browser opens, when the --port asked

@@ -94,6 +94,9 @@ func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
 			status = strconv.Itoa(p.Status)
 		}
 		verdict := p.Verdict
+		if p.Answer != "" {
+			verdict += ": " + p.Answer
+		}
 		if p.Err != "" {
 			verdict += ": " + p.Err
 		}
