@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -141,8 +142,15 @@ func Unreachable(rawURL string, err error) error {
 	if cause := reachCause(err, err.Error()); cause != "" {
 		return WithExit(ExitNetwork, fmt.Errorf("cannot reach %s (%s)", hostPort(rawURL), cause))
 	}
+	var certErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) {
+		return WithExit(ExitNetwork, fmt.Errorf("cannot verify the certificate of %s (%v)%s", hostPort(rawURL), certErr.Err, caHint))
+	}
 	return err
 }
+
+// caHint is the fix for a certificate the system roots do not trust.
+const caHint = "; if the server's certificate comes from a private CA, pass --ca-file with that CA's PEM file"
 
 // discoveryError explains a failed discovery in the user's terms, with the
 // fix when there is one: the server cannot be reached, the URL is not an
@@ -186,7 +194,7 @@ func discoveryError(target string, disc *flows.Discovery, err error, df Discover
 	case errors.Is(err, flows.ErrS256Unsupported) && df.bound:
 		err = fmt.Errorf("%w; --allow-missing-s256 continues anyway (unsafe: the login can be intercepted)", err)
 	case strings.Contains(err.Error(), "x509:"):
-		err = fmt.Errorf("%w; if the server's certificate comes from a private CA, pass --ca-file with that CA's PEM file", err)
+		err = fmt.Errorf("%w%s", err, caHint)
 	}
 	return WithExit(ExitNetwork, err)
 }
