@@ -170,7 +170,7 @@ func TestDiscoverRefusesServerWithoutS256(t *testing.T) {
 	})
 	c := clitest.New(t, nil)
 	code, _, stderr := c.Run("discover", srv.URL+"/mcp")
-	if code == 0 || !strings.Contains(stderr, "S256") {
+	if code == 0 || !strings.Contains(stderr, "S256") || !strings.Contains(stderr, "--allow-missing-s256 continues anyway") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if code, _, _ := c.Run("discover", srv.URL+"/mcp", "--allow-missing-s256"); code != 0 {
@@ -201,7 +201,7 @@ func TestCAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := clitest.New(t, nil)
-	if code, _, stderr := c.Run("discover", srv.URL+"/mcp"); code != cmdutil.ExitNetwork || !strings.Contains(stderr, "certificate") {
+	if code, _, stderr := c.Run("discover", srv.URL+"/mcp"); code != cmdutil.ExitNetwork || !strings.Contains(stderr, "certificate") || !strings.Contains(stderr, "pass --ca-file") {
 		t.Fatalf("unknown CA: exit %d: %s", code, stderr)
 	}
 	if code, _, stderr := c.Run("discover", srv.URL+"/mcp", "--ca-file", caFile); code != 0 {
