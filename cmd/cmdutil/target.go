@@ -144,13 +144,10 @@ func Unreachable(rawURL string, err error) error {
 	}
 	var certErr *tls.CertificateVerificationError
 	if errors.As(err, &certErr) {
-		return WithExit(ExitNetwork, fmt.Errorf("cannot verify the certificate of %s (%v)%s", hostPort(rawURL), certErr.Err, caHint))
+		return WithExit(ExitNetwork, withNextStep(fmt.Errorf("cannot verify the certificate of %s (%w)", hostPort(rawURL), certErr), false))
 	}
 	return err
 }
-
-// caHint is the fix for a certificate the system roots do not trust.
-const caHint = "; if the server's certificate comes from a private CA, pass --ca-file with that CA's PEM file"
 
 // discoveryError explains a failed discovery in the user's terms, with the
 // fix when there is one: the server cannot be reached, the URL is not an
@@ -189,28 +186,22 @@ func discoveryError(target string, disc *flows.Discovery, err error, df Discover
 			}
 		}
 	}
-	err = fmt.Errorf("discovering %s: %w", target, err)
-	switch {
-	case errors.Is(err, flows.ErrS256Unsupported) && df.bound:
-		err = fmt.Errorf("%w; --allow-missing-s256 continues anyway (unsafe: the login can be intercepted)", err)
-	case strings.Contains(err.Error(), "x509:"):
-		err = fmt.Errorf("%w%s", err, caHint)
-	}
-	return WithExit(ExitNetwork, err)
+	return WithExit(ExitNetwork, withNextStep(fmt.Errorf("discovering %s: %w", target, err), df.bound))
 }
 
 // insecureError names the way out of a refused plain-http URL: https, or
-// the override flag when the command has it.
+// the override flag when the command has it. A target refused before any
+// request is a usage error; an endpoint the server advertised is exit 6.
 func insecureError(target string, err error, df DiscoverFlags) error {
-	fix := ""
-	if df.bound {
-		fix = ", or pass --allow-insecure-http to accept that (unsafe)"
-	}
 	if u, perr := url.Parse(target); perr == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
 		u.Scheme = "https"
-		return FlagErrorf("%s is plain http to a host that is not loopback: tokens would cross the network unencrypted. Use %s%s", target, u, fix)
+		fix := "use " + u.String()
+		if step := NextStep(err, df.bound); step != "" {
+			fix += ", or " + step
+		}
+		return FlagErrorf("%s is plain http to a host that is not loopback: tokens would cross the network unencrypted; %s", target, fix)
 	}
-	return WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w; the server must use https for it%s", target, err, fix))
+	return WithExit(ExitNetwork, withNextStep(fmt.Errorf("discovering %s: %w", target, err), df.bound))
 }
 
 // notMCP is the message for a URL that answers HTTP but is not an

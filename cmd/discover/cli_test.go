@@ -170,7 +170,7 @@ func TestDiscoverRefusesServerWithoutS256(t *testing.T) {
 	})
 	c := clitest.New(t, nil)
 	code, _, stderr := c.Run("discover", srv.URL+"/mcp")
-	if code == 0 || !strings.Contains(stderr, "S256") || !strings.Contains(stderr, "--allow-missing-s256 continues anyway") {
+	if code == 0 || !strings.Contains(stderr, "S256") || !strings.Contains(stderr, "pass --allow-missing-s256 to continue anyway") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if code, _, _ := c.Run("discover", srv.URL+"/mcp", "--allow-missing-s256"); code != 0 {

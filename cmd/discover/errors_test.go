@@ -46,6 +46,12 @@ func TestErrorsNameTheNextStep(t *testing.T) {
 		fmt.Fprint(w, `{"status":"ok"}`)
 	}))
 	defer api.Close()
+	noDCR := otherServer(t, map[string]func(string) any{
+		"/.well-known/oauth-protected-resource": func(base string) any {
+			return map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}}
+		},
+		"/.well-known/oauth-authorization-server": asMetadata,
+	})
 
 	var got strings.Builder
 	for _, tt := range []struct {
@@ -58,6 +64,7 @@ func TestErrorsNameTheNextStep(t *testing.T) {
 		{args: []string{"discover", notFound.URL + "/api"}},
 		{args: []string{"device", notFound.URL}},
 		{args: []string{"discover", api.URL + "/v1/status"}},
+		{args: []string{"login", noDCR.URL + "/mcp"}},
 		{args: []string{"discover", "http://mcp.example.com/mcp"}, noDial: true},
 		{args: []string{"login", "http://mcp.example.com/mcp"}, noDial: true},
 		{args: []string{"apikey", "set", "http://mcp.example.com/mcp"}, noDial: true},
