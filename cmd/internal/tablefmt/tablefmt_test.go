@@ -81,6 +81,15 @@ func TestRenderWidths(t *testing.T) {
 	}
 }
 
+// Narrow widths shrink fixed columns too: still no line wider.
+func TestRenderNarrow(t *testing.T) {
+	for _, boxed := range []bool{false, true} {
+		for width := 16; width <= 60; width += 11 {
+			AssertWidth(t, tablefmt.Render(sample(), width, boxed), width)
+		}
+	}
+}
+
 func TestRenderUnlimitedKeepsEverything(t *testing.T) {
 	got := tablefmt.Render(sample(), 0, false)
 	for _, r := range sample().Rows {
