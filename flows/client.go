@@ -126,7 +126,7 @@ func (cfg ClientConfig) Reregister(ctx context.Context, disc *Discovery) (Client
 	}
 	md := disc.AuthServer
 	if md.RegistrationEndpoint == "" {
-		return Client{}, fmt.Errorf("%s has no registration_endpoint; pass a client ID: %w", disc.Issuer, ErrNoClient)
+		return Client{}, fmt.Errorf("%s offers no dynamic registration (no registration_endpoint): %w", disc.Issuer, ErrNoClient)
 	}
 	req := ClientMetadata{
 		ClientName:              cfg.ClientName,

@@ -31,6 +31,9 @@ type Probe struct {
 	Status  int    `json:"status,omitempty"` // 0: no HTTP response
 	Verdict string `json:"verdict"`
 	Err     string `json:"error,omitempty"`
+	// Answer describes what the MCP URL answered when it gave no Bearer
+	// challenge: "an HTML page", "JSON that is not MCP", ….
+	Answer string `json:"answer,omitempty"`
 }
 
 // Discovery is what Discover learned about an MCP server.
@@ -296,7 +299,7 @@ func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", mcpProtoVersion)
-	resp, _, err := do(hc, req)
+	resp, body, err := do(hc, req)
 	p := Probe{URL: mcpURL}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -317,7 +320,7 @@ func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL 
 	case ok:
 		p.Verdict = "Bearer challenge without resource_metadata"
 	default:
-		p.Verdict = "no Bearer challenge"
+		p.Verdict, p.Answer = "no Bearer challenge", describeAnswer(resp, body)
 	}
 	d.Probes = append(d.Probes, p)
 	if !ok {

@@ -102,7 +102,7 @@ func TestSetRefusesBadKeysAndURLs(t *testing.T) {
 		want              string
 	}{
 		{"wrong key", env.URL + "/mcp", "mcpa_" + strings.Repeat("x", 43), cmdutil.ExitAuthRequired, env.URL + "/api/ping refused this API key (HTTP 401): copy it again from the server's Settings page; the key was not stored"},
-		{"not MCP", notMCP.URL + "/", good, cmdutil.ExitNetwork, notMCP.URL + "/ is not an MCP endpoint (it answered HTTP 404); did you mean " + notMCP.URL + "/mcp?; the key was not stored"},
+		{"not MCP", notMCP.URL + "/", good, cmdutil.ExitNetwork, notMCP.URL + "/ is not an MCP server: " + notMCP.URL + "/mcp answered HTTP 404 (not found). An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp; the server's documentation gives its path; the key was not stored"},
 		{"unreachable", "http://" + deadAddr + "/mcp", good, cmdutil.ExitNetwork, "cannot reach " + deadAddr + " (connection refused); the key was not stored"},
 		{"not a URL", strings.TrimPrefix(env.URL, "http://"), good, cmdutil.ExitUsage, "is not a URL; did you mean " + env.URL + "?"},
 	} {

@@ -1,8 +1,12 @@
 package cmdutil
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // Exit codes are part of the CLI's interface: scripts branch on them, so
@@ -47,3 +51,29 @@ var ErrSilent = errors.New("silent error")
 
 // SilentExit ends a command with code after it has already said why.
 func SilentExit(code int) error { return &ExitError{Code: code, Err: ErrSilent} }
+
+// NextStep is the fix for an error that has one, worded once for every
+// command, or "". overrides says the command has the unsafe discovery
+// flags (DiscoverFlags.Bind), so the message may name them.
+func NextStep(err error, overrides bool) string {
+	var certErr *tls.CertificateVerificationError
+	switch {
+	case errors.Is(err, flows.ErrS256Unsupported) && overrides:
+		return "pass --allow-missing-s256 to continue anyway (unsafe: the login can be intercepted)"
+	case errors.Is(err, flows.ErrInsecureEndpoint) && overrides:
+		return "pass --allow-insecure-http to accept plain http (unsafe)"
+	case errors.As(err, &certErr), strings.Contains(err.Error(), "x509:"):
+		return "if the server's certificate comes from a private CA, pass --ca-file with that CA's PEM file"
+	case errors.Is(err, flows.ErrNoClient):
+		return "pass --client-id with a client registered at the server"
+	}
+	return ""
+}
+
+// withNextStep appends err's NextStep, if any.
+func withNextStep(err error, overrides bool) error {
+	if step := NextStep(err, overrides); step != "" {
+		return fmt.Errorf("%w; %s", err, step)
+	}
+	return err
+}

@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strconv"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/mattn/go-isatty"
 )
 
@@ -20,6 +22,8 @@ type IOStreams struct {
 	StdinTTY, StdoutTTY, StderrTTY bool
 	// Color is decided once: a terminal, and NO_COLOR unset.
 	Color bool
+	// Width is stdout's width in columns, COLUMNS first; 0 when unknown.
+	Width int
 }
 
 // System returns the process's streams.
@@ -30,7 +34,34 @@ func System(getenv func(string) string) *IOStreams {
 		StdinTTY: tty(os.Stdin), StdoutTTY: tty(os.Stdout), StderrTTY: tty(os.Stderr),
 	}
 	s.Color = s.StderrTTY && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+	s.Width = Columns(getenv)
+	if s.Width == 0 && s.StdoutTTY {
+		if w, _, err := term.GetSize(os.Stdout.Fd()); err == nil && w > 0 {
+			s.Width = w
+		}
+	}
 	return s
+}
+
+// Columns is the COLUMNS override of the terminal width, or 0.
+func Columns(getenv func(string) string) int {
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
+}
+
+// TerminalWidth is how wide tables may be: Width when known, 80 on a
+// terminal that did not say, and 0 (unlimited) for a pipe, so scripts
+// get whole URLs.
+func (s *IOStreams) TerminalWidth() int {
+	switch {
+	case s.Width > 0:
+		return s.Width
+	case s.StdoutTTY:
+		return 80
+	}
+	return 0
 }
 
 // Test returns streams backed by buffers, with no terminal and no color.

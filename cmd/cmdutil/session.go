@@ -135,10 +135,12 @@ func firstNonEmpty(vs ...string) string {
 type DiscoverFlags struct {
 	AllowMissingS256 bool
 	AllowInsecure    bool
+	bound            bool // the command has the flags, so errors may name them
 }
 
 // Bind adds the unsafe discovery overrides to a command's flags.
 func (d *DiscoverFlags) Bind(fl *pflag.FlagSet) {
+	d.bound = true
 	fl.BoolVar(&d.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: continue when the server does not advertise PKCE S256")
 	fl.BoolVar(&d.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
 }
@@ -157,7 +159,7 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 	}
 	disc, err := flows.Discover(ctx, flows.DiscoverConfig{HTTPClient: hc, AllowMissingS256: df.AllowMissingS256, AllowInsecureHTTP: df.AllowInsecure}, target)
 	if err != nil {
-		return disc, discoveryError(target, disc, err)
+		return disc, discoveryError(target, disc, err, df)
 	}
 	for _, w := range disc.Warnings {
 		NewUI(f).Warn("%s", w)

@@ -2,9 +2,11 @@ package cmdutil
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -140,13 +142,21 @@ func Unreachable(rawURL string, err error) error {
 	if cause := reachCause(err, err.Error()); cause != "" {
 		return WithExit(ExitNetwork, fmt.Errorf("cannot reach %s (%s)", hostPort(rawURL), cause))
 	}
+	var certErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) {
+		return WithExit(ExitNetwork, withNextStep(fmt.Errorf("cannot verify the certificate of %s (%w)", hostPort(rawURL), certErr), false))
+	}
 	return err
 }
 
-// discoveryError explains a failed discovery in the user's terms: the
-// server cannot be reached, or the URL is not an MCP endpoint (with the
-// /mcp URL to try), else the flows error as it is. Exit 6 either way.
-func discoveryError(target string, disc *flows.Discovery, err error) error {
+// discoveryError explains a failed discovery in the user's terms, with the
+// fix when there is one: the server cannot be reached, the URL is not an
+// MCP endpoint (and what it is), or an unsafe-override flag df offers.
+// Exit 6, or 2 for a target refused before any request.
+func discoveryError(target string, disc *flows.Discovery, err error, df DiscoverFlags) error {
+	if errors.Is(err, flows.ErrInsecureEndpoint) {
+		return insecureError(target, err, df)
+	}
 	if disc != nil && len(disc.Probes) > 0 {
 		answered := false
 		cause := ""
@@ -176,26 +186,48 @@ func discoveryError(target string, disc *flows.Discovery, err error) error {
 			}
 		}
 	}
-	return WithExit(ExitNetwork, fmt.Errorf("discovering %s: %w", target, err))
+	return WithExit(ExitNetwork, withNextStep(fmt.Errorf("discovering %s: %w", target, err), df.bound))
+}
+
+// insecureError names the way out of a refused plain-http URL: https, or
+// the override flag when the command has it. A target refused before any
+// request is a usage error; an endpoint the server advertised is exit 6.
+func insecureError(target string, err error, df DiscoverFlags) error {
+	if u, perr := url.Parse(target); perr == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		u.Scheme = "https"
+		fix := "use " + u.String()
+		if step := NextStep(err, df.bound); step != "" {
+			fix += ", or " + step
+		}
+		return FlagErrorf("%s is plain http to a host that is not loopback: tokens would cross the network unencrypted; %s", target, fix)
+	}
+	return WithExit(ExitNetwork, withNextStep(fmt.Errorf("discovering %s: %w", target, err), df.bound))
 }
 
 // notMCP is the message for a URL that answers HTTP but is not an
-// OAuth-protected MCP endpoint, or "" when the URL already is the /mcp
-// endpoint and something else is wrong.
+// OAuth-protected MCP endpoint: what it answered and the URL to try, or ""
+// when the first probe got no answer.
 func notMCP(target string, disc *flows.Discovery) string {
 	u, err := url.Parse(target)
-	if err != nil {
+	first := disc.Probes[0]
+	if err != nil || first.Status == 0 {
 		return ""
 	}
-	status := ""
-	if len(disc.Probes) > 0 && disc.Probes[0].Status != 0 {
-		status = " (it answered HTTP " + strconv.Itoa(disc.Probes[0].Status) + ")"
+	answered := "HTTP " + strconv.Itoa(first.Status)
+	switch {
+	case first.Status == http.StatusNotFound:
+		answered += " (not found)"
+	case first.Answer != "":
+		answered += " with " + first.Answer
 	}
-	if strings.TrimSuffix(u.Path, "/") == "/mcp" {
-		return fmt.Sprintf("%s is not an OAuth-protected MCP endpoint%s: no usable authorization server metadata was found (run: mcpauth discover %s to see every probe)", target, status, target)
+	const shape = "An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp"
+	switch {
+	case strings.TrimSuffix(u.Path, "/") == "/mcp":
+		return fmt.Sprintf("%s is not an OAuth-protected MCP endpoint: it answered %s, and no authorization server metadata was found (run: mcpauth discover %s to see every probe)", target, answered, target)
+	case first.URL != target: // a bare base URL: {base}/mcp was tried
+		return fmt.Sprintf("%s is not an MCP server: %s answered %s. %s; the server's documentation gives its path", target, first.URL, answered, shape)
 	}
-	suggestion := u.Scheme + "://" + u.Host + "/mcp"
-	return fmt.Sprintf("%s is not an MCP endpoint%s; did you mean %s?", target, status, suggestion)
+	return fmt.Sprintf("%s is not an MCP endpoint: it answered %s. %s; did you mean %s?", target, answered, shape, u.Scheme+"://"+u.Host+"/mcp")
 }
 
 // CheckPort fails early, before any browser opens, when the --port asked

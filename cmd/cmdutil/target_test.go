@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +72,16 @@ func TestUnreachable(t *testing.T) {
 	}
 	if err := Unreachable("https://x.test", errors.New("HTTP 500")); err.Error() != "HTTP 500" {
 		t.Fatalf("rewrote an answered request: %v", err)
+	}
+	// A certificate from an unknown CA names --ca-file.
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	defer tlsSrv.Close()
+	_, terr := (&http.Client{}).Get(tlsSrv.URL)
+	err = Unreachable(tlsSrv.URL, terr)
+	if !strings.Contains(err.Error(), "cannot verify the certificate of "+tlsSrv.Listener.Addr().String()) ||
+		!strings.Contains(err.Error(), "pass --ca-file") || CodeFor(err) != ExitNetwork {
+		t.Fatalf("got %q exit %d", err, CodeFor(err))
 	}
 	if got := hostPort("https://mcp.example.com/mcp"); got != "mcp.example.com:443" {
 		t.Fatalf("hostPort = %s", got)

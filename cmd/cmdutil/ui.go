@@ -88,7 +88,7 @@ func FlowError(doing string, err error) error {
 	case errors.Is(err, flows.ErrExpiredToken), errors.Is(err, flows.ErrDeviceCodeExpired):
 		return WithExit(code, fmt.Errorf("%s: the code expired before it was approved; start again", doing))
 	}
-	return WithExit(code, fmt.Errorf("%s: %w", doing, err))
+	return WithExit(code, withNextStep(fmt.Errorf("%s: %w", doing, err), false))
 }
 
 // CodeFor is the documented exit code for an error that carries none: the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/cmd/serve"
 	"github.com/mcpauth/mcpauth/conformance"
 )
@@ -175,8 +176,15 @@ func TestListPrintsEveryCheck(t *testing.T) {
 			t.Errorf("--list lacks %s", c.ID)
 		}
 	}
-	if !strings.Contains(res.stdout, "approval,time-travel") {
+	if !strings.Contains(res.stdout, "approval, time-travel") {
 		t.Errorf("--list does not show needs:\n%s", res.stdout)
+	}
+
+	for _, width := range []int{80, 200} {
+		res := runCmd(t, nil, func(ios *cmdutil.IOStreams) { ios.Width = width }, "--list")
+		if w := tablefmt.Widest(res.stdout); w > width || !strings.Contains(res.stdout, "DISC-01 ") {
+			t.Errorf("--list at %d columns: a line %d wide:\n%s", width, w, res.stdout)
+		}
 	}
 
 	res = runCmd(t, nil, nil, "--list", "--json", "-", "--run", "^PING-1[12]$")

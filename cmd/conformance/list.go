@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 	"github.com/muesli/termenv"
 
+	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/conformance"
 )
 
@@ -44,34 +44,26 @@ func writeList(opts *Options, checks []conformance.Check) error {
 		}
 		return nil
 	}
-	re := lipgloss.NewRenderer(opts.IO.Out)
-	re.SetColorProfile(termenv.Ascii)
+	// Plain columns even on a terminal, as before: the catalogue is long
+	// and a box would only add lines; bold headers when color is on.
+	t := tablefmt.Table{Columns: []tablefmt.Column{
+		tablefmt.Col("ID", tablefmt.Fixed), tablefmt.Col("AREA", tablefmt.Fixed), tablefmt.Col("SEVERITY", tablefmt.Fixed),
+		tablefmt.Col("NEEDS", tablefmt.Text), tablefmt.Col("TITLE", tablefmt.Text),
+	}}
 	if conformance.ColorFromEnv(opts.Getenv, opts.IO.StdoutTTY) {
+		re := lipgloss.NewRenderer(opts.IO.Out)
 		re.SetColorProfile(termenv.ANSI256)
+		bold := re.NewStyle().Bold(true)
+		t.HeaderStyle = func(h string) string { return bold.Render(h) }
 	}
-	head := re.NewStyle().Bold(true).PaddingRight(2)
-	cell := re.NewStyle().PaddingRight(2)
-	t := table.New().
-		Border(lipgloss.HiddenBorder()).BorderTop(false).BorderBottom(false).BorderLeft(false).BorderRight(false).BorderColumn(false).BorderHeader(false).
-		Headers("ID", "AREA", "SEVERITY", "NEEDS", "TITLE").
-		StyleFunc(func(row, _ int) lipgloss.Style {
-			if row == table.HeaderRow {
-				return head
-			}
-			return cell
-		})
 	for _, c := range checks {
-		n := strings.Join(needs(c), ",")
+		n := strings.Join(needs(c), ", ")
 		if n == "" {
 			n = "-"
 		}
-		t.Row(c.ID, c.Area, c.Severity.String(), n, c.Title)
+		t.Rows = append(t.Rows, []string{c.ID, c.Area, c.Severity.String(), n, c.Title})
 	}
-	var b strings.Builder
-	for _, line := range strings.Split(t.Render(), "\n") {
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
-	}
-	_, err := fmt.Fprintf(opts.IO.Out, "%s%d checks\n", b.String(), len(checks))
+	_, err := fmt.Fprintf(opts.IO.Out, "%s\n%d checks\n", tablefmt.Render(t, opts.IO.TerminalWidth(), false), len(checks))
 	return err
 }
 

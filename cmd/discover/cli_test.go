@@ -3,17 +3,20 @@ package discover_test
 import (
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
@@ -43,6 +46,35 @@ func TestDiscoverReferenceServerGolden(t *testing.T) {
 		t.Fatalf("discovery %+v", d)
 	}
 	clitest.Golden(t, "discover.json", stdout)
+}
+
+// Tables fit COLUMNS: plain text on a pipe, a box on a terminal; no line
+// wider than the width, and JSON the same whatever the width.
+func TestDiscoverFitsWidth(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	for _, tty := range []bool{false, true} {
+		for _, width := range []int{80, 200} {
+			name := fmt.Sprintf("discover-%d.txt", width)
+			if tty {
+				name = fmt.Sprintf("discover-%d-tty.txt", width)
+			}
+			t.Run(name, func(t *testing.T) {
+				c := clitest.New(t, env)
+				c.Vars["COLUMNS"] = strconv.Itoa(width)
+				c.Wrap = func(f *cmdutil.Factory) { f.IO.StdoutTTY = tty }
+				code, stdout, stderr := c.Run("discover", env.URL+"/mcp")
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				if w := tablefmt.Widest(stdout); w > width || strings.Contains(stdout, "\x1b") {
+					t.Fatalf("widest line %d (or ANSI) at COLUMNS=%d:\n%s", w, width, stdout)
+				}
+				clitest.Golden(t, name, stdout)
+				_, js, _ := c.Run("discover", env.URL+"/mcp", "-o", "json")
+				clitest.Golden(t, "discover.json", js)
+			})
+		}
+	}
 }
 
 // otherServer simulates servers other than the reference server (which
@@ -138,7 +170,7 @@ func TestDiscoverRefusesServerWithoutS256(t *testing.T) {
 	})
 	c := clitest.New(t, nil)
 	code, _, stderr := c.Run("discover", srv.URL+"/mcp")
-	if code == 0 || !strings.Contains(stderr, "S256") {
+	if code == 0 || !strings.Contains(stderr, "S256") || !strings.Contains(stderr, "pass --allow-missing-s256 to continue anyway") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if code, _, _ := c.Run("discover", srv.URL+"/mcp", "--allow-missing-s256"); code != 0 {
@@ -169,7 +201,7 @@ func TestCAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := clitest.New(t, nil)
-	if code, _, stderr := c.Run("discover", srv.URL+"/mcp"); code != cmdutil.ExitNetwork || !strings.Contains(stderr, "certificate") {
+	if code, _, stderr := c.Run("discover", srv.URL+"/mcp"); code != cmdutil.ExitNetwork || !strings.Contains(stderr, "certificate") || !strings.Contains(stderr, "pass --ca-file") {
 		t.Fatalf("unknown CA: exit %d: %s", code, stderr)
 	}
 	if code, _, stderr := c.Run("discover", srv.URL+"/mcp", "--ca-file", caFile); code != 0 {

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss/table"
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -66,10 +66,11 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
-	w := f.IO.Out
+	w, width, boxed := f.IO.Out, f.IO.TerminalWidth(), f.IO.StdoutTTY
 	if ok {
 		as := d.AuthServer
-		rows := [][2]string{
+		t := tablefmt.Table{Columns: []tablefmt.Column{tablefmt.Col("", tablefmt.Fixed), tablefmt.Col("", tablefmt.URL)}}
+		t.Rows = [][]string{
 			{"resource", d.Resource},
 			{"issuer", d.Issuer},
 			{"authorization_endpoint", as.AuthorizationEndpoint},
@@ -82,27 +83,26 @@ func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
 			{"scope to request", orNone(d.Scope)},
 		}
 		if d.Legacy {
-			rows = append(rows, [2]string{"note", "no protected resource metadata: base URL taken as the authorization server"})
+			t.Rows = append(t.Rows, []string{"note", "no protected resource metadata: base URL taken as the authorization server"})
 		}
-		t := table.New()
-		for _, r := range rows {
-			t.Row(r[0], r[1])
-		}
-		fmt.Fprintln(w, t.Render())
+		fmt.Fprintln(w, tablefmt.Render(t, width, boxed))
 	}
-	t := table.New().Headers("PROBE", "STATUS", "VERDICT")
+	t := tablefmt.Table{Columns: []tablefmt.Column{tablefmt.Col("PROBE", tablefmt.URL), tablefmt.Col("STATUS", tablefmt.Fixed), tablefmt.Col("VERDICT", tablefmt.Text)}}
 	for _, p := range d.Probes {
 		status := "-"
 		if p.Status != 0 {
 			status = strconv.Itoa(p.Status)
 		}
 		verdict := p.Verdict
+		if p.Answer != "" {
+			verdict += ": " + p.Answer
+		}
 		if p.Err != "" {
 			verdict += ": " + p.Err
 		}
-		t.Row(p.URL, status, verdict)
+		t.Rows = append(t.Rows, []string{p.URL, status, verdict})
 	}
-	fmt.Fprintln(w, t.Render())
+	fmt.Fprintln(w, tablefmt.Render(t, width, boxed))
 }
 
 func yesNo(b bool) string {

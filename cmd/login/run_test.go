@@ -135,8 +135,8 @@ func TestLoginErrorsSayWhatToDo(t *testing.T) {
 	}{
 		{"no scheme", host + "/mcp", 0, cmdutil.ExitUsage, fmt.Sprintf(`%q is not a URL; did you mean http://%s/mcp?`, host+"/mcp", host)},
 		{"unreachable", "http://" + deadAddr + "/mcp", 0, cmdutil.ExitNetwork, "cannot reach " + deadAddr + " (connection refused)"},
-		{"not MCP at all", notMCP.URL + "/", 0, cmdutil.ExitNetwork, notMCP.URL + "/ is not an MCP endpoint (it answered HTTP 404); did you mean " + notMCP.URL + "/mcp?"},
-		{"another page of an MCP server", env.URL + "/settings", 0, cmdutil.ExitNetwork, env.URL + "/settings is not an MCP endpoint (it answered HTTP "},
+		{"not MCP at all", notMCP.URL + "/", 0, cmdutil.ExitNetwork, notMCP.URL + "/ is not an MCP server: " + notMCP.URL + "/mcp answered HTTP 404 (not found). An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp; the server's documentation gives its path"},
+		{"another page of an MCP server", env.URL + "/settings", 0, cmdutil.ExitNetwork, env.URL + "/settings is not an MCP endpoint: it answered HTTP "},
 		{"busy port", env.URL + "/mcp", busyPort, cmdutil.ExitUsage, fmt.Sprintf("port %d on 127.0.0.1 is already in use (another program, or another mcpauth login); try --port ", busyPort)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

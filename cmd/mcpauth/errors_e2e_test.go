@@ -60,7 +60,7 @@ func TestBinaryErrorMessages(t *testing.T) {
 		{[]string{"login", "127.0.0.1:8080/mcp"}, 2, []string{`mcpauth: "127.0.0.1:8080/mcp" is not a URL; did you mean http://127.0.0.1:8080/mcp?`}},
 		{[]string{"discover", "mcp.example.com/mcp"}, 2, []string{`mcpauth: "mcp.example.com/mcp" is not a URL; did you mean https://mcp.example.com/mcp?`}},
 		{[]string{"login", "http://" + deadAddr + "/mcp"}, 6, []string{"mcpauth: cannot reach " + deadAddr + " (connection refused)"}},
-		{[]string{"device", notMCP.URL}, 6, []string{"mcpauth: " + notMCP.URL + " is not an MCP endpoint (it answered HTTP 404); did you mean " + notMCP.URL + "/mcp?"}},
+		{[]string{"device", notMCP.URL}, 6, []string{"mcpauth: " + notMCP.URL + " is not an MCP server: " + notMCP.URL + "/mcp answered HTTP 404 (not found). An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp; the server's documentation gives its path"}},
 		{[]string{"apikey", "set", "http://" + deadAddr}, 6, []string{"mcpauth: cannot reach " + deadAddr + " (connection refused); the key was not stored"}},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

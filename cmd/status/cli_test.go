@@ -1,11 +1,15 @@
 package status_test
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/servertest"
@@ -65,5 +69,42 @@ func TestStatusRefreshExpiry(t *testing.T) {
 	code, stdout, stderr := c.Run("status", "--storage", "file")
 	if code != 0 || !strings.Contains(stdout, "refreshable until "+until.Format(time.RFC3339)) || strings.Count(stdout, "refreshable") != 1 {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+}
+
+// The table fits COLUMNS, plain on a pipe and boxed on a terminal: long
+// server URLs lose their middle, long cells wrap, no line is wider.
+func TestStatusFitsWidth(t *testing.T) {
+	c := clitest.New(t, nil)
+	now := clock.NewFake(servertest.Start)
+	c.Clock = &fixedClock{now}
+	st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: c.Vars["MCPAUTH_CONFIG_DIR"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &keyring.ClientInfo{ClientID: "cid"}
+	for server, b := range map[string]keyring.TokenBundle{
+		"https://mcp.example.com/mcp": {AccessToken: "a", Expiry: servertest.Start.Add(time.Hour), UserID: "u_1", UserName: "mona", Client: client},
+		"https://tools.internal.example.org/tenants/acme-corporation/mcp": {AccessToken: "b", RefreshToken: "r",
+			TokenEndpoint: "https://tools.internal.example.org/token", Client: client, RefreshExpiry: servertest.Start.Add(48 * time.Hour)},
+	} {
+		if err := st.Save(server, "", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, width := range []int{80, 200} {
+		for _, tty := range []bool{false, true} {
+			c.Vars["COLUMNS"] = strconv.Itoa(width)
+			c.Wrap = func(f *cmdutil.Factory) { f.IO.StdoutTTY = tty }
+			code, stdout, stderr := c.Run("status")
+			if w := tablefmt.Widest(stdout); code != 0 || w > width {
+				t.Errorf("COLUMNS=%d tty=%v: exit %d, a line %d wide:\n%s%s", width, tty, code, w, stdout, stderr)
+			}
+			name := fmt.Sprintf("status-%d.txt", width)
+			if tty {
+				name = fmt.Sprintf("status-%d-tty.txt", width)
+			}
+			clitest.Golden(t, name, stdout)
+		}
 	}
 }

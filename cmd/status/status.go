@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/charmbracelet/lipgloss/table"
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -81,7 +81,10 @@ func Run(_ context.Context, opts *Options) error {
 		ui.Info("No stored credentials. Log in with: mcpauth login <mcp-url>")
 		return nil
 	}
-	t := table.New().Headers("SERVER", "ACCOUNT", "USER", "KIND", "STORAGE", "EXPIRES", "REFRESH")
+	t := tablefmt.Table{Columns: []tablefmt.Column{
+		tablefmt.Col("SERVER", tablefmt.URL), tablefmt.Col("ACCOUNT", tablefmt.Fixed), tablefmt.Col("USER", tablefmt.Text), tablefmt.Col("KIND", tablefmt.Fixed),
+		tablefmt.Col("STORAGE", tablefmt.Text), tablefmt.Col("EXPIRES", tablefmt.Text), tablefmt.Col("REFRESH", tablefmt.Text),
+	}}
 	plaintext := false
 	for _, e := range entries {
 		backend := e.Backend
@@ -93,9 +96,9 @@ func Run(_ context.Context, opts *Options) error {
 		if user == "" {
 			user = "-" // stored before names were kept, or the server said nothing
 		}
-		t.Row(e.Server, e.Account, user, e.Kind, backend, expiry(e, now), refresh(e, now))
+		t.Rows = append(t.Rows, []string{e.Server, e.Account, user, e.Kind, backend, expiry(e, now), refresh(e, now)})
 	}
-	fmt.Fprintln(f.IO.Out, t.Render())
+	fmt.Fprintln(f.IO.Out, tablefmt.Render(t, f.IO.TerminalWidth(), f.IO.StdoutTTY))
 	if plaintext {
 		ui.Warn("entries marked 'no keyring' are in files under %s protected only by file permissions", st.Dir())
 	}

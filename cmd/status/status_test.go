@@ -40,10 +40,10 @@ func TestStatusShowsTheUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(out.String(), "\n")
-	if !strings.Contains(lines[1], "│USER ") {
+	if !strings.Contains(lines[0], "  USER  ") {
 		t.Fatalf("no USER column:\n%s", out)
 	}
-	for server, user := range map[string]string{":1/mcp": "│mona (u_1)", ":2/mcp": "│u_2 ", ":3/mcp": "│- "} {
+	for server, user := range map[string]string{":1/mcp": "  mona (u_1)  ", ":2/mcp": "  u_2  ", ":3/mcp": "  -  "} {
 		found := false
 		for _, l := range lines {
 			if strings.Contains(l, server) && strings.Contains(l, user) {

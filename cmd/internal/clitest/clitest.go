@@ -99,7 +99,9 @@ func (c *CLI) Run(args ...string) (int, string, string) {
 // Factory is the Factory a run gets.
 func (c *CLI) Factory(out, errOut io.Writer) *cmdutil.Factory {
 	ios := &cmdutil.IOStreams{In: strings.NewReader(c.Stdin), Out: out, ErrOut: errOut, StdinTTY: c.TTY, StderrTTY: c.TTY}
-	f := cmdutil.New(ios, func(k string) string { return c.Vars[k] })
+	getenv := func(k string) string { return c.Vars[k] }
+	ios.Width = cmdutil.Columns(getenv) // as cmdutil.System reads it
+	f := cmdutil.New(ios, getenv)
 	f.Clock = c.Clock
 	f.OpenBrowser = c.Open
 	f.KeyringBackend = c.Backend

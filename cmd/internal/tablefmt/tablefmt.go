@@ -1,0 +1,321 @@
+// Package tablefmt lays out the CLI's tables within a terminal's width:
+// long URLs lose their middle, long text wraps, and no line is wider than
+// the width. Terminals get a box; pipes get plain aligned text.
+package tablefmt
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/lipgloss/table"
+)
+
+// Kind says how a column gives up width.
+type Kind int
+
+const (
+	Text  Kind = iota // wraps at spaces
+	URL               // keeps scheme://host and the path's end, "…" between; other text wraps
+	Fixed             // shrinks last, cut at the end
+)
+
+// Column is a column's header ("" for every column: no header row) and kind.
+type Column struct {
+	Header string
+	Kind   Kind
+}
+
+// Col is a Column.
+func Col(header string, k Kind) Column { return Column{Header: header, Kind: k} }
+
+// Table is what to render.
+type Table struct {
+	Columns []Column
+	Rows    [][]string
+	// HeaderStyle styles the padded header cells (bold on a terminal, say).
+	HeaderStyle func(string) string
+}
+
+// Gap separates plain columns.
+const Gap = "  "
+
+// Floors of the first shrinking pass: a URL column keeps room for a
+// scheme and host, a text column for a word; only then do all columns,
+// fixed ones too, shrink to one character.
+const (
+	minURL  = 22
+	minText = 8
+)
+
+// Render lays t out in width columns (0: unlimited). boxed draws a rounded
+// border for terminals; otherwise the columns are separated by Gap. A width
+// narrower than one character per column plus separators cannot be met.
+func Render(t Table, width int, boxed bool) string {
+	n := len(t.Columns)
+	if n == 0 {
+		return ""
+	}
+	overhead := len(Gap) * (n - 1)
+	if boxed {
+		overhead = n + 1
+	}
+	widths := natural(t)
+	if width > 0 {
+		fit(t.Columns, widths, width-overhead)
+	}
+	header := t.hasHeader()
+	cells := make([][][]string, 0, len(t.Rows)+1) // row, column, lines
+	if header {
+		row := make([][]string, n)
+		for i, c := range t.Columns {
+			row[i] = []string{cutEnd(c.Header, widths[i])}
+		}
+		cells = append(cells, row)
+	}
+	for _, r := range t.Rows {
+		row := make([][]string, n)
+		for i := range t.Columns {
+			row[i] = fitCell(cell(r, i), t.Columns[i].Kind, widths[i])
+		}
+		cells = append(cells, row)
+	}
+	if boxed {
+		return box(cells, header)
+	}
+	return plain(cells, widths, header, t.HeaderStyle)
+}
+
+func (t Table) hasHeader() bool {
+	for _, c := range t.Columns {
+		if c.Header != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func cell(r []string, i int) string {
+	if i < len(r) {
+		return r[i]
+	}
+	return ""
+}
+
+func natural(t Table) []int {
+	w := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		w[i] = lipgloss.Width(c.Header)
+		for _, r := range t.Rows {
+			w[i] = max(w[i], lipgloss.Width(cell(r, i)))
+		}
+	}
+	return w
+}
+
+// fit narrows the widest column, one character at a time, until the total
+// fits budget: URL and text columns down to their floors first, then any
+// column down to one character.
+func fit(cols []Column, w []int, budget int) {
+	floors := []func(Column) int{
+		func(c Column) int {
+			switch c.Kind {
+			case URL:
+				return minURL
+			case Text:
+				return minText
+			}
+			return 1 << 30
+		},
+		func(Column) int { return 1 },
+	}
+	for _, floor := range floors {
+		for sum(w) > budget {
+			widest := -1
+			for i, c := range cols {
+				if w[i] > floor(c) && (widest < 0 || w[i] > w[widest]) {
+					widest = i
+				}
+			}
+			if widest < 0 {
+				break
+			}
+			w[widest]--
+		}
+	}
+}
+
+func sum(w []int) int {
+	s := 0
+	for _, v := range w {
+		s += v
+	}
+	return s
+}
+
+func fitCell(s string, k Kind, w int) []string {
+	var lines []string
+	for _, line := range strings.Split(s, "\n") {
+		switch k {
+		case URL:
+			if strings.Contains(line, "://") && !strings.Contains(line, " ") {
+				lines = append(lines, MiddleURL(line, w))
+				break
+			}
+			lines = append(lines, Wrap(line, w)...) // a note among URLs
+		case Text:
+			lines = append(lines, Wrap(line, w)...)
+		default:
+			lines = append(lines, cutEnd(line, w))
+		}
+	}
+	return lines
+}
+
+func box(cells [][][]string, header bool) string {
+	join := func(row [][]string) []string {
+		out := make([]string, len(row))
+		for i, lines := range row {
+			out[i] = strings.Join(lines, "\n")
+		}
+		return out
+	}
+	t := table.New()
+	for i, row := range cells {
+		if i == 0 && header {
+			t.Headers(join(row)...)
+			continue
+		}
+		t.Row(join(row)...)
+	}
+	return t.Render()
+}
+
+func plain(cells [][][]string, w []int, header bool, style func(string) string) string {
+	var b strings.Builder
+	for r, row := range cells {
+		height := 0
+		for _, lines := range row {
+			height = max(height, len(lines))
+		}
+		for l := range height {
+			var line strings.Builder
+			for i, lines := range row {
+				s := ""
+				if l < len(lines) {
+					s = lines[l]
+				}
+				s += strings.Repeat(" ", w[i]-lipgloss.Width(s))
+				if r == 0 && header && style != nil {
+					s = style(s)
+				}
+				if i > 0 {
+					line.WriteString(Gap)
+				}
+				line.WriteString(s)
+			}
+			b.WriteString(strings.TrimRight(line.String(), " "))
+			b.WriteByte('\n')
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Widest is the width of out's widest line.
+func Widest(out string) int {
+	w := 0
+	for _, line := range strings.Split(out, "\n") {
+		w = max(w, lipgloss.Width(line))
+	}
+	return w
+}
+
+// MiddleURL shortens s to w columns with "…" in the middle, keeping
+// scheme://host whole when it leaves a third for the path's end, and as
+// much of the path's end as fits.
+func MiddleURL(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	if w <= 1 {
+		return cutEnd(s, w)
+	}
+	avail := w - 1
+	head := avail - avail/2
+	if u, err := url.Parse(s); err == nil && u.Host != "" {
+		if o := len(u.Scheme) + len("://") + len(u.Host); o <= avail*2/3 {
+			head = o
+		}
+	}
+	r := []rune(s)
+	return takeWidth(r, head) + "…" + takeWidthFromEnd(r, avail-head)
+}
+
+// Wrap breaks s at spaces into lines of at most w columns; a word longer
+// than w is cut into pieces.
+func Wrap(s string, w int) []string {
+	if lipgloss.Width(s) <= w || w < 1 {
+		return []string{s}
+	}
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		for lipgloss.Width(word) > w {
+			if line != "" {
+				lines, line = append(lines, line), ""
+			}
+			piece := takeWidth([]rune(word), w)
+			if piece == "" { // a wide rune in a one-column cell
+				piece = string([]rune(word)[:1])
+			}
+			lines, word = append(lines, piece), word[len(piece):]
+		}
+		switch {
+		case line == "":
+			line = word
+		case lipgloss.Width(line)+1+lipgloss.Width(word) <= w:
+			line += " " + word
+		default:
+			lines, line = append(lines, line), word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// cutEnd shortens s to w columns, ending with "…" when cut.
+func cutEnd(s string, w int) string {
+	if lipgloss.Width(s) <= w {
+		return s
+	}
+	if w <= 1 {
+		return takeWidth([]rune(s), w)
+	}
+	return takeWidth([]rune(s), w-1) + "…"
+}
+
+func takeWidth(r []rune, w int) string {
+	n, i := 0, 0
+	for ; i < len(r); i++ {
+		rw := lipgloss.Width(string(r[i]))
+		if n+rw > w {
+			break
+		}
+		n += rw
+	}
+	return string(r[:i])
+}
+
+func takeWidthFromEnd(r []rune, w int) string {
+	n, i := 0, len(r)
+	for ; i > 0; i-- {
+		rw := lipgloss.Width(string(r[i-1]))
+		if n+rw > w {
+			break
+		}
+		n += rw
+	}
+	return string(r[i:])
+}
