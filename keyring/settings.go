@@ -16,6 +16,9 @@ const settingsFile = "settings.json"
 
 const maxSettingsSize = 64 << 10
 
+// SettingsPath is the file in dir holding the remembered settings.
+func SettingsPath(dir string) string { return filepath.Join(dir, settingsFile) }
+
 // Settings are the user's remembered choices.
 type Settings struct {
 	// Storage is the remembered choice; "" or auto means none.
@@ -25,14 +28,14 @@ type Settings struct {
 	SetAt  time.Time `json:"set_at,omitzero"`
 }
 
-// LoadSettings reads dir's settings; a missing file is the zero Settings.
+// LoadSettings reads dir's settings; a missing file is no choice (auto).
 // A file others may write is refused: a planted "storage: file" would make
 // the CLI read planted plain-file entries.
 func LoadSettings(dir string) (Settings, error) {
-	path := filepath.Join(dir, settingsFile)
+	path := SettingsPath(dir)
 	data, err := readFileBounded(path, maxSettingsSize)
 	if errors.Is(err, ErrNotFound) {
-		return Settings{}, nil
+		return Settings{Storage: StorageAuto}, nil
 	}
 	if err != nil {
 		return Settings{}, err
@@ -63,5 +66,5 @@ func SaveSettings(dir string, s Settings) error {
 	if err != nil {
 		return fmt.Errorf("keyring: encode settings: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(dir, settingsFile), append(data, '\n'))
+	return writeFileAtomic(SettingsPath(dir), append(data, '\n'))
 }

@@ -11,8 +11,8 @@ import (
 
 func TestSettingsRoundTripOwnerOnly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tokens")
-	if s, err := LoadSettings(dir); err != nil || s != (Settings{}) {
-		t.Fatalf("missing file: %+v, %v; want zero settings", s, err)
+	if s, err := LoadSettings(dir); err != nil || s != (Settings{Storage: StorageAuto}) {
+		t.Fatalf("missing file: %+v, %v; want auto", s, err)
 	}
 	at := time.Date(2026, 11, 24, 7, 0, 0, 0, time.UTC)
 	want := Settings{Storage: StorageFile, Reason: "Secret Service locked", SetAt: at}
