@@ -9,7 +9,10 @@ import (
 	"github.com/godbus/dbus/v5"
 )
 
-const secretsName = "org.freedesktop.secrets"
+const (
+	secretsName = "org.freedesktop.secrets"
+	startHint   = "start gnome-keyring or another Secret Service in your session, or use --storage=file"
+)
 
 // diagnose tells why the Secret Service failed: no bus, no service on it,
 // or a locked collection. It connects only to a bus that exists (see
@@ -24,7 +27,7 @@ func diagnoseBus(env osEnv) error {
 	addr := env.getenv("DBUS_SESSION_BUS_ADDRESS")
 	conn, err := dbus.Connect(addr)
 	if err != nil {
-		return fmt.Errorf("%w: cannot connect to the session bus at %s (%v)", ErrNoSecretService, addr, err)
+		return fmt.Errorf("%w: cannot connect to the session bus at %s (%v); %s", ErrNoSecretService, addr, err, startHint)
 	}
 	defer conn.Close()
 	var owned bool
@@ -34,7 +37,7 @@ func diagnoseBus(env osEnv) error {
 	if !owned {
 		var names []string
 		if err := conn.BusObject().Call("org.freedesktop.DBus.ListActivatableNames", 0).Store(&names); err == nil && !slices.Contains(names, secretsName) {
-			return fmt.Errorf("%w: nothing owns %s on the session bus", ErrNoSecretService, secretsName)
+			return fmt.Errorf("%w: nothing owns %s on the session bus; %s", ErrNoSecretService, secretsName, startHint)
 		}
 		return nil // activated on demand: not absent
 	}
@@ -45,7 +48,7 @@ func diagnoseBus(env osEnv) error {
 			continue
 		}
 		if locked, ok := v.Value().(bool); ok && locked {
-			return fmt.Errorf("%w (%s)", ErrKeyringLocked, path)
+			return ErrKeyringLocked
 		}
 		return nil
 	}

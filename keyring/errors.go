@@ -39,7 +39,7 @@ var (
 
 	// ErrNoSecretService (Linux/BSD) is the cause when the session bus
 	// cannot be reached or no Secret Service is on it.
-	ErrNoSecretService = errors.New("no Secret Service (start gnome-keyring or another Secret Service in your session, or use --storage=file)")
+	ErrNoSecretService = errors.New("no Secret Service")
 
 	// ErrKeyringLocked (Linux/BSD) is the cause when the Secret Service
 	// answers but its collection is locked.
