@@ -51,12 +51,12 @@ func (f *Factory) StorageChoice() (StorageChoice, error) {
 	return c, nil
 }
 
-func (f *Factory) storeConfig() (keyring.Config, error) {
+func (f *Factory) storeConfig() (keyring.Config, StorageChoice, error) {
 	c, err := f.StorageChoice()
 	if err != nil {
-		return keyring.Config{}, err
+		return keyring.Config{}, c, err
 	}
-	return keyring.Config{Storage: c.Storage, Dir: c.Dir, Backend: f.KeyringBackend, Timeout: f.KeyringTimeout}, nil
+	return keyring.Config{Storage: c.Storage, Dir: c.Dir, Backend: f.KeyringBackend, Timeout: f.KeyringTimeout}, c, nil
 }
 
 // OpenStoreToRead opens token storage for a command that never stores
@@ -67,7 +67,7 @@ func (f *Factory) storeConfig() (keyring.Config, error) {
 // protects fails with the keyring's error (exit 7). An explicit keyring
 // choice still requires the keyring.
 func (f *Factory) OpenStoreToRead() (*keyring.Store, error) {
-	cfg, err := f.storeConfig()
+	cfg, _, err := f.storeConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +83,13 @@ func (f *Factory) OpenStoreToRead() (*keyring.Store, error) {
 // mode it never falls back silently: it asks on a terminal, remembers a
 // yes (so later commands do not ask again), and refuses otherwise.
 func (f *Factory) OpenStore() (*keyring.Store, error) {
-	cfg, err := f.storeConfig()
+	cfg, choice, err := f.storeConfig()
 	if err != nil {
 		return nil, err
 	}
 	st, err := keyring.Open(cfg)
 	if err == nil {
+		f.sayRemembered(choice)
 		return st, nil
 	}
 	if !errors.Is(err, keyring.ErrKeyringUnavailable) || cfg.Storage != keyring.StorageAuto {
@@ -106,8 +107,8 @@ func (f *Factory) OpenStore() (*keyring.Store, error) {
 		return nil, WithExit(ExitStorage, errors.New("no token storage: declined the file fallback (use --storage=file to choose it up front)"))
 	}
 	ui := NewUI(f)
-	choice := keyring.Settings{Storage: keyring.StorageFile, Reason: keyring.Reason(err), SetAt: f.Clock.Now().UTC()}
-	if serr := keyring.SaveSettings(cfg.Dir, choice); serr != nil {
+	agreed := keyring.Settings{Storage: keyring.StorageFile, Reason: keyring.Reason(err), SetAt: f.Clock.Now().UTC()}
+	if serr := keyring.SaveSettings(cfg.Dir, agreed); serr != nil {
 		ui.Warn("could not remember the file storage choice (%v): later commands will ask again", serr)
 	}
 	cfg.Storage = keyring.StorageFile
@@ -115,8 +116,18 @@ func (f *Factory) OpenStore() (*keyring.Store, error) {
 		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
 	}
 	// Said before anything is written, not after (cli/cli#13920).
-	ui.Warn("tokens will be stored without keyring protection in %s (%s); `mcpauth config set storage auto` goes back to the keyring", st.Dir(), choice.Reason)
+	ui.Warn("tokens will be stored without keyring protection in %s (%s); `mcpauth config set storage auto` goes back to the keyring", st.Dir(), agreed.Reason)
 	return st, nil
+}
+
+// sayRemembered tells a storing command's user that the storage is a
+// remembered file choice, so it is never a surprise once the keyring works.
+func (f *Factory) sayRemembered(c StorageChoice) {
+	if c.Overridden || c.Remembered.Storage != keyring.StorageFile {
+		return
+	}
+	NewUI(f).Info("Using file storage as remembered (%s, since %s); `mcpauth config set storage auto` uses the keyring again.",
+		c.Remembered.Reason, c.Remembered.SetAt.Format("2006-01-02"))
 }
 
 // KeyringCause is why the keyring is unavailable, without the wrapping

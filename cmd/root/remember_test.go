@@ -23,7 +23,7 @@ func TestFileFallbackRemembered(t *testing.T) {
 		t.Fatalf("first login: exit %d %s", code, stderr)
 	}
 	c.Stdin = "" // a second question would read EOF and be declined
-	if code, _, stderr := c.Run("login", env.URL+"/mcp"); code != 0 || strings.Contains(stderr, prompt) {
+	if code, _, stderr := c.Run("login", env.URL+"/mcp"); code != 0 || strings.Contains(stderr, prompt) || !strings.Contains(stderr, "Using file storage as remembered (OS keyring unavailable, since ") {
 		t.Fatalf("second login asked again or failed: exit %d %s", code, stderr)
 	}
 	c.TTY = false
