@@ -219,7 +219,11 @@ func (s *Store) CheckKeyring() error {
 	if !ok {
 		return err
 	}
-	if _, derr := keyringCall("probe", s.timeout, func() (string, error) { return "", d.diagnose() }); derr != nil {
+	// Half the timeout: a hung service must not double the wait, and a
+	// diagnosis that times out says less than the probe's own error.
+	_, derr := keyringCall("probe", s.timeout/2, func() (string, error) { return "", d.diagnose() })
+	var te *TimeoutError
+	if derr != nil && !errors.As(derr, &te) {
 		return derr
 	}
 	return err
