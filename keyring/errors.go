@@ -36,7 +36,33 @@ var (
 	// there is no D-Bus session bus to reach the Secret Service over.
 	ErrNoSessionBus = errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is no $XDG_RUNTIME_DIR/bus), " +
 		"and mcpauth does not start one: start a session bus, or use --storage=file")
+
+	// ErrNoSecretService (Linux/BSD) is the cause when the session bus
+	// cannot be reached or no Secret Service is on it.
+	ErrNoSecretService = errors.New("no Secret Service")
+
+	// ErrKeyringLocked (Linux/BSD) is the cause when the Secret Service
+	// answers but its collection is locked.
+	ErrKeyringLocked = errors.New("the Secret Service is running but its keyring is locked: unlock it in your desktop's keyring app " +
+		"(Passwords and Keys), or run `gnome-keyring-daemon --unlock`, type the keyring password and press Ctrl-D")
 )
+
+// Reason is a short why for a keyring error, for the remembered storage
+// choice ("Secret Service locked").
+func Reason(err error) string {
+	var te *TimeoutError
+	switch {
+	case errors.Is(err, ErrKeyringLocked):
+		return "Secret Service locked"
+	case errors.Is(err, ErrNoSessionBus):
+		return "no D-Bus session bus"
+	case errors.Is(err, ErrNoSecretService):
+		return "no Secret Service"
+	case errors.As(err, &te):
+		return "OS keyring did not answer"
+	}
+	return "OS keyring unavailable"
+}
 
 // TimeoutError reports a keyring call that did not return within the
 // configured timeout. A locked Secret Service waiting on an unseen unlock

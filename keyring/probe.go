@@ -7,17 +7,6 @@ import (
 	"fmt"
 )
 
-var (
-	// ErrNoSecretService is ProbeSecretService's answer when the session bus
-	// works but no Secret Service owns or can activate its name.
-	ErrNoSecretService = errors.New("no Secret Service on the session bus (org.freedesktop.secrets is neither running nor activatable)")
-
-	// ErrSecretServiceLocked is ProbeSecretService's answer when the
-	// collection go-keyring writes to is locked: every keyring call would
-	// wait on an unlock prompt (and time out where nobody sees one).
-	ErrSecretServiceLocked = errors.New("the Secret Service's login collection is locked")
-)
-
 // RoundTrip writes a random value under a throwaway item, reads it back and
 // deletes it: the proof `mcpauth doctor` gives that the keyring is usable,
 // beyond CheckKeyring's read of a missing item. Errors are the store's

@@ -6,21 +6,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 
 	"github.com/godbus/dbus/v5"
 )
 
-const secretsName = "org.freedesktop.secrets"
-
 // ProbeSecretService tells apart, without ever prompting, the ways the
 // Secret Service can be unusable: no session bus (ErrNoSessionBus), a bus
 // that does not answer (its connection error), no Secret Service on it
-// (ErrNoSecretService), a locked collection (ErrSecretServiceLocked). nil
+// (ErrNoSecretService), a locked collection (ErrKeyringLocked). nil
 // means it answers and is unlocked. The bus address comes from getenv, as
 // useSessionBus finds it, on a private connection: a call that fails here
 // cannot poison the shared connection go-keyring uses, and no bus is ever
@@ -36,22 +31,6 @@ func ProbeSecretService(ctx context.Context, getenv func(string) string) error {
 	}
 	defer conn.Close()
 	return probeSecrets(ctx, conn, secretsName)
-}
-
-// sessionBusAddress is the address useSessionBus would have go-keyring use.
-func sessionBusAddress(getenv func(string) string, stat func(string) (fs.FileInfo, error), uid int) (string, error) {
-	if addr := getenv("DBUS_SESSION_BUS_ADDRESS"); addr != "" && addr != "autolaunch:" {
-		return addr, nil
-	}
-	dir := getenv("XDG_RUNTIME_DIR")
-	if dir == "" {
-		dir = filepath.Join("/run/user", strconv.Itoa(uid))
-	}
-	sock := filepath.Join(dir, "bus")
-	if fi, err := stat(sock); err != nil || fi.Mode().Type() != fs.ModeSocket {
-		return "", ErrNoSessionBus
-	}
-	return "unix:path=" + escapeBusValue(sock), nil
 }
 
 // probeSecrets asks the bus for service (a parameter so tests can stand a
@@ -70,7 +49,7 @@ func probeSecrets(ctx context.Context, conn *dbus.Conn, service string) error {
 			return fmt.Errorf("asking the session bus for the Secret Service: %w", err)
 		}
 		if !slices.Contains(names, service) {
-			return ErrNoSecretService
+			return fmt.Errorf("%w: nothing owns or can activate %s on the session bus; %s", ErrNoSecretService, service, startHint)
 		}
 	}
 	var lastErr error
@@ -83,7 +62,7 @@ func probeSecrets(ctx context.Context, conn *dbus.Conn, service string) error {
 			continue
 		}
 		if b, ok := locked.Value().(bool); ok && b {
-			return ErrSecretServiceLocked
+			return ErrKeyringLocked
 		}
 		return nil
 	}

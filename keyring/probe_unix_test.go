@@ -80,7 +80,7 @@ func TestSecretServiceProbeLockedAndAbsent(t *testing.T) {
 	if reply, err := owner.RequestName(name, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
 		t.Fatalf("RequestName: %v %v", reply, err)
 	}
-	if err := probeSecrets(ctx, client, name); !errors.Is(err, ErrSecretServiceLocked) {
-		t.Fatalf("locked collection: %v, want ErrSecretServiceLocked", err)
+	if err := probeSecrets(ctx, client, name); !errors.Is(err, ErrKeyringLocked) {
+		t.Fatalf("locked collection: %v, want ErrKeyringLocked", err)
 	}
 }

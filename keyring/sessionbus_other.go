@@ -8,3 +8,6 @@ type osEnv struct{}
 func processEnv() osEnv { return osEnv{} }
 
 func useSessionBus(osEnv) error { return nil }
+
+// diagnose has nothing to add where there is no Secret Service.
+func (OSBackend) diagnose() error { return nil }

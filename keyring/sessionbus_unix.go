@@ -21,15 +21,29 @@ func useSessionBus(env osEnv) error {
 	if addr := env.getenv("DBUS_SESSION_BUS_ADDRESS"); addr != "" && addr != "autolaunch:" {
 		return nil
 	}
-	dir := env.getenv("XDG_RUNTIME_DIR")
+	addr, err := sessionBusAddress(env.getenv, env.stat, env.uid)
+	if err != nil {
+		return err
+	}
+	return env.setenv("DBUS_SESSION_BUS_ADDRESS", addr)
+}
+
+// sessionBusAddress is the bus useSessionBus has go-keyring use: the
+// environment's address, else the systemd user bus socket (where godbus
+// looks too), else ErrNoSessionBus.
+func sessionBusAddress(getenv func(string) string, stat func(string) (fs.FileInfo, error), uid int) (string, error) {
+	if addr := getenv("DBUS_SESSION_BUS_ADDRESS"); addr != "" && addr != "autolaunch:" {
+		return addr, nil
+	}
+	dir := getenv("XDG_RUNTIME_DIR")
 	if dir == "" {
-		dir = filepath.Join("/run/user", strconv.Itoa(env.uid)) // where godbus looks too
+		dir = filepath.Join("/run/user", strconv.Itoa(uid))
 	}
 	sock := filepath.Join(dir, "bus")
-	if fi, err := env.stat(sock); err != nil || fi.Mode().Type() != fs.ModeSocket {
-		return ErrNoSessionBus
+	if fi, err := stat(sock); err != nil || fi.Mode().Type() != fs.ModeSocket {
+		return "", ErrNoSessionBus
 	}
-	return env.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+escapeBusValue(sock))
+	return "unix:path=" + escapeBusValue(sock), nil
 }
 
 // escapeBusValue escapes a D-Bus address value: every byte outside the

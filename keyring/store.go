@@ -207,12 +207,24 @@ func (s *Store) Dir() string { return s.dir }
 
 // CheckKeyring probes the OS keyring with a Get of an item that should not
 // exist: ErrNotFound (or a value) means the keyring answers. Any other error
-// or a timeout is returned as an *UnavailableError. `mcpauth doctor` can
-// call it directly.
+// or a timeout is returned as an *UnavailableError, whose cause tells a
+// locked Secret Service (ErrKeyringLocked) from an absent one
+// (ErrNoSessionBus, ErrNoSecretService) where the backend can tell.
 func (s *Store) CheckKeyring() error {
 	_, err := s.keyGet(s.service+"-probe", "probe")
 	if err == nil || errors.Is(err, ErrNotFound) {
 		return nil
+	}
+	d, ok := s.backend.(interface{ diagnose() error })
+	if !ok {
+		return err
+	}
+	// Half the timeout: a hung service must not double the wait, and a
+	// diagnosis that times out says less than the probe's own error.
+	_, derr := keyringCall("probe", s.timeout/2, func() (string, error) { return "", d.diagnose() })
+	var te *TimeoutError
+	if derr != nil && !errors.As(derr, &te) {
+		return derr
 	}
 	return err
 }

@@ -1,11 +1,9 @@
 package cmdutil
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -31,7 +29,10 @@ type Globals struct {
 	Debug   bool
 	CAFile  string
 	Storage string // auto, keyring, file
-	Account string
+	// StorageSet: --storage or MCPAUTH_STORAGE was given, so Storage
+	// overrides the remembered choice for this command.
+	StorageSet bool
+	Account    string
 }
 
 // JSON reports whether data goes out as JSON.
@@ -124,83 +125,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func (f *Factory) storeConfig() (keyring.Config, error) {
-	storage, err := keyring.ParseStorage(f.Globals.Storage)
-	if err != nil {
-		return keyring.Config{}, FlagErrorf("--storage: %v", err)
-	}
-	cfg := keyring.Config{Storage: storage, Backend: f.KeyringBackend, Timeout: f.KeyringTimeout}
-	if dir := f.Getenv("MCPAUTH_CONFIG_DIR"); dir != "" {
-		cfg.Dir = dir
-	}
-	return cfg, nil
-}
-
-// OpenStoreToRead opens token storage for a command that never stores
-// (status, token, ping, logout). With no OS keyring in auto mode it neither
-// asks nor fails, as there is nothing to write: entries are listed and can
-// be deleted, and loading one the keyring protects fails with the keyring's
-// error (exit 7). An explicit --storage=keyring still requires the keyring.
-func (f *Factory) OpenStoreToRead() (*keyring.Store, error) {
-	cfg, err := f.storeConfig()
-	if err != nil {
-		return nil, err
-	}
-	cfg.KeyringOptional = true
-	st, err := keyring.Open(cfg)
-	if err != nil {
-		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
-	}
-	return st, nil
-}
-
-// OpenStore opens token storage to write to. With no OS keyring in auto
-// mode it never falls back silently: it asks on a terminal and refuses
-// otherwise.
-func (f *Factory) OpenStore() (*keyring.Store, error) {
-	cfg, err := f.storeConfig()
-	if err != nil {
-		return nil, err
-	}
-	storage := cfg.Storage
-	st, err := keyring.Open(cfg)
-	if err == nil {
-		return st, nil
-	}
-	if !errors.Is(err, keyring.ErrKeyringUnavailable) || storage != keyring.StorageAuto {
-		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
-	}
-	cause := KeyringCause(err)
-	if !f.IO.CanPrompt() {
-		return nil, WithExit(ExitStorage, fmt.Errorf("no OS keyring is available (%v), and tokens are never written to a plain file without consent: use --storage=file or MCPAUTH_STORAGE=file to opt in", cause))
-	}
-	fmt.Fprintf(f.IO.ErrOut, "No OS keyring is available (%v).\nStore tokens in a file readable only by you, without keyring protection? [y/N] ", cause)
-	answer, _ := bufio.NewReader(io.LimitReader(f.IO.In, 256)).ReadString('\n')
-	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		return nil, WithExit(ExitStorage, errors.New("no token storage: declined the file fallback (use --storage=file to choose it up front)"))
-	}
-	cfg.AllowFileFallback = true
-	st, err = keyring.Open(cfg)
-	if err != nil {
-		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
-	}
-	// Said before anything is written, not after (cli/cli#13920).
-	if reason := st.FallbackReason(); reason != nil {
-		NewUI(f).Warn("tokens will be stored without keyring protection in %s (keyring: %v)", st.Dir(), reason)
-	}
-	return st, nil
-}
-
-// KeyringCause is why the keyring is unavailable, without the wrapping
-// that would repeat "keyring unavailable" in a message that says so.
-func KeyringCause(err error) error {
-	var ue *keyring.UnavailableError
-	if errors.As(err, &ue) && ue.Cause != nil {
-		return ue.Cause
-	}
-	return err
 }
 
 // Headless explains why no browser should be launched here, or returns "".

@@ -96,7 +96,7 @@ func TestKeyringFixes(t *testing.T) {
 		err         error
 		detail, fix string
 	}{
-		{keyring.ErrSecretServiceLocked, "is locked", "gnome-keyring-daemon --unlock"},
+		{keyring.ErrKeyringLocked, "is locked", "gnome-keyring-daemon --unlock"},
 		{&keyring.UnavailableError{Op: "get", Cause: &keyring.TimeoutError{Op: "get", Timeout: 3 * time.Second}}, "did not answer within 3s", "gnome-keyring-daemon --unlock"},
 		{keyring.ErrNoSessionBus, "no D-Bus session bus", "--storage=file"},
 		{keyring.ErrNoSecretService, "Secret Service", "apt-get install gnome-keyring"},

@@ -123,7 +123,7 @@ func roundTrip(opts *Options) error {
 func keyringDetail(err error) string {
 	var te *keyring.TimeoutError
 	switch {
-	case errors.Is(err, keyring.ErrSecretServiceLocked):
+	case errors.Is(err, keyring.ErrKeyringLocked):
 		return "the OS keyring (Secret Service) is locked"
 	case errors.As(err, &te):
 		return fmt.Sprintf("the OS keyring did not answer within %s (locked, and waiting on an unlock prompt nobody sees?)", te.Timeout)
@@ -137,7 +137,7 @@ func keyringDetail(err error) string {
 func keyringFix(err error) string {
 	var te *keyring.TimeoutError
 	switch {
-	case errors.Is(err, keyring.ErrSecretServiceLocked), errors.As(err, &te):
+	case errors.Is(err, keyring.ErrKeyringLocked), errors.As(err, &te):
 		return unlockFix
 	case errors.Is(err, keyring.ErrNoSessionBus):
 		return "log in to a desktop session (or run `dbus-run-session -- $SHELL` and start gnome-keyring-daemon in it), or " + storageFix

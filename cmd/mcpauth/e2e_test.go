@@ -140,6 +140,16 @@ func newE2E(t *testing.T, serveArgs ...string) *e2e {
 	} else if os.Getenv("CI") == "true" {
 		t.Fatal("CI=true but no D-Bus session: the end-to-end tests must use the real keyring in CI (scripts/with-keyring.sh)")
 	}
+	e.env = append(os.Environ(), "MCPAUTH_CONFIG_DIR="+e.configDir, "MCPAUTH_STORAGE="+e.storage)
+	e.serve(serveArgs...)
+	return e
+}
+
+// serve starts `mcpauth serve` (with serveArgs, SQLite in a temp dir) on a
+// free loopback port, sets e.base and stops the server when the test ends.
+func (e *e2e) serve(serveArgs ...string) {
+	t := e.t
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +157,6 @@ func newE2E(t *testing.T, serveArgs ...string) *e2e {
 	addr := ln.Addr().String()
 	ln.Close()
 	e.base = "http://" + addr
-	e.env = append(os.Environ(), "MCPAUTH_CONFIG_DIR="+e.configDir, "MCPAUTH_STORAGE="+e.storage)
 	srv := exec.Command(e.bin, append([]string{"serve", "--addr", addr, "--db", filepath.Join(t.TempDir(), "mcpauth.db")}, serveArgs...)...)
 	var srvOut bytes.Buffer
 	srv.Stdout, srv.Stderr = &srvOut, &srvOut
@@ -171,7 +180,6 @@ func newE2E(t *testing.T, serveArgs ...string) *e2e {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	return e
 }
 
 // cli runs the mcpauth binary and returns exit code, stdout, stderr.

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/bench"
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/completion"
+	"github.com/mcpauth/mcpauth/cmd/config"
 	"github.com/mcpauth/mcpauth/cmd/conformance"
 	"github.com/mcpauth/mcpauth/cmd/device"
 	"github.com/mcpauth/mcpauth/cmd/discover"
@@ -118,8 +119,14 @@ implements the mcpauth service contract, and runs a reference server.`,
 					if err := fl.Value.Set(v); err != nil {
 						return cmdutil.FlagErrorf("%s: %v", cmdutil.EnvName(name), err)
 					}
+					fl.Changed = true
 				}
 			}
+		}
+		// Only a given --storage overrides the remembered choice; the
+		// flag's default does not.
+		if fl := cmd.Flags().Lookup("storage"); fl != nil {
+			g.StorageSet = fl.Changed
 		}
 		if g.Output != "text" && g.Output != "json" {
 			return cmdutil.FlagErrorf("--output must be text or json")
@@ -138,6 +145,7 @@ implements the mcpauth service contract, and runs a reference server.`,
 		doctor.NewCmd(f, nil),
 		logout.NewCmd(f, nil),
 		apikey.NewCmd(f, nil),
+		config.NewCmd(f, nil, nil),
 		conformance.NewCmd(f, nil),
 		bench.NewCmd(f),
 		serve.NewCmd(f, nil),

@@ -62,7 +62,7 @@ func Run(_ context.Context, opts *Options) error {
 	}
 	ui := cmdutil.NewUI(f)
 	if st.Storage() == keyring.StorageNone {
-		ui.Warn("no OS keyring is available (%v): entries it protects cannot be read now; plain-file entries are read with --storage=file", cmdutil.KeyringCause(st.FallbackReason()))
+		ui.Warn("no OS keyring is available (%v): entries it protects cannot be read now; plain-file entries are read with --storage=file, or always after `mcpauth config set storage file`", cmdutil.KeyringCause(st.FallbackReason()))
 	}
 	now := f.Clock.Now()
 	entries := make([]entry, 0, len(infos))
