@@ -139,12 +139,16 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		if pacingOnly {
 			res, err = s.execAsyncCommit(ctx, update, args...)
 		} else if s.group != nil {
-			// A status change (approval, denial, spending): group-committed.
-			err = s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
-				var perr error
-				res, perr = tx.ExecContext(ctx, update, args...)
-				return perr
-			})
+			// A status change (approval, denial, spending): group-committed,
+			// the statement prepared outside the group's transaction.
+			var st *sql.Stmt
+			if st, err = s.prepared(ctx, update); err == nil {
+				err = s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					var perr error
+					res, perr = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+					return perr
+				})
+			}
 		} else {
 			res, err = s.exec(ctx, update, args...)
 		}
