@@ -3,9 +3,10 @@ package conformance
 import (
 	"context"
 	"regexp"
+	"sync"
 )
 
-var apiKeyShape = regexp.MustCompile(`^mcpa_[0-9A-Za-z]{40,}$`)
+var apiKeyShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^mcpa_[0-9A-Za-z]{40,}$`) }) // compiled on first use, not at start-up
 
 func apiKeyChecks() []Check {
 	return []Check{
@@ -33,7 +34,7 @@ func apiKeyChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if !apiKeyShape.MatchString(k) {
+				if !apiKeyShape().MatchString(k) {
 					return Fail("want mcpa_ followed by 40+ base62 characters, got %d characters starting %q", len(k), k[:min(len(k), 5)])
 				}
 				return nil

@@ -7,12 +7,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
 )
 
-var userCodeShape = regexp.MustCompile(`^[A-Z]{4}-[0-9]{4}$`)
+var userCodeShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z]{4}-[0-9]{4}$`) }) // compiled on first use, not at start-up
 
 const deviceCodePath, deviceTokenPath = "/api/oauth/device/code", "/api/oauth/device/token"
 
@@ -205,7 +206,7 @@ func deviceCodeChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if !userCodeShape.MatchString(uc) {
+				if !userCodeShape().MatchString(uc) {
 					return Fail("user_code: want the shape ABCD-1234, got %q", uc)
 				}
 				return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/http"
+	"sync"
 )
 
 // pageStyle is the look of the reference server's pages (server/pages/static),
@@ -32,8 +33,13 @@ func styleHash() string {
 }
 
 // The page the browser shows after the redirect to the loopback listener.
-// html/template escapes the server-supplied error_description.
-var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
+// html/template escapes the server-supplied error_description. Parsed on
+// first use: only a browser login shows it, every command started with it.
+var callbackPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("callback").Parse(callbackHTML))
+})
+
+const callbackHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>mcpauth: {{.Title}}</title>
 <style>{{.Style}}</style></head>
@@ -44,7 +50,7 @@ var callbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
 {{if .Code}}<p class="muted">Error: <code id="error-code">{{.Code}}</code></p>{{end}}
 {{if .Detail}}<p class="muted" id="detail">{{.Detail}}</p>{{end}}
 </div></main></body></html>
-`))
+`
 
 type page struct {
 	Status  int
@@ -81,5 +87,5 @@ func writePage(w http.ResponseWriter, p page) {
 		page
 		Style template.CSS
 	}{p, template.CSS(pageStyle)}
-	_ = callbackPage.Execute(w, data) // the browser went away: nothing to do
+	_ = callbackPage().Execute(w, data) // the browser went away: nothing to do
 }

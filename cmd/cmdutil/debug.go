@@ -85,23 +85,32 @@ func redactHeader(name, value string) string {
 // secretParams are the parameter names whose values never reach a trace.
 var secretParams = []string{"access_token", "refresh_token", "id_token", "code", "device_code", "user_code", "code_verifier", "client_secret", "api_key", "registration_access_token", "state", "nonce", "token", "password", "client_assertion", "assertion", "subject_token", "actor_token"}
 
+// The redaction patterns are compiled on first use, not at start-up: every
+// command paid for them (70 KB, a tenth of a millisecond) though only
+// --debug traces use them.
 var (
-	jsonSecret = regexp.MustCompile(`"(` + strings.Join(secretParams, "|") + `)"\s*:\s*"(?:[^"\\]|\\.)*"`)
-	formSecret = regexp.MustCompile(`(^|[&?])(` + strings.Join(secretParams, "|") + `)=[^&\s]*`)
-	bareSecret = regexp.MustCompile(`mcpa_[0-9A-Za-z]+|eyJ[0-9A-Za-z_-]+\.[0-9A-Za-z_-]+\.[0-9A-Za-z_-]*`)
+	jsonSecret = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`"(` + strings.Join(secretParams, "|") + `)"\s*:\s*"(?:[^"\\]|\\.)*"`)
+	})
+	formSecret = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(^|[&?])(` + strings.Join(secretParams, "|") + `)=[^&\s]*`)
+	})
+	bareSecret = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`mcpa_[0-9A-Za-z]+|eyJ[0-9A-Za-z_-]+\.[0-9A-Za-z_-]+\.[0-9A-Za-z_-]*`)
+	})
 )
 
 // RedactBody hides secret values in a JSON or form body, and anything that
 // looks like a JWT or an mcpauth API key wherever it appears.
 func RedactBody(s string) string {
-	s = jsonSecret.ReplaceAllString(s, `"$1":"[REDACTED]"`)
-	s = formSecret.ReplaceAllString(s, `$1$2=[REDACTED]`)
-	return bareSecret.ReplaceAllString(s, "[REDACTED]")
+	s = jsonSecret().ReplaceAllString(s, `"$1":"[REDACTED]"`)
+	s = formSecret().ReplaceAllString(s, `$1$2=[REDACTED]`)
+	return bareSecret().ReplaceAllString(s, "[REDACTED]")
 }
 
 // RedactURL hides secret query parameters.
 func RedactURL(u *url.URL) string {
 	c := *u
-	c.RawQuery = formSecret.ReplaceAllString(u.RawQuery, `$1$2=[REDACTED]`)
+	c.RawQuery = formSecret().ReplaceAllString(u.RawQuery, `$1$2=[REDACTED]`)
 	return c.String()
 }

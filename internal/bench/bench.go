@@ -413,7 +413,7 @@ func localPaths(ctx context.Context, base, bareURL string, client *http.Client, 
 	var grants []grant
 	var next atomic.Int64
 	exchangePath := &path{
-		Name: "code exchange (" + storeLabel + ")", Target: 0.25,
+		Name: "code exchange (" + storeLabel + ")", Target: 0.35,
 		setup: func(ctx context.Context) error {
 			grants = make([]grant, codesPerRound)
 			next.Store(0)
@@ -449,7 +449,7 @@ func localPaths(ctx context.Context, base, bareURL string, client *http.Client, 
 	}
 	var polled atomic.Int64
 	pollPath := &path{
-		Name: "device-token poll", Target: 0.50,
+		Name: "device-token poll", Target: 0.60,
 		do: func(ctx context.Context) error {
 			_, _, err := devCfg.PollOnce(ctx, pending[int(polled.Add(1))%len(pending)], 0)
 			// The expected answers while nobody approves.

@@ -37,6 +37,12 @@ func scanDevice(row scanner) (store.DeviceCode, int64, error) {
 // The transaction is IMMEDIATE on SQLite (see OpenSQLite); on PostgreSQL a
 // concurrent insert of the same key fails on the unique index.
 func (s *Store) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error {
+	if s.pace != nil {
+		// No poll of a replaced record may cache it again in between.
+		mu := s.pace.lockFor(d.Hash)
+		mu.Lock()
+		defer mu.Unlock()
+	}
 	defer s.lockWrite()()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -97,11 +103,18 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		defer mu.Unlock()
 	}
 	for range maxCASRetries {
-		cur, version, err := scanDevice(s.getDeviceCode.QueryRowContext(ctx, hash))
-		if err != nil {
-			return store.DeviceCode{}, notFound("update device code", err)
+		// A code whose last update only moved its pacing is read from
+		// memory: every write to its row goes through here (under the
+		// lock above) or CreateDeviceCode and GC, which drop the entry.
+		cur, version, ok := s.pace.row(hash)
+		if !ok {
+			var err error
+			cur, version, err = scanDevice(s.getDeviceCode.QueryRowContext(ctx, hash))
+			if err != nil {
+				return store.DeviceCode{}, notFound("update device code", err)
+			}
+			cur = s.pace.overlay(cur)
 		}
-		cur = s.pace.overlay(cur)
 		next, err := fn(cur)
 		if err != nil {
 			return store.DeviceCode{}, err
@@ -115,25 +128,29 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 			hash, version}
 		pacingOnly := onlyPacingChanged(cur, next)
 		if pacingOnly && s.pace != nil {
-			s.pace.set(next)
+			s.pace.set(next, version)
 			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
 			return next, nil
 		}
+		// The row is about to change (or may have, if the write fails
+		// midway): from now on it is read from the table again.
+		s.pace.forget(hash)
 		var res sql.Result
 		if pacingOnly {
 			res, err = s.execAsyncCommit(ctx, update, args...)
 		} else if s.group != nil {
-			// A status change (approval, denial, spending): group-committed.
-			err = s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
-				var perr error
-				res, perr = tx.ExecContext(ctx, update, args...)
-				return perr
-			})
+			// A status change (approval, denial, spending): group-committed,
+			// the statement prepared outside the group's transaction.
+			var st *sql.Stmt
+			if st, err = s.prepared(ctx, update); err == nil {
+				err = s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					var perr error
+					res, perr = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+					return perr
+				})
+			}
 		} else {
 			res, err = s.exec(ctx, update, args...)
-		}
-		if err == nil {
-			s.pace.forget(hash) // the row now holds the pacing too
 		}
 		if err != nil {
 			return store.DeviceCode{}, fmt.Errorf("update device code: %w", err)
@@ -199,6 +216,8 @@ func (p *pacer) lockFor(hash string) *sync.Mutex {
 type pacing struct {
 	lastPoll, expires time.Time
 	interval          time.Duration
+	row               store.DeviceCode // the whole record, pacing included
+	version           int64            // the row's version in the table
 }
 
 // maxPaced bounds the map; beyond it the oldest polls' pacing is dropped,
@@ -219,7 +238,19 @@ func (p *pacer) overlay(d store.DeviceCode) store.DeviceCode {
 	return d
 }
 
-func (p *pacer) set(d store.DeviceCode) {
+// row is the record as the last pacing-only update left it, with the
+// table's version of it.
+func (p *pacer) row(hash string) (store.DeviceCode, int64, bool) {
+	if p == nil {
+		return store.DeviceCode{}, 0, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.m[hash]
+	return e.row, e.version, ok
+}
+
+func (p *pacer) set(d store.DeviceCode, version int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.m) >= maxPaced {
@@ -236,7 +267,8 @@ func (p *pacer) set(d store.DeviceCode) {
 			}
 		}
 	}
-	p.m[d.Hash] = pacing{lastPoll: fromMS(ms(d.LastPollAt)), interval: d.Interval, expires: d.ExpiresAt}
+	d.LastPollAt, d.CreatedAt, d.ExpiresAt = fromMS(ms(d.LastPollAt)), fromMS(ms(d.CreatedAt)), fromMS(ms(d.ExpiresAt))
+	p.m[d.Hash] = pacing{lastPoll: d.LastPollAt, interval: d.Interval, expires: d.ExpiresAt, row: d, version: version}
 }
 
 func (p *pacer) forget(hash string) {

@@ -66,3 +66,49 @@ func TestPacingIsNotDurableOnSQLite(t *testing.T) {
 		t.Errorf("the approval (with the pacing it carried) should survive a restart: %+v", got)
 	}
 }
+
+// Polls after the first are served from memory, not the table: an approval
+// between them, a replaced record and GC must still show on the next update.
+func TestPolledRowFromMemoryStaysCoherent(t *testing.T) {
+	ctx := t.Context()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "mcpauth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d := store.DeviceCode{Hash: "dc", UserCodeHash: "uc", ClientID: "client-1", Scope: "mcp",
+		Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(time.Minute)}
+	if err := s.CreateDeviceCode(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	update := func(f func(*store.DeviceCode)) store.DeviceCode {
+		t.Helper()
+		got, err := s.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) { f(&d); return d, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	update(func(d *store.DeviceCode) { d.LastPollAt = now.Add(time.Second) })
+	update(func(d *store.DeviceCode) { d.Status, d.UserID = store.DeviceApproved, "u1" })
+	if got := update(func(*store.DeviceCode) {}); got.Status != store.DeviceApproved || got.UserID != "u1" {
+		t.Fatalf("after approval, read %+v", got)
+	}
+	// A replaced (expired) record: the next update sees the new one.
+	update(func(d *store.DeviceCode) { d.LastPollAt = now.Add(2 * time.Second) })
+	later := now.Add(2 * time.Minute)
+	d.ClientID, d.CreatedAt, d.ExpiresAt, d.Status = "client-2", later, later.Add(time.Minute), store.DevicePending
+	if err := s.CreateDeviceCode(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if got := update(func(d *store.DeviceCode) { d.LastPollAt = later }); got.ClientID != "client-2" || got.Status != store.DevicePending {
+		t.Fatalf("after replacement, read %+v", got)
+	}
+	if _, err := s.GC(ctx, later.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) { return d, nil }); err == nil {
+		t.Fatal("a collected record was still updated")
+	}
+}

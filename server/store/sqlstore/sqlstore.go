@@ -70,6 +70,10 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
+// maxIdleSQLite is how many SQLite connections stay open between requests;
+// each holds at most SQLite's default page cache (2 MB).
+const maxIdleSQLite = 16
+
 // OpenSQLite opens (creating if needed) the SQLite database at path and
 // migrates it. ":memory:" gives a private in-memory database.
 func OpenSQLite(ctx context.Context, path string) (*Store, error) {
@@ -110,6 +114,11 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		db.SetMaxIdleConns(1)
 		db.SetConnMaxLifetime(0)
 		db.SetConnMaxIdleTime(0)
+	} else {
+		// database/sql keeps 2 idle connections by default: under concurrent
+		// requests the rest were closed after each use and reopened (pragmas,
+		// schema, prepared statements again) by the next. Keep them.
+		db.SetMaxIdleConns(maxIdleSQLite)
 	}
 	s, err := open(ctx, db, sqliteDialect)
 	if err != nil {
