@@ -137,8 +137,8 @@ func (s *Store) ConsumeAuthCode(ctx context.Context, hash, tokenID string, token
 	var err error
 	if s.group == nil {
 		c, err = scanAuthCode(s.queryRow(ctx, consume, ms(now), tokenID, ms(tokenExp), hash))
-	} else if gerr := s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		c, err = scanAuthCode(tx.QueryRowContext(ctx, consume, ms(now), tokenID, ms(tokenExp), hash))
+	} else if gerr := s.grouped(ctx, "code:"+hash, func(ctx context.Context, tx *sql.Tx) error {
+		c, err = scanAuthCode(tx.QueryRowContext(ctx, s.d.rebind(consume), ms(now), tokenID, ms(tokenExp), hash))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // nothing written; the caller reads the record
 		}

@@ -124,9 +124,9 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 			res, err = s.execAsyncCommit(ctx, update, args...)
 		} else if s.group != nil {
 			// A status change (approval, denial, spending): group-committed.
-			err = s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			err = s.grouped(ctx, "device:"+hash, func(ctx context.Context, tx *sql.Tx) error {
 				var perr error
-				res, perr = tx.ExecContext(ctx, update, args...)
+				res, perr = tx.ExecContext(ctx, s.d.rebind(update), args...)
 				return perr
 			})
 		} else {

@@ -46,8 +46,8 @@ type Store struct {
 	// pace keeps, on SQLite only, the poll pacing of device codes (see
 	// pacing); nil for PostgreSQL.
 	pace *pacer
-	// group commits the single-use writes together on SQLite; nil for
-	// PostgreSQL (see committer).
+	// group commits the single-use writes together (see committer); nil
+	// gives each its own transaction.
 	group *committer
 
 	// Prepared statements for the reads on every request's path.
@@ -152,7 +152,12 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	return open(ctx, db, postgresDialect)
+	s, err := open(ctx, db, postgresDialect)
+	if err != nil {
+		return nil, err
+	}
+	s.group = &committer{s: s}
+	return s, nil
 }
 
 // open checks the connection, migrates and prepares; it closes db on failure.
