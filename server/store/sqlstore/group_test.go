@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/server/store"
 	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
+	"github.com/mcpauth/mcpauth/server/store/storetest"
 )
 
 // eachDialect runs f on a fresh SQLite file and, when available, a fresh
@@ -45,6 +46,17 @@ func isUsed(t *testing.T, s *Store, hash string) bool {
 		t.Fatal(err)
 	}
 	return c.Used
+}
+
+// The contract suite with every concurrent single-use write grouped (one
+// lane): its 50-way races then run inside shared transactions.
+func TestContractPostgresOneLane(t *testing.T) {
+	pgtest.URL(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s := openPostgresTest(t, pgtest.FreshDB(t))
+		s.group.lanes = 1
+		return s
+	})
 }
 
 // A failing write in a group (here a duplicate insert; on PostgreSQL it
@@ -151,7 +163,9 @@ func TestPostgresGroupAcrossInstances(t *testing.T) {
 	const instances, codes, perCode = 3, 40, 4
 	var ss []*Store
 	for range instances {
-		ss = append(ss, openPostgresTest(t, dsn))
+		s := openPostgresTest(t, dsn)
+		s.group.lanes = 1 // every concurrent write grouped
+		ss = append(ss, s)
 	}
 	ctx := t.Context()
 	for i := range codes {

@@ -117,7 +117,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	}
 	s.writeMu = &sync.Mutex{}
 	s.pace = newPacer()
-	s.group = &committer{s: s}
+	s.group = &committer{s: s, lanes: 1}
 	return s, nil
 }
 
@@ -156,7 +156,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.group = &committer{s: s}
+	s.group = &committer{s: s, lanes: pgLanes}
 	return s, nil
 }
 
