@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/internal/bench"
+	"github.com/mcpauth/mcpauth/server/store/sqlstore"
 )
 
 // Options are bench's flags.
@@ -84,6 +85,9 @@ deployment (the baseline still runs locally).`,
 					return cmdutil.FlagErrorf("a remote target needs --token (a JWT or API key)")
 				}
 			}
+			if opts.Postgres != "" && !sqlstore.IsPostgres(opts.Postgres) {
+				return cmdutil.FlagErrorf("--postgres wants a postgres:// URL")
+			}
 			if opts.Rounds < 1 || opts.Concurrency < 1 || opts.Duration <= 0 {
 				return cmdutil.FlagErrorf("--rounds, --concurrency and --duration must be positive")
 			}
@@ -92,7 +96,8 @@ deployment (the baseline still runs locally).`,
 	}
 	fl := cmd.Flags()
 	token = cmdutil.BindSecret(fl, &opts.Token, "token", "credential for a remote target")
-	fl.StringVar(&opts.DB, "db", "", "SQLite file for the in-process server (default: a temp dir)")
+	fl.StringVar(&opts.DB, "db", "", "SQLite file for the reference server (default: a temp dir)")
+	fl.StringVar(&opts.Postgres, "postgres", "", "also measure the reference server on this postgres:// database (PostgreSQL columns in --markdown)")
 	fl.IntVar(&opts.Rounds, "rounds", 3, "rounds; each loads every path once")
 	fl.DurationVar(&opts.Duration, "duration", 2*time.Second, "load time per path per round")
 	fl.IntVar(&opts.Concurrency, "concurrency", 16, "closed-loop workers (keep-alive connections)")

@@ -26,9 +26,13 @@ import (
 
 // Options configure a run.
 type Options struct {
-	Target      string // remote base URL; empty: the in-process reference server
-	Token       string // credential for a remote target
-	DB          string // store of the in-process server; empty: SQLite in a temp dir
+	Target string // remote base URL; empty: the in-process reference server
+	Token  string // credential for a remote target
+	DB     string // store of the in-process server; empty: SQLite in a temp dir
+	// Postgres, a postgres:// URL, adds a run of the first mode against
+	// the reference server on that database: its report follows the
+	// first, with Store "PostgreSQL".
+	Postgres    string
 	Rounds      int
 	Duration    time.Duration // load time per path per round
 	Concurrency int
@@ -79,6 +83,7 @@ func ParseMode(s string) ([]Mode, error) {
 // Report is the result of a run, and its JSON form.
 type Report struct {
 	Mode        Mode       `json:"mode"`
+	Store       string     `json:"store,omitempty"`
 	Pinning     string     `json:"pinning,omitempty"`
 	Machine     string     `json:"machine"`
 	Cores       int        `json:"cores"`
@@ -125,12 +130,25 @@ func Run(ctx context.Context, opts Options) ([]*Report, error) {
 			modes = []Mode{OutOfProcess, InProcess}
 		}
 	}
+	type run struct {
+		mode Mode
+		db   string
+	}
+	runs := []run{{modes[0], opts.DB}}
+	if opts.Postgres != "" && opts.Target == "" {
+		runs = append(runs, run{modes[0], opts.Postgres})
+	}
+	for _, m := range modes[1:] {
+		runs = append(runs, run{m, opts.DB})
+	}
 	var reps []*Report
-	for _, m := range modes {
-		opts.Progress("mode: %s", m)
-		rep, err := runMode(ctx, opts, m)
+	for _, r := range runs {
+		opts.Progress("mode: %s, %s", r.mode, storeName(r.db))
+		o := opts
+		o.DB = r.db
+		rep, err := runMode(ctx, o, r.mode)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m, err)
+			return nil, fmt.Errorf("%s, %s: %w", r.mode, storeName(r.db), err)
 		}
 		reps = append(reps, rep)
 	}
@@ -220,7 +238,7 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 		paths = append(paths, &path{Name: "ping (given token)", do: ping(client, target, opts.Token)})
 	}
 
-	rep := &Report{Mode: mode, Pinning: pinning, Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
+	rep := &Report{Mode: mode, Store: storeName(opts.DB), Pinning: pinning, Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
 		Rounds: opts.Rounds, Concurrency: opts.Concurrency, Duration: opts.Duration.String()}
 	// Each path is measured in slices alternating with slices of the
 	// baseline (B P P B B P …), and its ratio is to the baseline of its own
@@ -332,7 +350,7 @@ func startLocal(ctx context.Context, db, dir string, progress func(string, ...an
 		st.Close()
 		return "", nil, fmt.Errorf("starting the reference server: %w", err)
 	}
-	progress("reference server on %s (SQLite %s, rate limits off)", inst.URL, db)
+	progress("reference server on %s (%s, rate limits off)", inst.URL, storeName(db))
 	return inst.URL, func() { inst.Close(); st.Close() }, nil
 }
 

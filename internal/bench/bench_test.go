@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
 )
 
 func TestLoadCountsAnswersAndErrors(t *testing.T) {
@@ -107,15 +109,7 @@ func TestRunLocal(t *testing.T) {
 // freshly built binary, pinned when the machine allows, and every path
 // answers without errors.
 func TestRunOutOfProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the mcpauth binary")
-	}
-	exe := filepath.Join(t.TempDir(), "mcpauth")
-	build := exec.Command("go", "build", "-o", exe, "github.com/mcpauth/mcpauth/cmd/mcpauth")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	opts := Options{Exe: exe, Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5}
+	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5}
 	if PinSupported && runtime.NumCPU() >= 2 {
 		opts.ServerCPUs, opts.LoadCPUs = []int{1}, []int{0}
 	}
@@ -182,5 +176,45 @@ func TestMarkdownKeepsHandWrittenNotes(t *testing.T) {
 	}
 	if strings.Contains(md, "# old") {
 		t.Error("the generated part of the old file survived")
+	}
+}
+
+// buildExe builds the mcpauth binary into a temp dir.
+func buildExe(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the mcpauth binary")
+	}
+	exe := filepath.Join(t.TempDir(), "mcpauth")
+	build := exec.Command("go", "build", "-o", exe, "github.com/mcpauth/mcpauth/cmd/mcpauth")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// --postgres: a second out-of-process run, `mcpauth serve` on a real
+// PostgreSQL database, whose paths answer without errors and become the
+// PostgreSQL columns of the Markdown table.
+func TestRunOutOfProcessPostgres(t *testing.T) {
+	dsn := pgtest.FreshDB(t)
+	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Postgres: dsn, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5}
+	reps, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 2 || reps[0].Store != "SQLite" || reps[1].Store != "PostgreSQL" || len(reps[1].Paths) != 7 {
+		t.Fatalf("reports %+v", reps)
+	}
+	for _, s := range reps[1].Paths {
+		if s.Errors != 0 || s.RPS == 0 {
+			t.Errorf("PostgreSQL %s: %d errors, %.0f req/s", s.Name, s.Errors, s.RPS)
+		}
+	}
+	md := string(reps[0].Markdown("", nil, reps[1:]...))
+	for _, want := range []string{"PostgreSQL req/s", "| code exchange (SQLite) |", `--postgres "$MCPAUTH_TEST_POSTGRES_URL"`} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
 	}
 }
