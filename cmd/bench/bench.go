@@ -106,6 +106,8 @@ deployment (the baseline still runs locally).`,
 	fl.StringVar(&opts.Chart, "chart", "", "write an SVG bar chart of the ratios to this file")
 	fl.StringVar(&opts.Mode, "mode", "both", "where the servers run: out-of-process, in-process or both")
 	fl.StringVar(&opts.Pin, "pin", "", "out-of-process, Linux: pin servers and load generator to CPUs, as SERVER:LOAD lists (e.g. 1:0 or 2,3:0,1)")
+	fl.IntSliceVar(&opts.DeviceFlows, "device-flows", nil, "then, on Linux, poll this many device flows at once on a fresh mcpauth serve (SQLite), one run per number (e.g. 1000,5000,10000)")
+	fl.DurationVar(&opts.FlowDuration, "flow-duration", 30*time.Second, "how long the device flows poll")
 	fl.StringVar(&opts.Only, "only", "", "measure only the paths whose name contains this (and the baseline)")
 	fl.BoolVar(&opts.BaselineServer, "baseline-server", false, "serve only the bare baseline (the out-of-process child)")
 	_ = fl.MarkHidden("baseline-server")
@@ -125,6 +127,11 @@ func run(ctx context.Context, opts *Options) error {
 		}
 	}
 	rep := reps[0] // out-of-process when it ran
+	if len(opts.DeviceFlows) > 0 {
+		if rep.Scale, err = bench.RunScale(ctx, bo); err != nil {
+			return fmt.Errorf("device flows: %w", err)
+		}
+	}
 	if opts.JSON != "" {
 		b, err := bench.JSONAll(reps)
 		if err != nil {

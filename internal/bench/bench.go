@@ -32,10 +32,14 @@ type Options struct {
 	// Postgres, a postgres:// URL, adds a run of the first mode against
 	// the reference server on that database: its report follows the
 	// first, with Store "PostgreSQL".
-	Postgres    string
-	Rounds      int
-	Duration    time.Duration // load time per path per round
-	Concurrency int
+	Postgres string
+	// DeviceFlows, for RunScale: how many device flows poll at once, one
+	// run per entry; FlowDuration: how long they poll.
+	DeviceFlows  []int
+	FlowDuration time.Duration
+	Rounds       int
+	Duration     time.Duration // load time per path per round
+	Concurrency  int
 	// Codes is how many authorization codes are issued before each round
 	// for the code exchange path; 0 means 1500.
 	Codes int
@@ -93,6 +97,8 @@ type Report struct {
 	Duration    string     `json:"duration_per_path"`
 	Paths       []Summary  `json:"paths"`
 	PerRound    [][]Result `json:"rounds_detail"`
+	// Scale holds RunScale's results when they were measured in the same run.
+	Scale []ScaleResult `json:"device_flows,omitempty"`
 }
 
 // Summary is one path's medians over rounds.

@@ -195,10 +195,11 @@ func buildExe(t *testing.T) string {
 
 // --postgres: a second out-of-process run, `mcpauth serve` on a real
 // PostgreSQL database, whose paths answer without errors and become the
-// PostgreSQL columns of the Markdown table.
+// PostgreSQL columns of the Markdown table. 300 ms per path: a PostgreSQL
+// write (an fsync) on a loaded machine can outlast a shorter slice.
 func TestRunOutOfProcessPostgres(t *testing.T) {
 	dsn := pgtest.FreshDB(t)
-	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Postgres: dsn, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5}
+	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Postgres: dsn, Rounds: 1, Duration: 300 * time.Millisecond, Concurrency: 2, Codes: 5}
 	reps, err := Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -213,6 +214,37 @@ func TestRunOutOfProcessPostgres(t *testing.T) {
 	}
 	md := string(reps[0].Markdown("", nil, reps[1:]...))
 	for _, want := range []string{"PostgreSQL req/s", "| code exchange (SQLite) |", `--postgres "$MCPAUTH_TEST_POSTGRES_URL"`} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// The scale mode, small: 300 device flows on a `mcpauth serve` child all
+// get polled answers (pending or slow_down, never an error), and the
+// child's RSS is read. No timing is asserted.
+func TestRunScale(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	exe := buildExe(t)
+	var lines []string
+	rs, err := RunScale(context.Background(), Options{Exe: exe, DeviceFlows: []int{300}, FlowDuration: 3 * time.Second,
+		Progress: func(f string, _ ...any) { lines = append(lines, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	// Each flow first polls at a random point of its 5 s interval: some
+	// within 3 s, surely.
+	if r.Flows != 300 || r.Polls == 0 || r.Errors != 0 || r.P99ms <= 0 {
+		t.Errorf("result %+v", r)
+	}
+	if r.RSSIdleMiB <= 0 || r.RSSPeakMiB < r.RSSIdleMiB {
+		t.Errorf("RSS idle %.1f MiB, peak %.1f MiB", r.RSSIdleMiB, r.RSSPeakMiB)
+	}
+	md := string((&Report{Scale: rs}).Markdown("", nil))
+	for _, want := range []string{"### Device flows at scale", "| 300 | ", "--device-flows 300 --flow-duration 3s", ScaleLimits} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
