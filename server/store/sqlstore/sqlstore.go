@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	_ "modernc.org/sqlite"             // registers driver "sqlite"
@@ -147,11 +148,19 @@ func restrictFile(path string) error {
 	return nil
 }
 
+// pgMaxIdle bounds the idle PostgreSQL connections one instance keeps.
+const pgMaxIdle = 64
+
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	// database/sql keeps 2 idle connections by default: under concurrent
+	// requests every other query then starts a PostgreSQL backend (a
+	// process) and ends it after. Keep as many idle as are used at once.
+	db.SetMaxIdleConns(pgMaxIdle)
+	db.SetConnMaxIdleTime(5 * time.Minute)
 	s, err := open(ctx, db, postgresDialect)
 	if err != nil {
 		return nil, err
