@@ -28,6 +28,10 @@ func BenchmarkGroupCommit(b *testing.B) {
 		b.Run(db.name, func(b *testing.B) {
 			grouped, solo := db.open(b), db.open(b)
 			solo.group = nil
+			// Both stores at p64 at once would pass PostgreSQL's default
+			// max_connections (100); the same bound for both keeps it fair.
+			grouped.db.SetMaxOpenConns(40)
+			solo.db.SetMaxOpenConns(40)
 			for _, p := range []int{1, 8, 64} {
 				b.Run(fmt.Sprintf("p%d", p), func(b *testing.B) {
 					rg, rs := newRotators(b, grouped, p), newRotators(b, solo, p)

@@ -148,8 +148,10 @@ func restrictFile(path string) error {
 	return nil
 }
 
-// pgMaxIdle bounds the idle PostgreSQL connections one instance keeps.
-const pgMaxIdle = 64
+// pgMaxIdle bounds the idle PostgreSQL connections one instance keeps:
+// enough for the requests of one instance at once, few enough that three
+// instances stay under PostgreSQL's default max_connections (100).
+const pgMaxIdle = 32
 
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	db, err := sql.Open("pgx", dsn)
