@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/internal/bench"
+	"github.com/mcpauth/mcpauth/server/store/sqlstore"
 )
 
 // Options are bench's flags.
@@ -84,6 +85,9 @@ deployment (the baseline still runs locally).`,
 					return cmdutil.FlagErrorf("a remote target needs --token (a JWT or API key)")
 				}
 			}
+			if opts.Postgres != "" && !sqlstore.IsPostgres(opts.Postgres) {
+				return cmdutil.FlagErrorf("--postgres wants a postgres:// URL")
+			}
 			if opts.Rounds < 1 || opts.Concurrency < 1 || opts.Duration <= 0 {
 				return cmdutil.FlagErrorf("--rounds, --concurrency and --duration must be positive")
 			}
@@ -92,7 +96,8 @@ deployment (the baseline still runs locally).`,
 	}
 	fl := cmd.Flags()
 	token = cmdutil.BindSecret(fl, &opts.Token, "token", "credential for a remote target")
-	fl.StringVar(&opts.DB, "db", "", "SQLite file for the in-process server (default: a temp dir)")
+	fl.StringVar(&opts.DB, "db", "", "SQLite file for the reference server (default: a temp dir)")
+	fl.StringVar(&opts.Postgres, "postgres", "", "also measure the reference server on this postgres:// database (PostgreSQL columns in --markdown)")
 	fl.IntVar(&opts.Rounds, "rounds", 3, "rounds; each loads every path once")
 	fl.DurationVar(&opts.Duration, "duration", 2*time.Second, "load time per path per round")
 	fl.IntVar(&opts.Concurrency, "concurrency", 16, "closed-loop workers (keep-alive connections)")
@@ -101,6 +106,8 @@ deployment (the baseline still runs locally).`,
 	fl.StringVar(&opts.Chart, "chart", "", "write an SVG bar chart of the ratios to this file")
 	fl.StringVar(&opts.Mode, "mode", "both", "where the servers run: out-of-process, in-process or both")
 	fl.StringVar(&opts.Pin, "pin", "", "out-of-process, Linux: pin servers and load generator to CPUs, as SERVER:LOAD lists (e.g. 1:0 or 2,3:0,1)")
+	fl.IntSliceVar(&opts.DeviceFlows, "device-flows", nil, "then, on Linux, poll this many device flows at once on a fresh mcpauth serve (SQLite), one run per number (e.g. 1000,5000,10000)")
+	fl.DurationVar(&opts.FlowDuration, "flow-duration", 30*time.Second, "how long the device flows poll")
 	fl.StringVar(&opts.Only, "only", "", "measure only the paths whose name contains this (and the baseline)")
 	fl.BoolVar(&opts.BaselineServer, "baseline-server", false, "serve only the bare baseline (the out-of-process child)")
 	_ = fl.MarkHidden("baseline-server")
@@ -120,6 +127,11 @@ func run(ctx context.Context, opts *Options) error {
 		}
 	}
 	rep := reps[0] // out-of-process when it ran
+	if len(opts.DeviceFlows) > 0 {
+		if rep.Scale, err = bench.RunScale(ctx, bo); err != nil {
+			return fmt.Errorf("device flows: %w", err)
+		}
+	}
 	if opts.JSON != "" {
 		b, err := bench.JSONAll(reps)
 		if err != nil {

@@ -26,12 +26,20 @@ import (
 
 // Options configure a run.
 type Options struct {
-	Target      string // remote base URL; empty: the in-process reference server
-	Token       string // credential for a remote target
-	DB          string // store of the in-process server; empty: SQLite in a temp dir
-	Rounds      int
-	Duration    time.Duration // load time per path per round
-	Concurrency int
+	Target string // remote base URL; empty: the in-process reference server
+	Token  string // credential for a remote target
+	DB     string // store of the in-process server; empty: SQLite in a temp dir
+	// Postgres, a postgres:// URL, adds a run of the first mode against
+	// the reference server on that database: its report follows the
+	// first, with Store "PostgreSQL".
+	Postgres string
+	// DeviceFlows, for RunScale: how many device flows poll at once, one
+	// run per entry; FlowDuration: how long they poll.
+	DeviceFlows  []int
+	FlowDuration time.Duration
+	Rounds       int
+	Duration     time.Duration // load time per path per round
+	Concurrency  int
 	// Codes is how many authorization codes are issued before each round
 	// for the code exchange path; 0 means 1500.
 	Codes int
@@ -79,6 +87,7 @@ func ParseMode(s string) ([]Mode, error) {
 // Report is the result of a run, and its JSON form.
 type Report struct {
 	Mode        Mode       `json:"mode"`
+	Store       string     `json:"store,omitempty"`
 	Pinning     string     `json:"pinning,omitempty"`
 	Machine     string     `json:"machine"`
 	Cores       int        `json:"cores"`
@@ -88,6 +97,8 @@ type Report struct {
 	Duration    string     `json:"duration_per_path"`
 	Paths       []Summary  `json:"paths"`
 	PerRound    [][]Result `json:"rounds_detail"`
+	// Scale holds RunScale's results when they were measured in the same run.
+	Scale []ScaleResult `json:"device_flows,omitempty"`
 }
 
 // Summary is one path's medians over rounds.
@@ -125,12 +136,25 @@ func Run(ctx context.Context, opts Options) ([]*Report, error) {
 			modes = []Mode{OutOfProcess, InProcess}
 		}
 	}
+	type run struct {
+		mode Mode
+		db   string
+	}
+	runs := []run{{modes[0], opts.DB}}
+	if opts.Postgres != "" && opts.Target == "" {
+		runs = append(runs, run{modes[0], opts.Postgres})
+	}
+	for _, m := range modes[1:] {
+		runs = append(runs, run{m, opts.DB})
+	}
 	var reps []*Report
-	for _, m := range modes {
-		opts.Progress("mode: %s", m)
-		rep, err := runMode(ctx, opts, m)
+	for _, r := range runs {
+		opts.Progress("mode: %s, %s", r.mode, storeName(r.db))
+		o := opts
+		o.DB = r.db
+		rep, err := runMode(ctx, o, r.mode)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m, err)
+			return nil, fmt.Errorf("%s, %s: %w", r.mode, storeName(r.db), err)
 		}
 		reps = append(reps, rep)
 	}
@@ -220,7 +244,7 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 		paths = append(paths, &path{Name: "ping (given token)", do: ping(client, target, opts.Token)})
 	}
 
-	rep := &Report{Mode: mode, Pinning: pinning, Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
+	rep := &Report{Mode: mode, Store: storeName(opts.DB), Pinning: pinning, Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
 		Rounds: opts.Rounds, Concurrency: opts.Concurrency, Duration: opts.Duration.String()}
 	// Each path is measured in slices alternating with slices of the
 	// baseline (B P P B B P …), and its ratio is to the baseline of its own
@@ -332,7 +356,7 @@ func startLocal(ctx context.Context, db, dir string, progress func(string, ...an
 		st.Close()
 		return "", nil, fmt.Errorf("starting the reference server: %w", err)
 	}
-	progress("reference server on %s (SQLite %s, rate limits off)", inst.URL, db)
+	progress("reference server on %s (%s, rate limits off)", inst.URL, storeName(db))
 	return inst.URL, func() { inst.Close(); st.Close() }, nil
 }
 
@@ -354,6 +378,13 @@ func storeName(db string) string {
 	return "SQLite"
 }
 
+// storeTargets are issue 16's targets for the durable paths, by store: a
+// PostgreSQL write is a network round trip and a server-side commit.
+var storeTargets = map[string]struct{ exchange, poll float64 }{
+	"SQLite":     {exchange: 0.35, poll: 0.60},
+	"PostgreSQL": {exchange: 0.15, poll: 0.20},
+}
+
 // benchRedirect is registered and never listened on: the approver stops at
 // the redirect.
 const benchRedirect = "http://127.0.0.1:9/callback"
@@ -362,6 +393,7 @@ const benchRedirect = "http://127.0.0.1:9/callback"
 // the authorization code flow with the server's own pages as approver) and
 // returns the measured paths of the reference server.
 func localPaths(ctx context.Context, base, bareURL string, client *http.Client, storeLabel string, codesPerRound int, progress func(string, ...any)) ([]*path, error) {
+	targets := storeTargets[storeLabel]
 	approver, err := conformance.NewFormApprover(base, "bench", nil)
 	if err != nil {
 		return nil, err
@@ -413,7 +445,7 @@ func localPaths(ctx context.Context, base, bareURL string, client *http.Client, 
 	var grants []grant
 	var next atomic.Int64
 	exchangePath := &path{
-		Name: "code exchange (" + storeLabel + ")", Target: 0.35,
+		Name: "code exchange (" + storeLabel + ")", Target: targets.exchange,
 		setup: func(ctx context.Context) error {
 			grants = make([]grant, codesPerRound)
 			next.Store(0)
@@ -449,7 +481,7 @@ func localPaths(ctx context.Context, base, bareURL string, client *http.Client, 
 	}
 	var polled atomic.Int64
 	pollPath := &path{
-		Name: "device-token poll", Target: 0.60,
+		Name: "device-token poll", Target: targets.poll,
 		do: func(ctx context.Context) error {
 			_, _, err := devCfg.PollOnce(ctx, pending[int(polled.Add(1))%len(pending)], 0)
 			// The expected answers while nobody approves.

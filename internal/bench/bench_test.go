@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
 )
 
 func TestLoadCountsAnswersAndErrors(t *testing.T) {
@@ -110,15 +112,7 @@ func TestRunLocal(t *testing.T) {
 // freshly built binary, pinned when the machine allows, and every path
 // answers without errors.
 func TestRunOutOfProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the mcpauth binary")
-	}
-	exe := filepath.Join(t.TempDir(), "mcpauth")
-	build := exec.Command("go", "build", "-o", exe, "github.com/mcpauth/mcpauth/cmd/mcpauth")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	opts := Options{Exe: exe, Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5}
+	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5}
 	if PinSupported && runtime.NumCPU() >= 2 {
 		opts.ServerCPUs, opts.LoadCPUs = []int{1}, []int{0}
 	}
@@ -185,5 +179,77 @@ func TestMarkdownKeepsHandWrittenNotes(t *testing.T) {
 	}
 	if strings.Contains(md, "# old") {
 		t.Error("the generated part of the old file survived")
+	}
+}
+
+// buildExe builds the mcpauth binary into a temp dir.
+func buildExe(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the mcpauth binary")
+	}
+	exe := filepath.Join(t.TempDir(), "mcpauth")
+	build := exec.Command("go", "build", "-o", exe, "github.com/mcpauth/mcpauth/cmd/mcpauth")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return exe
+}
+
+// --postgres: a second out-of-process run, `mcpauth serve` on a real
+// PostgreSQL database, whose paths answer without errors and become the
+// PostgreSQL columns of the Markdown table. 300 ms per path: a PostgreSQL
+// write (an fsync) on a loaded machine can outlast a shorter slice.
+func TestRunOutOfProcessPostgres(t *testing.T) {
+	dsn := pgtest.FreshDB(t)
+	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Postgres: dsn, Rounds: 1, Duration: 300 * time.Millisecond, Concurrency: 2, Codes: 5}
+	reps, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 2 || reps[0].Store != "SQLite" || reps[1].Store != "PostgreSQL" || len(reps[1].Paths) != 7 {
+		t.Fatalf("reports %+v", reps)
+	}
+	for _, s := range reps[1].Paths {
+		if s.Errors != 0 || s.RPS == 0 {
+			t.Errorf("PostgreSQL %s: %d errors, %.0f req/s", s.Name, s.Errors, s.RPS)
+		}
+	}
+	md := string(reps[0].Markdown("", nil, reps[1:]...))
+	for _, want := range []string{"PostgreSQL req/s", "| code exchange (SQLite) |", `--postgres "$MCPAUTH_TEST_POSTGRES_URL"`} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// The scale mode, small: 300 device flows on a `mcpauth serve` child all
+// get polled answers (pending or slow_down, never an error), and the
+// child's RSS is read. No timing is asserted.
+func TestRunScale(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	exe := buildExe(t)
+	var lines []string
+	rs, err := RunScale(context.Background(), Options{Exe: exe, DeviceFlows: []int{300}, FlowDuration: 3 * time.Second,
+		Progress: func(f string, _ ...any) { lines = append(lines, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	// Each flow first polls at a random point of its 5 s interval: some
+	// within 3 s, surely.
+	if r.Flows != 300 || r.Polls == 0 || r.Errors != 0 || r.P99ms <= 0 {
+		t.Errorf("result %+v", r)
+	}
+	if r.RSSIdleMiB <= 0 || r.RSSPeakMiB < r.RSSIdleMiB {
+		t.Errorf("RSS idle %.1f MiB, peak %.1f MiB", r.RSSIdleMiB, r.RSSPeakMiB)
+	}
+	md := string((&Report{Scale: rs}).Markdown("", nil))
+	for _, want := range []string{"### Device flows at scale", "| 300 | ", "--device-flows 300 --flow-duration 3s", ScaleLimits} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
 	}
 }

@@ -57,17 +57,37 @@ func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 		command += " --chart " + chart
 	}
 	b.WriteString("# Benchmarks\n\nWhat authentication costs per request on the reference server, as a ratio to a bare `net/http` handler serving the same ping JSON on the same kind of loopback listener, measured in 250 ms slices alternating with each path's own. Only the ratios are meant to be compared across machines.\n\n")
-	fmt.Fprintf(&b, "- machine: %s, %d cores (%s)\n- mode: %s\n- command: `%s`\n- store: SQLite (WAL) in a temp dir; rate limits off\n- load: closed loop, %d workers on keep-alive connections; medians over %d rounds\n\n",
-		r.Machine, r.Cores, sharing(r), modeText(r.Mode), command, r.Concurrency, r.Rounds)
-	writeMarkdownTable(&b, r)
+	if len(r.Scale) > 0 {
+		ns := make([]string, len(r.Scale))
+		for i, sc := range r.Scale {
+			ns[i] = fmt.Sprint(sc.Flows)
+		}
+		command += fmt.Sprintf(" --device-flows %s --flow-duration %s", strings.Join(ns, ","), r.Scale[0].Duration)
+	}
+	// A PostgreSQL run of the same mode becomes columns of the main table.
+	var pg *Report
+	if len(others) > 0 && others[0].Store == "PostgreSQL" && others[0].Mode == r.Mode && len(others[0].Paths) == len(r.Paths) {
+		pg, others = others[0], others[1:]
+		command = "scripts/with-postgres.sh sh -c 'go run ./cmd/" + command + ` --postgres "$MCPAUTH_TEST_POSTGRES_URL"'`
+	} else {
+		command = "go run ./cmd/" + command
+	}
+	stores := "SQLite (WAL) in a temp dir"
+	if pg != nil {
+		stores += "; PostgreSQL (the PostgreSQL columns: a local cluster from `scripts/with-postgres.sh`, same machine, one instance, credentials not cached)"
+	}
+	fmt.Fprintf(&b, "- machine: %s, %d cores (%s)\n- mode: %s\n- command: `%s`\n- store: %s; rate limits off\n- load: closed loop, %d workers on keep-alive connections; medians over %d rounds\n\n",
+		r.Machine, r.Cores, sharing(r), modeText(r.Mode), command, stores, r.Concurrency, r.Rounds)
+	writeMarkdownTable(&b, r, pg)
 	if chart != "" {
 		fmt.Fprintf(&b, "\n![ratios to the bare baseline](%s)\n", chart)
 	}
 	for _, o := range others {
 		fmt.Fprintf(&b, "\n### %s, same run\n\n%s.\n\n", o.Mode, modeText(o.Mode))
-		writeMarkdownTable(&b, o)
+		writeMarkdownTable(&b, o, nil)
 	}
-	fmt.Fprintf(&b, "\nRegenerate with:\n\n```sh\ngo run ./cmd/%s\n```\n", command)
+	writeScale(&b, r.Scale)
+	fmt.Fprintf(&b, "\nRegenerate with:\n\n```sh\n%s\n```\n", command)
 	if i := bytes.Index(old, []byte(ManualMarker)); i >= 0 {
 		b.WriteString("\n")
 		b.Write(old[i:])
@@ -75,10 +95,22 @@ func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 	return []byte(b.String())
 }
 
-func writeMarkdownTable(b *strings.Builder, r *Report) {
-	b.WriteString("| path | req/s | p50 ms | p99 ms | errors | ratio to baseline | target |\n|---|---:|---:|---:|---:|---:|---|\n")
-	for _, s := range r.Paths {
-		fmt.Fprintf(b, "| %s | %.0f | %.3f | %.3f | %d | %.2f | %s |\n", s.Name, s.RPS, s.P50ms, s.P99ms, s.Errors, s.Ratio, targetText(s))
+// writeMarkdownTable writes r's paths, and pg's beside them when not nil
+// (the same paths, in the same order, on PostgreSQL).
+func writeMarkdownTable(b *strings.Builder, r, pg *Report) {
+	b.WriteString("| path | req/s | p50 ms | p99 ms | errors | ratio to baseline | target |")
+	if pg != nil {
+		b.WriteString(" PostgreSQL req/s | p50 ms | p99 ms | errors | ratio | target |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n")
+	} else {
+		b.WriteString("\n|---|---:|---:|---:|---:|---:|---|\n")
+	}
+	for i, s := range r.Paths {
+		fmt.Fprintf(b, "| %s | %.0f | %.3f | %.3f | %d | %.2f | %s |", s.Name, s.RPS, s.P50ms, s.P99ms, s.Errors, s.Ratio, targetText(s))
+		if pg != nil {
+			p := pg.Paths[i]
+			fmt.Fprintf(b, " %.0f | %.3f | %.3f | %d | %.2f | %s |", p.RPS, p.P50ms, p.P99ms, p.Errors, p.Ratio, targetText(p))
+		}
+		b.WriteString("\n")
 	}
 }
 
@@ -142,4 +174,17 @@ func (r *Report) SVG() []byte {
 	text(w-10, axisY+32, "#b42318", "end", "red tick: target ratio")
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
+}
+
+// writeScale writes the scale mode's table, if it ran.
+func writeScale(b *strings.Builder, rs []ScaleResult) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n### Device flows at scale, same run\n\n`mcpauth serve` on SQLite as a child process; N device flows pending at once, each polling the token endpoint at the interval the server gives plus up to 10 %% jitter, for %s, over one shared HTTP transport from 127.0.0.1; serve runs with `--limits %s` (from one address the per-IP device code limit would refuse all but the first few flows). RSS is the child's VmRSS: idle after start-up, and the highest sample (every 250 ms) while the flows were created and polled. Targets at 10,000 flows: p99 < 50 ms, RSS < 150 MiB.\n\n", rs[0].Duration, ScaleLimits)
+	b.WriteString("| flows | polls | polls/s | p50 ms | p99 ms | errors | RSS idle MiB | RSS peak MiB | MiB per 1,000 flows |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rs {
+		fmt.Fprintf(b, "| %d | %d | %.0f | %.3f | %.3f | %d | %.1f | %.1f | %.2f |\n", r.Flows, r.Polls, r.PollRate, r.P50ms, r.P99ms, r.Errors,
+			r.RSSIdleMiB, r.RSSPeakMiB, (r.RSSPeakMiB-r.RSSIdleMiB)/float64(max(r.Flows, 1))*1000)
+	}
 }

@@ -24,6 +24,9 @@ type dialect struct {
 	migrationLock string
 	// uniqueViolation reports whether err is a unique or primary key violation.
 	uniqueViolation func(error) bool
+	// retryable, if set, reports an error after which the transaction may
+	// simply run again (PostgreSQL's deadlock and serialisation failures).
+	retryable func(error) bool
 }
 
 var sqliteDialect = dialect{
@@ -46,6 +49,11 @@ var postgresDialect = dialect{
 		var e *pgconn.PgError
 		return errors.As(err, &e) && e.Code == "23505" // unique_violation
 	},
+	retryable: pgRetryable,
+}
+
+func (d dialect) isRetryable(err error) bool {
+	return err != nil && d.retryable != nil && d.retryable(err)
 }
 
 // rebind rewrites placeholders for the dialect. Queries here never contain a

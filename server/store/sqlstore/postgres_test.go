@@ -57,3 +57,35 @@ func BenchmarkPostgres(b *testing.B) {
 	dsn := pgtest.FreshDB(b)
 	storetest.Bench(b, func(b *testing.B) store.Store { return openPostgresTest(b, dsn) })
 }
+
+// Connections used at once stay open afterwards (database/sql's default
+// keeps 2, so each burst of requests would start new PostgreSQL backends).
+func TestPostgresKeepsIdleConnections(t *testing.T) {
+	s := openPostgresTest(t, pgtest.FreshDB(t))
+	const n = 16
+	var all, ready sync.WaitGroup
+	all.Add(n)
+	ready.Add(n)
+	release := make(chan struct{})
+	for range n {
+		go func() {
+			defer all.Done()
+			tx, err := s.db.BeginTx(t.Context(), nil)
+			ready.Done()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			<-release
+			if err := tx.Commit(); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	ready.Wait()
+	close(release)
+	all.Wait()
+	if st := s.db.Stats(); st.Idle < n {
+		t.Errorf("%d idle connections after %d at once, want all kept (stats %+v)", st.Idle, n, st)
+	}
+}

@@ -99,7 +99,7 @@ var errNotRotated = errors.New("not rotated")
 // family not revoked), then flips used from 0 to 1 conditionally, as
 // ConsumeAuthCode does, and inserts the successor, all in one transaction.
 func (s *Store) RotateRefreshToken(ctx context.Context, hash string, next store.RefreshToken, now time.Time) (store.RefreshToken, error) {
-	err := s.grouped(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.grouped(ctx, "refresh:"+hash, func(ctx context.Context, tx *sql.Tx) error {
 		var family string
 		err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT family_id FROM refresh_tokens WHERE hash = ?`), hash).Scan(&family)
 		if errors.Is(err, sql.ErrNoRows) {

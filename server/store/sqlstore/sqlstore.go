@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	_ "modernc.org/sqlite"             // registers driver "sqlite"
@@ -46,8 +47,8 @@ type Store struct {
 	// pace keeps, on SQLite only, the poll pacing of device codes (see
 	// pacing); nil for PostgreSQL.
 	pace *pacer
-	// group commits the single-use writes together on SQLite; nil for
-	// PostgreSQL (see committer).
+	// group commits the single-use writes together (see committer); nil
+	// gives each its own transaction.
 	group *committer
 
 	// Prepared statements for the reads on every request's path.
@@ -126,7 +127,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	}
 	s.writeMu = &sync.Mutex{}
 	s.pace = newPacer()
-	s.group = &committer{s: s}
+	s.group = &committer{s: s, lanes: 1}
 	return s, nil
 }
 
@@ -156,12 +157,27 @@ func restrictFile(path string) error {
 	return nil
 }
 
+// pgMaxIdle bounds the idle PostgreSQL connections one instance keeps:
+// enough for the requests of one instance at once, few enough that three
+// instances stay under PostgreSQL's default max_connections (100).
+const pgMaxIdle = 32
+
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	return open(ctx, db, postgresDialect)
+	// database/sql keeps 2 idle connections by default: under concurrent
+	// requests every other query then starts a PostgreSQL backend (a
+	// process) and ends it after. Keep as many idle as are used at once.
+	db.SetMaxIdleConns(pgMaxIdle)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	s, err := open(ctx, db, postgresDialect)
+	if err != nil {
+		return nil, err
+	}
+	s.group = &committer{s: s, lanes: pgLanes}
+	return s, nil
 }
 
 // open checks the connection, migrates and prepares; it closes db on failure.
