@@ -156,6 +156,13 @@ type guardTransport struct {
 
 	mu      sync.Mutex
 	version string // negotiated by an initialize the host sent
+	session string // the first Mcp-Session-Id the server gave
+}
+
+func (t *guardTransport) sessionID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.session
 }
 
 type probeKey struct{}
@@ -183,6 +190,13 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || req.Method != http.MethodPost {
 		return resp, err
+	}
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+		t.mu.Lock()
+		if t.session == "" {
+			t.session = id
+		}
+		t.mu.Unlock()
 	}
 	if p, ok := req.Context().Value(probeKey{}).(*probe); ok {
 		p.status = resp.StatusCode

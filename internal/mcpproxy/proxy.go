@@ -76,6 +76,7 @@ func (e *RemoteError) Error() string {
 func (e *RemoteError) Unwrap() error { return e.Err }
 
 type proxy struct {
+	ctx    context.Context // Run's: ends with it
 	cfg    Config
 	host   mcp.Connection
 	remote mcp.Connection
@@ -127,7 +128,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	redial := &redialTransport{next: cfg.HTTP, backoff: cfg.Backoff, sleep: cfg.Sleep, log: cfg.Log}
 	auth := &authTransport{next: redial, auth: cfg.Auth, headers: cfg.Headers, log: cfg.Log}
-	p := &proxy{cfg: cfg, mode: cfg.Transport, client: &http.Client{Transport: auth},
+	p := &proxy{ctx: ctx, cfg: cfg, mode: cfg.Transport, client: &http.Client{Transport: auth},
 		guard:    &guardTransport{next: auth, max: int64(cfg.MaxMessage), url: cfg.URL, authHint: cfg.AuthHint, scopeHint: cfg.ScopeHint, log: cfg.Log},
 		readerUp: make(chan struct{}), readErr: make(chan error, 1), sem: make(chan struct{}, 64),
 		pending: map[jsonrpc.ID]bool{}, initIDs: map[jsonrpc.ID]bool{}, idle: make(chan struct{})}
@@ -354,6 +355,9 @@ func (p *proxy) noteResponse(resp *jsonrpc.Response) {
 	}
 	if json.Unmarshal(resp.Result, &r) == nil && r.ProtocolVersion != "" {
 		p.guard.setVersion(r.ProtocolVersion)
+		if p.mode == Streamable && r.ProtocolVersion < standaloneBefore {
+			go p.standalone(p.ctx, r.ProtocolVersion, p.guard.sessionID())
+		}
 	}
 }
 

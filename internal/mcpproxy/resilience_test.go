@@ -245,3 +245,56 @@ func httptestServer(t *testing.T, h http.Handler) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// A 2025-11-25 server sends what belongs to no request (here, a
+// tools/list_changed after a tool is added) on the standalone GET stream,
+// which the proxy keeps open for the host.
+func TestServerMessagesOutsideRequestsReachTheHost(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "stateful", Version: "1"}, nil)
+	gets := make(chan string, 16)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	url := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			select {
+			case gets <- r.Header.Get("Mcp-Session-Id"):
+			default:
+			}
+		}
+		h.ServeHTTP(w, r)
+	})) + "/mcp"
+	changed := make(chan struct{}, 16)
+	p := start(t, Config{URL: url, Transport: Streamable})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	select {
+	case session := <-gets:
+		if session == "" {
+			t.Errorf("the stream was opened without the session id")
+		}
+	case <-ctx.Done():
+		t.Fatalf("the proxy opened no GET stream\n%s", p.logged())
+	}
+	// The GET has reached the handler; the server registers the stream
+	// just after, so add tools until a notification comes (bounded).
+	for i := 0; ; i++ {
+		mcp.AddTool(s, &mcp.Tool{Name: fmtSprintf("late-%d", i)}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+		select {
+		case <-changed:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		if i == 20 {
+			t.Fatalf("no tools/list_changed reached the host\n%s", p.logged())
+		}
+	}
+}
