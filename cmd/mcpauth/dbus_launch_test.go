@@ -47,10 +47,7 @@ func TestNoDBusAutolaunch(t *testing.T) {
 	t.Logf("dbus-launch: %s", launch)
 
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mcpauth")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 
 	// Helpers inherit the CLI's environment (dbus-launch → dbus-daemon →
 	// activated gnome-keyring-daemon), so a marker in it tells ours apart

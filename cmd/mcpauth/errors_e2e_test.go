@@ -3,37 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// binary builds the mcpauth binary once per test run (shared with the
-// end-to-end tests); these cases need no browser.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpauth-e2e-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "mcpauth")
-		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("%v: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building mcpauth: %v", buildErr)
-	}
-	return builtBin
-}
 
 // The real binary's exit codes and messages for mistakes users make: the
 // exact line on stderr, nothing on stdout.
@@ -41,7 +18,7 @@ func TestBinaryErrorMessages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := binary(t)
+	bin := buildBinary(t)
 	notMCP := httptest.NewServer(http.NotFoundHandler())
 	defer notMCP.Close()
 	dead, err := net.Listen("tcp", "127.0.0.1:0")
@@ -91,7 +68,7 @@ func TestBinaryInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := binary(t)
+	bin := buildBinary(t)
 	arrived := make(chan struct{}, 1)
 	hang := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -59,10 +59,7 @@ type tsCLI struct {
 
 func newTSCLI(t *testing.T, srv *tsserver.Server) *tsCLI {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mcpauth")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building mcpauth: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
