@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -29,13 +31,8 @@ func TestE2EPingRefreshesAfterADay(t *testing.T) {
 	if before.RefreshToken == "" {
 		t.Fatal("login stored no refresh token")
 	}
-	resp, err := http.Post(e.base+"/api/test/clock", "application/json", strings.NewReader(`{"advance":"24h1m"}`))
-	if err != nil {
+	if err := (&conformance.HTTPClock{URL: e.base + "/api/test/clock"}).Advance(context.Background(), 24*time.Hour+time.Minute); err != nil {
 		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("advancing the clock: HTTP %d", resp.StatusCode)
 	}
 	code, user, stderr := e.cli(nil, "ping")
 	if code != 0 || !strings.HasPrefix(user, "u_") {
@@ -45,7 +42,7 @@ func TestE2EPingRefreshesAfterADay(t *testing.T) {
 	if after.RefreshToken == before.RefreshToken || after.AccessToken == before.AccessToken {
 		t.Fatal("ping did not store a rotated pair")
 	}
-	resp, err = http.PostForm(e.base+"/oauth/token", url.Values{"grant_type": {"refresh_token"},
+	resp, err := http.PostForm(e.base+"/oauth/token", url.Values{"grant_type": {"refresh_token"},
 		"refresh_token": {before.RefreshToken}, "client_id": {before.Client.ClientID}})
 	if err != nil {
 		t.Fatal(err)

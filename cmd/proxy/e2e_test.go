@@ -155,6 +155,14 @@ func (e *env) start() {
 	}
 }
 
+// advance moves the server's test clock forward by d, and checks it moved.
+func (e *env) advance(d time.Duration) {
+	e.t.Helper()
+	if err := (&conformance.HTTPClock{URL: e.base + "/api/test/clock"}).Advance(context.Background(), d); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // stop ends the server (SIGINT, as a deploy would) and waits for it.
 func (e *env) stop() {
 	if e.srv == nil {
@@ -281,14 +289,7 @@ func TestProxyE2ELoginWhoamiRefreshAndExit(t *testing.T) {
 
 	// A day later the access token has expired at the server: the next call
 	// gets a 401, the proxy refreshes under the lock and sends it again.
-	resp, err := http.Post(e.base+"/api/test/clock", "application/json", strings.NewReader(`{"advance":"24h1m"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("advancing the clock: HTTP %d", resp.StatusCode)
-	}
+	e.advance(24*time.Hour + time.Minute)
 	if user, err := whoami(ctx, cs); err != nil || user != want {
 		t.Fatalf("whoami after a day: %q %v\n%s", user, err, stderr.String())
 	}
@@ -459,11 +460,7 @@ func TestProxyE2ETwoProxiesRefreshOnce(t *testing.T) {
 	defer a.Close()
 	b, _ := e.proxy(ctx, &err2)
 	defer b.Close()
-	resp, err := http.Post(e.base+"/api/test/clock", "application/json", strings.NewReader(`{"advance":"24h1m"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	e.advance(24*time.Hour + time.Minute)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, cs := range []*mcp.ClientSession{a, b} {
@@ -609,11 +606,7 @@ func TestProxyE2EDebugTraceRedactsSecrets(t *testing.T) {
 	if _, err := whoami(ctx, cs); err != nil {
 		t.Fatalf("whoami: %v\n%s", err, stderr.String())
 	}
-	resp, err := http.Post(e.base+"/api/test/clock", "application/json", strings.NewReader(`{"advance":"24h1m"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	e.advance(24*time.Hour + time.Minute)
 	if _, err := whoami(ctx, cs); err != nil {
 		t.Fatalf("whoami after a day: %v\n%s", err, stderr.String())
 	}
