@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"sync"
 
 	"github.com/mcpauth/mcpauth/server/store"
@@ -13,6 +14,21 @@ import (
 type clientCache struct {
 	mu sync.RWMutex
 	m  map[string]store.Client
+}
+
+// knownClient is client for the token endpoints: an unknown id is answered
+// 401 invalid_client, a store failure 500; ok is false when w was answered.
+func (s *Server) knownClient(w http.ResponseWriter, r *http.Request, id string) (c store.Client, ok bool) {
+	c, err := s.client(r.Context(), id)
+	switch {
+	case isNotFound(err):
+		writeOAuthError(w, invalidClient("unknown client"))
+		return c, false
+	case err != nil:
+		s.serverError(w, r, "looking up client", err)
+		return c, false
+	}
+	return c, true
 }
 
 // client returns the registered client, from memory when it has been seen,

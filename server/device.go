@@ -135,11 +135,7 @@ func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[s
 	// An unknown client is invalid_client (401) before anything about the
 	// code is revealed.
 	if !s.cfg.AllowUnregisteredDeviceClients {
-		if _, err := s.client(r.Context(), p["client_id"]); isNotFound(err) {
-			writeOAuthError(w, invalidClient("unknown client"))
-			return
-		} else if err != nil {
-			s.serverError(w, r, "looking up client", err)
+		if _, ok := s.knownClient(w, r, p["client_id"]); !ok {
 			return
 		}
 	}

@@ -119,13 +119,8 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 			return
 		}
 	}
-	client, err := s.client(ctx, p["client_id"])
-	if isNotFound(err) {
-		writeOAuthError(w, invalidClient("unknown client"))
-		return
-	}
-	if err != nil {
-		s.serverError(w, r, "looking up client", err)
+	client, ok := s.knownClient(w, r, p["client_id"])
+	if !ok {
 		return
 	}
 	if !looksLikeRefreshToken(p["refresh_token"]) {

@@ -29,13 +29,8 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, invalidClient("client_id is required (public clients identify themselves by it)"))
 		return
 	}
-	client, err := s.client(ctx, p["client_id"])
-	if isNotFound(err) {
-		writeOAuthError(w, invalidClient("unknown client"))
-		return
-	}
-	if err != nil {
-		s.serverError(w, r, "looking up client", err)
+	client, ok := s.knownClient(w, r, p["client_id"])
+	if !ok {
 		return
 	}
 	if p["token"] == "" {
@@ -43,6 +38,7 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var revokedFor string // the user whose token was revoked, for the log
+	var err error
 	switch raw := p["token"]; {
 	case strings.HasPrefix(raw, refreshTokenPrefix):
 		revokedFor, err = s.revokeRefreshToken(ctx, client.ID, raw)

@@ -60,13 +60,8 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 		writeOAuthError(w, invalidRequest("code_verifier must be 43-128 characters of [A-Za-z0-9-._~]"))
 		return
 	}
-	client, err := s.client(ctx, p["client_id"])
-	if err != nil {
-		if isNotFound(err) {
-			writeOAuthError(w, invalidClient("unknown client"))
-			return
-		}
-		s.serverError(w, r, "looking up client", err)
+	client, ok := s.knownClient(w, r, p["client_id"])
+	if !ok {
 		return
 	}
 	hash := hashSecret(p["code"])
