@@ -91,12 +91,13 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.log("the server refused the token and renewing it failed: %v", rerr)
 			return resp, nil
 		}
-	case resp.StatusCode == http.StatusForbidden && insufficientScope(resp.Header) != "":
+	case resp.StatusCode == http.StatusForbidden:
 		su, can := t.auth.(StepUpper)
-		if !can {
+		scope := insufficientScope(resp.Header)
+		if !can || scope == "" {
 			return resp, nil
 		}
-		if ok, rerr = su.StepUp(req.Context(), tok, insufficientScope(resp.Header)); rerr != nil {
+		if ok, rerr = su.StepUp(req.Context(), tok, scope); rerr != nil {
 			t.log("the server needs more scope and logging in for it failed: %v", rerr)
 			return resp, nil
 		}
