@@ -204,9 +204,7 @@ func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[s
 			return
 		}
 	}
-	s.metrics.tokenIssued(metricGrantDevice)
-	s.log.Info("access token issued", "request_id", requestID(r.Context()), "grant", "device_code", "user_id", d.UserID, "client_id", d.ClientID)
-	writeJSON(w, http.StatusOK, resp)
+	s.issued(w, r, metricGrantDevice, d.UserID, d.ClientID, resp)
 }
 
 // User codes: 4 letters, hyphen, 4 digits (service.md), letters from an

@@ -196,11 +196,9 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 		s.serverError(w, r, "issuing access token", err)
 		return
 	}
-	s.metrics.tokenIssued(metricGrantRefresh)
-	s.log.Info("access token issued", "request_id", requestID(ctx), "grant", "refresh_token", "user_id", rt.UserID, "client_id", client.ID)
 	resp := newTokenResponse(tok)
 	resp.Scope, resp.RefreshToken = scope, raw
-	writeJSON(w, http.StatusOK, resp)
+	s.issued(w, r, metricGrantRefresh, rt.UserID, client.ID, resp)
 }
 
 // narrowScope applies RFC 6749 §6: an omitted scope is the original grant;

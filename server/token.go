@@ -136,8 +136,14 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 			return
 		}
 	}
-	s.metrics.tokenIssued(metricGrantCode)
-	s.log.Info("access token issued", "request_id", requestID(ctx), "grant", "authorization_code", "user_id", code.UserID, "client_id", code.ClientID)
+	s.issued(w, r, metricGrantCode, code.UserID, code.ClientID, resp)
+}
+
+// issued answers a grant with resp, counting and logging the token (never
+// the token itself) the same way for every grant.
+func (s *Server) issued(w http.ResponseWriter, r *http.Request, grant, userID, clientID string, resp tokenResponse) {
+	s.metrics.tokenIssued(grant)
+	s.log.Info("access token issued", "request_id", requestID(r.Context()), "grant", grant, "user_id", userID, "client_id", clientID)
 	writeJSON(w, http.StatusOK, resp)
 }
 
