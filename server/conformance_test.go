@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
@@ -251,18 +251,10 @@ func TestFormApproverFollowsLoginOnTheRedirectPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	redirect := "http://" + idp.Host + "/callback"
-	resp, err := http.Post(inst.URL+"/oauth/register", "application/json", strings.NewReader(
-		`{"client_name":"port sharer","redirect_uris":["`+redirect+`"],"token_endpoint_auth_method":"none","application_type":"native"}`))
+	reg, err := flows.Register(context.Background(), http.DefaultClient, inst.URL+"/oauth/register", flows.ClientMetadata{
+		ClientName: "port sharer", RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none", ApplicationType: "native"})
 	if err != nil {
 		t.Fatal(err)
-	}
-	var reg struct {
-		ClientID string `json:"client_id"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&reg)
-	resp.Body.Close()
-	if err != nil || reg.ClientID == "" {
-		t.Fatalf("registration: HTTP %d, %v", resp.StatusCode, err)
 	}
 	verifier, err := pkce.NewVerifier()
 	if err != nil {

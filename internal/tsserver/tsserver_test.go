@@ -1,11 +1,13 @@
 package tsserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/internal/tsserver"
 )
 
@@ -63,18 +65,10 @@ func getJSON(t *testing.T, u string, v any) {
 func TestRestart(t *testing.T) {
 	s := tsserver.Start(t)
 	mcpURL, authURL := s.MCPURL, s.AuthURL
-	resp, err := http.Post(s.AuthURL+"/register", "application/json",
-		strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/callback"],"token_endpoint_auth_method":"none"}`))
+	reg, err := flows.Register(context.Background(), http.DefaultClient, s.AuthURL+"/register", flows.ClientMetadata{
+		RedirectURIs: []string{"http://127.0.0.1:1/callback"}, TokenEndpointAuthMethod: "none"})
 	if err != nil {
 		t.Fatal(err)
-	}
-	var reg struct {
-		ClientID string `json:"client_id"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&reg)
-	resp.Body.Close()
-	if err != nil || reg.ClientID == "" {
-		t.Fatalf("register: %s %v", resp.Status, err)
 	}
 	authorize := s.AuthURL + "/authorize?response_type=code&code_challenge=" + strings.Repeat("a", 43) +
 		"&code_challenge_method=S256&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcallback&client_id=" + reg.ClientID
@@ -86,7 +80,7 @@ func TestRestart(t *testing.T) {
 	if s.MCPURL != mcpURL || s.AuthURL != authURL {
 		t.Fatalf("URLs changed: %s %s", s.MCPURL, s.AuthURL)
 	}
-	resp, err = noFollow.Get(authorize)
+	resp, err := noFollow.Get(authorize)
 	if err != nil {
 		t.Fatal(err)
 	}
