@@ -25,7 +25,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
-	"github.com/mcpauth/mcpauth/keyring"
+	"github.com/mcpauth/mcpauth/keyring/keyringtest"
 )
 
 // machineServer is an MCP server with an authorization server that speaks
@@ -221,38 +221,6 @@ func firstOr(s, def string) string {
 	return def
 }
 
-// memKeyring is an OS keyring held in memory.
-type memKeyring struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (k *memKeyring) Get(service, user string) (string, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if v, ok := k.m[service+"\x00"+user]; ok {
-		return v, nil
-	}
-	return "", keyring.ErrNotFound
-}
-
-func (k *memKeyring) Set(service, user, secret string) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.m == nil {
-		k.m = map[string]string{}
-	}
-	k.m[service+"\x00"+user] = secret
-	return nil
-}
-
-func (k *memKeyring) Delete(service, user string) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	delete(k.m, service+"\x00"+user)
-	return nil
-}
-
 type movableClock struct {
 	mu    sync.Mutex
 	shift time.Duration
@@ -273,7 +241,7 @@ func (c *movableClock) move(d time.Duration) {
 func machineCLI(t *testing.T) (*clitest.CLI, *movableClock) {
 	c := clitest.New(t, nil)
 	c.Vars["MCPAUTH_STORAGE"] = "keyring"
-	c.Backend = &memKeyring{}
+	c.Backend = &keyringtest.Memory{}
 	clk := &movableClock{}
 	c.Clock = clk
 	c.Vars["MCPAUTH_CLIENT_SECRET"] = "s3cret"

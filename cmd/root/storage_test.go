@@ -7,53 +7,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/keyring"
+	"github.com/mcpauth/mcpauth/keyring/keyringtest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
 // The OS keyring cannot run in these tests (keyring/ has the real Secret
-// Service tests, cmd/mcpauth/e2e_test.go the real one end to end), so the
-// backends below are hand-written fakes of its three behaviours: it works,
-// it hangs, it is absent.
-
-// memBackend is a working keyring held in memory.
-type memBackend struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (b *memBackend) Get(service, user string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, ok := b.m[service+"\x00"+user]
-	if !ok {
-		return "", keyring.ErrNotFound
-	}
-	return v, nil
-}
-
-func (b *memBackend) Set(service, user, secret string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = map[string]string{}
-	}
-	b.m[service+"\x00"+user] = secret
-	return nil
-}
-
-func (b *memBackend) Delete(service, user string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.m, service+"\x00"+user)
-	return nil
-}
+// Service tests, cmd/mcpauth/e2e_test.go the real one end to end), so its
+// three behaviours are fakes: it works (keyringtest.Memory), it hangs, it
+// is absent (below).
 
 // hangingBackend never answers until the test ends, like a Secret Service
 // waiting on an unlock prompt nobody sees.
@@ -87,7 +54,7 @@ func TestKeyringBackendStoresOnlyCiphertext(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
 	c := clitest.New(t, env)
 	c.Vars["MCPAUTH_STORAGE"] = "auto"
-	c.Backend = &memBackend{}
+	c.Backend = &keyringtest.Memory{}
 	c.Open = clitest.ApprovingBrowser(t, env, "kim", "approve")
 	if code, _, stderr := c.Run("login", env.URL+"/mcp"); code != 0 || !strings.Contains(stderr, "Stored in the OS keyring") {
 		t.Fatalf("login: exit %d %s", code, stderr)
@@ -222,7 +189,7 @@ func TestPlainEntryRefusedWhileUsingTheKeyring(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("entry files: %v", files)
 	}
-	c.Backend = &memBackend{}
+	c.Backend = &keyringtest.Memory{}
 	for _, storage := range []string{"keyring", "auto"} {
 		c.Vars["MCPAUTH_STORAGE"] = storage
 		code, stdout, stderr := c.Run("token")
