@@ -22,10 +22,14 @@ import (
 func loggedServer(b *testing.B) *server.Server { return pingServer(b, nil) }
 
 func pingServer(b *testing.B, m *server.Metrics) *server.Server {
+	logs, err := server.NewLogHandler(io.Discard, "text", slog.LevelInfo) // as mcpauth serve logs
+	if err != nil {
+		b.Fatal(err)
+	}
 	srv, err := server.New(context.Background(), server.Config{
 		BaseURL: "http://127.0.0.1:1", Store: memory.New(), SigningKey: []byte("bench-signing-key-0123456789abcdefghijkl"),
 		Limits: server.Limits{Disabled: true}, CacheCredentials: true, Metrics: m,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Logger: slog.New(logs),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -100,9 +100,13 @@ func (s *Server) withRequestContext(next http.Handler) http.Handler {
 					writeOAuthError(rec, newError(http.StatusInternalServerError, errServerError, "internal error"))
 				}
 			}
-			d := time.Since(start)
+			end := time.Now()
+			d := end.Sub(start)
 			// The mux set r.Pattern on this request: a bounded route label.
 			s.metrics.request(r.Pattern, rec.status(), d)
+			if s.reqLog != nil && s.reqLog.logRequest(r.Context(), end, id, r.Method, r.URL.Path, rec.status(), d) {
+				return
+			}
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("request_id", id),
 				slog.String("method", r.Method),

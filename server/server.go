@@ -76,6 +76,7 @@ type Server struct {
 	store     store.Store
 	clock     clock.Clock
 	log       *slog.Logger
+	reqLog    *LogHandler // the request line's fast path, when log is a LogHandler's
 	tokens    *tokenService
 	sealers   *sealers
 	csrfKey   []byte
@@ -131,6 +132,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		clients:   clientCache{m: map[string]store.Client{}},
 		cimd:      newCIMDFetcher(cfg.MetadataDocuments),
 	}
+	s.reqLog, _ = cfg.Logger.Handler().(*LogHandler)
 	if cfg.MetadataDocuments.AllowPrivateAddresses {
 		cfg.Logger.Warn("client metadata documents may be fetched from loopback, private and link-local addresses (--cimd-allow-private): anyone who can reach this server can make it send requests into its network; local testing only")
 	}

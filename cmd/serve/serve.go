@@ -321,14 +321,14 @@ func newLogger(opts *Options, out io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(opts.LogLevel)); err != nil {
 		return nil, cmdutil.FlagErrorf("--log-level: %v", err)
 	}
-	ho := &slog.HandlerOptions{Level: level}
-	switch opts.LogFormat {
-	case "text":
-		return slog.New(slog.NewTextHandler(out, ho)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(out, ho)), nil
+	if opts.LogFormat != "text" && opts.LogFormat != "json" {
+		return nil, cmdutil.FlagErrorf("--log-format must be text or json")
 	}
-	return nil, cmdutil.FlagErrorf("--log-format must be text or json")
+	h, err := server.NewLogHandler(out, opts.LogFormat, level)
+	if err != nil {
+		return nil, cmdutil.FlagErrorf("--log-format: %v", err)
+	}
+	return slog.New(h), nil
 }
 
 // serverKeys are the configured keys; nil means generated and kept in the
