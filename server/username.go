@@ -57,6 +57,10 @@ func (s *Server) userName(ctx context.Context, userID string) string {
 		return n
 	}
 	u, err := s.store.GetUser(ctx, userID)
+	if isNotFound(err) {
+		s.names.put(userID, "", now) // no user, no name: not a store read per request either
+		return ""
+	}
 	if err != nil {
 		return ""
 	}
