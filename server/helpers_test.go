@@ -413,8 +413,8 @@ func (c *countingStore) CreateAuthCode(ctx context.Context, a store.AuthCode) er
 func (c *countingStore) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error {
 	return c.count(c.Store.CreateDeviceCode(ctx, d))
 }
-func (c *countingStore) ConsumeAuthCode(ctx context.Context, h, id string, exp, now time.Time) (store.AuthCode, error) {
-	a, err := c.Store.ConsumeAuthCode(ctx, h, id, exp, now)
+func (c *countingStore) ConsumeAuthCode(ctx context.Context, h string, r store.Redemption) (store.AuthCode, error) {
+	a, err := c.Store.ConsumeAuthCode(ctx, h, r)
 	return a, c.count(err)
 }
 func (c *countingStore) UpdateDeviceCode(ctx context.Context, h string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {

@@ -52,9 +52,9 @@ func (s *timedStore) GetAuthCode(ctx context.Context, hash string) (store.AuthCo
 	return timed(s, "GetAuthCode", func() (store.AuthCode, error) { return s.next.GetAuthCode(ctx, hash) })
 }
 
-func (s *timedStore) ConsumeAuthCode(ctx context.Context, hash, tokenID string, tokenExp, now time.Time) (store.AuthCode, error) {
+func (s *timedStore) ConsumeAuthCode(ctx context.Context, hash string, r store.Redemption) (store.AuthCode, error) {
 	return timed(s, "ConsumeAuthCode", func() (store.AuthCode, error) {
-		return s.next.ConsumeAuthCode(ctx, hash, tokenID, tokenExp, now)
+		return s.next.ConsumeAuthCode(ctx, hash, r)
 	})
 }
 

@@ -64,59 +64,42 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 	if !ok {
 		return
 	}
-	hash := hashSecret(p["code"])
-	code, err := s.store.GetAuthCode(ctx, hash)
-	if isNotFound(err) {
-		writeOAuthError(w, invalidGrant("unknown authorization code"))
-		return
-	}
-	if err != nil {
-		s.serverError(w, r, "looking up authorization code", err)
-		return
-	}
-	if code.Used {
-		s.revokeReplayed(r, code)
-		writeOAuthError(w, invalidGrant("authorization code already used"))
-		return
-	}
-	now := s.clock.Now()
-	switch {
-	case code.ClientID != p["client_id"]:
-		writeOAuthError(w, invalidGrant("authorization code was issued to another client"))
-		return
-	case code.RedirectURI != p["redirect_uri"]:
-		writeOAuthError(w, invalidGrant("redirect_uri does not match the authorization request"))
-		return
-	case !now.Before(code.ExpiresAt):
-		writeOAuthError(w, invalidGrant("authorization code expired"))
-		return
-	case !pkce.Verify(p["code_verifier"], code.CodeChallenge):
-		writeOAuthError(w, invalidGrant("code_verifier does not match the code_challenge"))
-		return
-	}
-	if oerr := s.checkResourceParam(p["resource"]); oerr != nil {
-		writeOAuthError(w, oerr)
-		return
-	}
 	jti, err := randomToken(16)
 	if err != nil {
 		s.serverError(w, r, "generating token id", err)
 		return
 	}
-	exp := now.Truncate(time.Second).Add(AccessTokenLifetime)
-	// Consume before signing: of concurrent redemptions exactly one gets here.
-	code, err = s.store.ConsumeAuthCode(ctx, hash, jti, exp, now)
-	if errors.Is(err, store.ErrAlreadyUsed) {
+	now := s.clock.Now()
+	hash := hashSecret(p["code"])
+	resourceErr := s.checkResourceParam(p["resource"])
+	var code store.AuthCode
+	if resourceErr == nil {
+		// Checked and spent in one step: of concurrent redemptions exactly
+		// one gets past here, and one that does not match spends nothing.
+		code, err = s.store.ConsumeAuthCode(ctx, hash, store.Redemption{
+			ClientID: p["client_id"], RedirectURI: p["redirect_uri"], CodeChallenge: pkce.S256(p["code_verifier"]),
+			Now: now, TokenID: jti, TokenExp: now.Truncate(time.Second).Add(AccessTokenLifetime),
+		})
+	} else if code, err = s.store.GetAuthCode(ctx, hash); err == nil && code.Used {
+		err = store.ErrAlreadyUsed // nothing to spend; which error comes first is decided below
+	}
+	switch {
+	case isNotFound(err):
+		writeOAuthError(w, invalidGrant("unknown authorization code"))
+		return
+	case errors.Is(err, store.ErrAlreadyUsed):
 		s.revokeReplayed(r, code)
 		writeOAuthError(w, invalidGrant("authorization code already used"))
 		return
-	}
-	if err != nil {
-		if isNotFound(err) {
-			writeOAuthError(w, invalidGrant("unknown authorization code"))
-			return
-		}
+	case err != nil && !errors.Is(err, store.ErrCodeMismatch):
 		s.serverError(w, r, "consuming authorization code", err)
+		return
+	case err != nil || resourceErr != nil:
+		oerr := codeMismatch(code, p, now)
+		if oerr == nil {
+			oerr = cmpErr(resourceErr, invalidGrant("authorization code does not match this request"))
+		}
+		writeOAuthError(w, oerr)
 		return
 	}
 	tok, err := s.tokens.issueForClient(code.UserID, code.ClientID, jti)
@@ -137,6 +120,22 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 		}
 	}
 	s.issued(w, r, metricGrantCode, code.UserID, code.ClientID, resp)
+}
+
+// codeMismatch says why the request p may not redeem code at now, in the
+// order of RFC 6749 §4.1.3 and RFC 7636 §4.6, or nil if it may.
+func codeMismatch(code store.AuthCode, p map[string]string, now time.Time) *oauthError {
+	switch {
+	case code.ClientID != p["client_id"]:
+		return invalidGrant("authorization code was issued to another client")
+	case code.RedirectURI != p["redirect_uri"]:
+		return invalidGrant("redirect_uri does not match the authorization request")
+	case !now.Before(code.ExpiresAt):
+		return invalidGrant("authorization code expired")
+	case !pkce.Verify(p["code_verifier"], code.CodeChallenge):
+		return invalidGrant("code_verifier does not match the code_challenge")
+	}
+	return nil
 }
 
 // issued answers a grant with resp, counting and logging the token (never

@@ -98,7 +98,17 @@ func TestTokenCodeExpiry(t *testing.T) {
 	oauthErr(t, resp, body, http.StatusBadRequest, "invalid_grant")
 }
 
-// Each wrong exchange gets its RFC 6749 error and status.
+// What a refused redemption says, for those the store refuses: the reason
+// is found after the one conditional write matched nothing.
+var mismatchSays = map[string]string{
+	"wrong verifier":               "code_verifier does not match",
+	"another registered client":    "issued to another client",
+	"other redirect_uri":           "redirect_uri does not match",
+	"redirect_uri on another port": "redirect_uri does not match",
+}
+
+// Each wrong exchange gets its RFC 6749 error and status, and spends
+// nothing.
 func TestTokenExchangeErrors(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
@@ -159,6 +169,12 @@ func TestTokenExchangeErrors(t *testing.T) {
 			if resp.Header.Get("Pragma") != "no-cache" {
 				t.Errorf("Pragma %q, want no-cache", resp.Header.Get("Pragma"))
 			}
+			if want, ok := mismatchSays[tt.name]; ok && !strings.Contains(string(body), want) {
+				t.Errorf("error %s, want it to say %q", body, want)
+			}
+			// A refused redemption spends nothing: the right one still works.
+			resp, body = c.exchange(code, verifier)
+			mustToken(t, resp, body)
 		})
 	}
 }

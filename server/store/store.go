@@ -24,6 +24,11 @@ var (
 	// returned AuthCode is still filled in, so the caller can revoke the token
 	// issued from it (RFC 6749 §4.1.2).
 	ErrAlreadyUsed = errors.New("store: already used")
+	// ErrCodeMismatch: ConsumeAuthCode found the code unused, but the
+	// redemption does not match it (another client, redirect URI or
+	// verifier, or the code has expired). Nothing was written; the returned
+	// AuthCode is the record as stored, so the caller can say what failed.
+	ErrCodeMismatch = errors.New("store: code does not match the redemption")
 )
 
 // Client is a registered OAuth client (RFC 7591). Clients are public: PKCE
@@ -57,6 +62,26 @@ type AuthCode struct {
 	UsedAt   time.Time
 	TokenID  string
 	TokenExp time.Time // expiry of that token, so a revocation can be collected later
+}
+
+// Redemption is a token request's claim on a code (RFC 6749 §4.1.3, RFC
+// 7636 §4.6). ConsumeAuthCode checks it in the same atomic step that spends
+// the code, so the common case costs one statement and a request that does
+// not match spends nothing.
+type Redemption struct {
+	ClientID      string
+	RedirectURI   string
+	CodeChallenge string    // S256 of the presented code_verifier
+	Now           time.Time // the code must expire after Now; recorded as UsedAt
+	TokenID       string    // the jti of the token issued for the code
+	TokenExp      time.Time
+}
+
+// Matches reports whether r may spend c, whether or not c is used yet.
+// Times compare at the stored precision, milliseconds.
+func (c AuthCode) Matches(r Redemption) bool {
+	return c.ClientID == r.ClientID && c.RedirectURI == r.RedirectURI && c.CodeChallenge == r.CodeChallenge &&
+		r.Now.UnixMilli() < c.ExpiresAt.UnixMilli()
 }
 
 // DeviceStatus is the state of a device code (contract: "States and transitions").
@@ -159,12 +184,14 @@ type Store interface {
 	CreateAuthCode(ctx context.Context, c AuthCode) error
 	// GetAuthCode returns the code (used or not) or ErrNotFound.
 	GetAuthCode(ctx context.Context, hash string) (AuthCode, error)
-	// ConsumeAuthCode atomically marks an unused code used at now, recording
-	// the jti and expiry of the token issued for it, and returns the updated
-	// record. Of any number of concurrent calls for one hash exactly one
-	// succeeds; the others get ErrAlreadyUsed together with the record as
-	// stored (whose TokenID names the token to revoke).
-	ConsumeAuthCode(ctx context.Context, hash, tokenID string, tokenExp, now time.Time) (AuthCode, error)
+	// ConsumeAuthCode atomically checks that an unused code matches r and
+	// marks it used at r.Now, recording the jti and expiry of the token
+	// issued for it, and returns the updated record. Of any number of
+	// concurrent matching calls for one hash exactly one succeeds; the
+	// others get ErrAlreadyUsed together with the record as stored (whose
+	// TokenID names the token to revoke). An unused code that does not match
+	// gets ErrCodeMismatch and stays unused.
+	ConsumeAuthCode(ctx context.Context, hash string, r Redemption) (AuthCode, error)
 
 	// CreateDeviceCode stores a new device code; ErrAlreadyExists if either
 	// the hash or the user code hash is taken by a live record.

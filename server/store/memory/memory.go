@@ -121,7 +121,7 @@ func (s *Store) GetAuthCode(_ context.Context, hash string) (store.AuthCode, err
 	return c, nil
 }
 
-func (s *Store) ConsumeAuthCode(_ context.Context, hash, tokenID string, tokenExp, now time.Time) (store.AuthCode, error) {
+func (s *Store) ConsumeAuthCode(_ context.Context, hash string, r store.Redemption) (store.AuthCode, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.codes[hash]
@@ -131,7 +131,10 @@ func (s *Store) ConsumeAuthCode(_ context.Context, hash, tokenID string, tokenEx
 	if c.Used {
 		return c, fmt.Errorf("consume auth code: %w", store.ErrAlreadyUsed)
 	}
-	c.Used, c.UsedAt, c.TokenID, c.TokenExp = true, now, tokenID, tokenExp
+	if !c.Matches(r) {
+		return c, fmt.Errorf("consume auth code: %w", store.ErrCodeMismatch)
+	}
+	c.Used, c.UsedAt, c.TokenID, c.TokenExp = true, r.Now, r.TokenID, r.TokenExp
 	s.codes[hash] = c
 	return c, nil
 }

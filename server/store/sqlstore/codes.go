@@ -129,21 +129,25 @@ func (s *Store) GetAuthCode(ctx context.Context, hash string) (store.AuthCode, e
 }
 
 // ConsumeAuthCode is one conditional UPDATE: the database lets exactly one
-// caller flip used from 0 to 1. The losers read the record as stored.
-func (s *Store) ConsumeAuthCode(ctx context.Context, hash, tokenID string, tokenExp, now time.Time) (store.AuthCode, error) {
+// matching caller flip used from 0 to 1, checking the redemption in the
+// same statement (a read before it cost as much as the write). The others
+// read the record as stored, to learn why.
+func (s *Store) ConsumeAuthCode(ctx context.Context, hash string, r store.Redemption) (store.AuthCode, error) {
 	const consume = `UPDATE auth_codes SET used = 1, used_at = ?, token_id = ?, token_exp = ?
-		WHERE hash = ? AND used = 0 RETURNING ` + authCodeCols
+		WHERE hash = ? AND used = 0 AND client_id = ? AND redirect_uri = ? AND code_challenge = ? AND expires_at > ?
+		RETURNING ` + authCodeCols
+	args := []any{ms(r.Now), r.TokenID, ms(r.TokenExp), hash, r.ClientID, r.RedirectURI, r.CodeChallenge, ms(r.Now)}
 	var c store.AuthCode
 	var err error
 	if s.group == nil {
-		c, err = scanAuthCode(s.queryRow(ctx, consume, ms(now), tokenID, ms(tokenExp), hash))
+		c, err = scanAuthCode(s.queryRow(ctx, consume, args...))
 	} else if st, perr := s.prepared(ctx, consume); perr != nil {
 		// Prepared once, outside the group's transaction (which may hold
 		// the only connection): parsing the UPDATE in every transaction was
 		// a quarter of an exchange's CPU.
 		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", perr)
 	} else if gerr := s.grouped(ctx, "code:"+hash, func(ctx context.Context, tx *sql.Tx) error {
-		c, err = scanAuthCode(tx.StmtContext(ctx, st).QueryRowContext(ctx, ms(now), tokenID, ms(tokenExp), hash))
+		c, err = scanAuthCode(tx.StmtContext(ctx, st).QueryRowContext(ctx, args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // nothing written; the caller reads the record
 		}
@@ -160,6 +164,9 @@ func (s *Store) ConsumeAuthCode(ctx context.Context, hash, tokenID string, token
 	c, err = s.GetAuthCode(ctx, hash)
 	if err != nil {
 		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", err)
+	}
+	if !c.Used {
+		return c, fmt.Errorf("consume auth code: %w", store.ErrCodeMismatch)
 	}
 	return c, fmt.Errorf("consume auth code: %w", store.ErrAlreadyUsed)
 }

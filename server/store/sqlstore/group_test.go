@@ -185,7 +185,7 @@ func TestPostgresGroupAcrossInstances(t *testing.T) {
 					i = codes - 1 - j
 				}
 				h := fmt.Sprintf("c%03d", i)
-				_, err := s.ConsumeAuthCode(ctx, h, "jti-"+h, groupNow.Add(time.Hour), groupNow)
+				_, err := s.ConsumeAuthCode(ctx, h, store.Redemption{ClientID: "c", Now: groupNow, TokenID: "jti-" + h, TokenExp: groupNow.Add(time.Hour)})
 				switch {
 				case err == nil:
 					mu.Lock()

@@ -75,7 +75,8 @@ func TestReopen(t *testing.T) {
 		s.SetAPIKey(ctx, store.APIKey{UserID: "user-1", Hash: "key-hash", Sealed: []byte{1, 2, 3}, CreatedAt: now}),
 		s.RevokeToken(ctx, "jti-revoked", now.Add(24*time.Hour)),
 	}
-	_, err = s.ConsumeAuthCode(ctx, "code-1", "jti-1", now.Add(24*time.Hour), now.Add(time.Minute))
+	_, err = s.ConsumeAuthCode(ctx, "code-1", store.Redemption{ClientID: "client-1", RedirectURI: "http://127.0.0.1/cb", CodeChallenge: "challenge",
+		Now: now.Add(time.Minute), TokenID: "jti-1", TokenExp: now.Add(24 * time.Hour)})
 	writes = append(writes, err)
 	_, err = s.UpdateDeviceCode(ctx, "dc-1", func(d store.DeviceCode) (store.DeviceCode, error) {
 		d.Status, d.UserID, d.LastPollAt = store.DeviceApproved, "user-1", now.Add(5*time.Second)

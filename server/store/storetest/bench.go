@@ -37,7 +37,7 @@ func Bench(b *testing.B, newStore func(b *testing.B) store.Store) {
 			if err := s.CreateAuthCode(ctx, c); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := s.ConsumeAuthCode(ctx, c.Hash, "jti", base.Add(24*time.Hour), base); err != nil {
+			if _, err := s.ConsumeAuthCode(ctx, c.Hash, redeem(c, "jti", base.Add(24*time.Hour), base)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -104,6 +104,13 @@ func newAuthCode(hash string) store.AuthCode {
 	}
 }
 
+// redeem is the redemption that matches c: its client, redirect URI and
+// challenge, at now.
+func redeem(c store.AuthCode, tokenID string, tokenExp, now time.Time) store.Redemption {
+	return store.Redemption{ClientID: c.ClientID, RedirectURI: c.RedirectURI, CodeChallenge: c.CodeChallenge,
+		Now: now, TokenID: tokenID, TokenExp: tokenExp}
+}
+
 func testAuthCodes(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	c := newAuthCode("code-1")
@@ -132,9 +139,33 @@ func testConsumeAuthCode(t *testing.T, s store.Store) {
 	must(t, "CreateAuthCode", s.CreateAuthCode(ctx, c))
 
 	now, exp := base.Add(time.Minute), base.Add(24*time.Hour+time.Minute)
+	// A redemption that does not match spends nothing and gets the record
+	// as stored.
+	for name, edit := range map[string]func(r *store.Redemption){
+		"another client":       func(r *store.Redemption) { r.ClientID = "client-2" },
+		"another redirect URI": func(r *store.Redemption) { r.RedirectURI = "http://127.0.0.1:53124/callback" },
+		"another challenge":    func(r *store.Redemption) { r.CodeChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN" },
+		"at expiry":            func(r *store.Redemption) { r.Now = c.ExpiresAt },
+		"after expiry":         func(r *store.Redemption) { r.Now = c.ExpiresAt.Add(time.Hour) },
+		"empty fields":         func(r *store.Redemption) { r.ClientID, r.RedirectURI, r.CodeChallenge = "", "", "" },
+	} {
+		r := redeem(c, "jti-bad", exp, now)
+		edit(&r)
+		got, err := s.ConsumeAuthCode(ctx, c.Hash, r)
+		wantErr(t, "ConsumeAuthCode with "+name, err, store.ErrCodeMismatch)
+		same(t, "ConsumeAuthCode with "+name+" record", got, c, normAuthCode)
+		got, err = s.GetAuthCode(ctx, c.Hash)
+		must(t, "GetAuthCode", err)
+		same(t, "GetAuthCode after "+name, got, c, normAuthCode)
+	}
+	// A millisecond before expiry still matches (times are stored in ms).
+	if !c.Matches(redeem(c, "", exp, c.ExpiresAt.Add(-time.Millisecond))) {
+		t.Error("a code a millisecond before its expiry does not match")
+	}
+
 	want := c
 	want.Used, want.UsedAt, want.TokenID, want.TokenExp = true, now, "jti-1", exp
-	got, err := s.ConsumeAuthCode(ctx, c.Hash, "jti-1", exp, now)
+	got, err := s.ConsumeAuthCode(ctx, c.Hash, redeem(c, "jti-1", exp, now))
 	must(t, "ConsumeAuthCode", err)
 	same(t, "ConsumeAuthCode result", got, want, normAuthCode)
 	got, err = s.GetAuthCode(ctx, c.Hash)
@@ -142,13 +173,13 @@ func testConsumeAuthCode(t *testing.T, s store.Store) {
 	same(t, "GetAuthCode after consume", got, want, normAuthCode)
 
 	// A replay fails and names the first token, so the caller can revoke it.
-	got, err = s.ConsumeAuthCode(ctx, c.Hash, "jti-2", exp.Add(time.Hour), now.Add(time.Second))
+	got, err = s.ConsumeAuthCode(ctx, c.Hash, redeem(c, "jti-2", exp.Add(time.Hour), now.Add(time.Second)))
 	wantErr(t, "ConsumeAuthCode replay", err, store.ErrAlreadyUsed)
 	same(t, "ConsumeAuthCode replay record", got, want, normAuthCode)
 	got, err = s.GetAuthCode(ctx, c.Hash)
 	must(t, "GetAuthCode", err)
 	same(t, "GetAuthCode after replay", got, want, normAuthCode)
 
-	_, err = s.ConsumeAuthCode(ctx, "no-such-code", "jti-3", exp, now)
+	_, err = s.ConsumeAuthCode(ctx, "no-such-code", redeem(c, "jti-3", exp, now))
 	wantErr(t, "ConsumeAuthCode unknown", err, store.ErrNotFound)
 }

@@ -57,17 +57,27 @@ func testConcurrentConsume(t *testing.T, s store.Store) {
 
 	results := make([]store.AuthCode, n)
 	errs := make([]error, n)
+	// Every fifth caller presents another verifier's challenge: it may see
+	// the code unused (mismatch) or spent, but never spend it.
+	impostor := func(i int) bool { return i%5 == 0 }
 	race(n, func(i int) {
-		results[i], errs[i] = s.ConsumeAuthCode(ctx, c.Hash, fmt.Sprintf("jti-%d", i), base.Add(24*time.Hour), base.Add(time.Minute))
+		r := redeem(c, fmt.Sprintf("jti-%d", i), base.Add(24*time.Hour), base.Add(time.Minute))
+		if impostor(i) {
+			r.CodeChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN"
+		}
+		results[i], errs[i] = s.ConsumeAuthCode(ctx, c.Hash, r)
 	})
 
 	winner := -1
 	for i, err := range errs {
 		switch {
+		case err == nil && impostor(i):
+			t.Fatalf("goroutine %d spent the code with the wrong challenge", i)
 		case err == nil && winner >= 0:
 			t.Fatalf("goroutines %d and %d both consumed the code", winner, i)
 		case err == nil:
 			winner = i
+		case impostor(i) && errors.Is(err, store.ErrCodeMismatch):
 		case !errors.Is(err, store.ErrAlreadyUsed):
 			t.Errorf("goroutine %d: got %v, want ErrAlreadyUsed", i, err)
 		}
@@ -77,6 +87,9 @@ func testConcurrentConsume(t *testing.T, s store.Store) {
 	}
 	want := fmt.Sprintf("jti-%d", winner)
 	for i, r := range results {
+		if errors.Is(errs[i], store.ErrCodeMismatch) {
+			continue // saw the code before the winner spent it
+		}
 		if !r.Used || r.TokenID != want {
 			t.Errorf("goroutine %d saw Used=%v TokenID=%q, want true and the winner's %q", i, r.Used, r.TokenID, want)
 		}

@@ -19,7 +19,7 @@ func testGC(t *testing.T, s store.Store) {
 		c.ExpiresAt = expires
 		must(t, "CreateAuthCode", s.CreateAuthCode(ctx, c))
 		if used {
-			_, err := s.ConsumeAuthCode(ctx, hash, "jti-"+hash, tokenExp, base)
+			_, err := s.ConsumeAuthCode(ctx, hash, redeem(c, "jti-"+hash, tokenExp, base))
 			must(t, "ConsumeAuthCode", err)
 		}
 	}
