@@ -89,18 +89,36 @@ func rateLimited(retryAfter time.Duration) *oauthError {
 // writeOAuthError renders e as an RFC 6749 §5.2 JSON error body.
 func writeOAuthError(w http.ResponseWriter, e *oauthError) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
+	setJSONHeaders(h)
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(retryAfterSeconds(e.RetryAfter)))
 	}
 	w.WriteHeader(e.Status)
+	_, _ = w.Write(oauthErrorBody(e))
+}
+
+// oauthErrorBody is the JSON body of e, as encoding/json writes it. Codes
+// and descriptions (kept by errorText to RFC 6749's characters) need no
+// escaping but for the HTML-escaped <, > and &: without those the body is
+// appended by hand, which device-flow polls, answered with an error every
+// few seconds by design, spent a tenth of their time on through reflection.
+func oauthErrorBody(e *oauthError) []byte {
 	body := struct {
 		Error       string `json:"error"`
 		Description string `json:"error_description,omitempty"`
 	}{e.Code, e.Description}
-	_ = json.NewEncoder(w).Encode(body)
+	if !plainJSONString(e.Code) || !plainJSONString(e.Description) {
+		b, _ := json.Marshal(body)
+		return append(b, '\n')
+	}
+	b := make([]byte, 0, len(`{"error":"","error_description":""}`)+len(e.Code)+len(e.Description)+1)
+	b = append(b, `{"error":"`...)
+	b = append(b, e.Code...)
+	if e.Description != "" {
+		b = append(b, `","error_description":"`...)
+		b = append(b, e.Description...)
+	}
+	return append(b, "\"}\n"...)
 }
 
 // writeJSON writes v with status and the no-store headers every OAuth
