@@ -22,6 +22,7 @@ targets=(
   "./server FuzzMetadataDocument"
   "./server FuzzRefreshGrant"
   "./server FuzzRevoke"
+  "./server FuzzParseFormParams"
   "./pkce FuzzPKCE"
   "./flows FuzzWWWAuthenticate"
   "./flows FuzzTokenResponse"
