@@ -135,19 +135,27 @@ func (s *Store) GetAuthCode(ctx context.Context, hash string) (store.AuthCode, e
 func (s *Store) ConsumeAuthCode(ctx context.Context, hash string, r store.Redemption) (store.AuthCode, error) {
 	const consume = `UPDATE auth_codes SET used = 1, used_at = ?, token_id = ?, token_exp = ?
 		WHERE hash = ? AND used = 0 AND client_id = ? AND redirect_uri = ? AND code_challenge = ? AND expires_at > ?
-		RETURNING ` + authCodeCols
+		RETURNING scope, resource, user_id, created_at, expires_at`
 	args := []any{ms(r.Now), r.TokenID, ms(r.TokenExp), hash, r.ClientID, r.RedirectURI, r.CodeChallenge, ms(r.Now)}
-	var c store.AuthCode
+	// The columns the redemption matched or set are not read back.
+	c := store.AuthCode{Hash: hash, ClientID: r.ClientID, RedirectURI: r.RedirectURI, CodeChallenge: r.CodeChallenge,
+		Used: true, UsedAt: fromMS(ms(r.Now)), TokenID: r.TokenID, TokenExp: fromMS(ms(r.TokenExp))}
+	scanRest := func(row scanner) error {
+		var created, expires int64
+		err := row.Scan(&c.Scope, &c.Resource, &c.UserID, &created, &expires)
+		c.CreatedAt, c.ExpiresAt = fromMS(created), fromMS(expires)
+		return err
+	}
 	var err error
 	if s.group == nil {
-		c, err = scanAuthCode(s.queryRow(ctx, consume, args...))
+		err = scanRest(s.queryRow(ctx, consume, args...))
 	} else if st, perr := s.prepared(ctx, consume); perr != nil {
 		// Prepared once, outside the group's transaction (which may hold
 		// the only connection): parsing the UPDATE in every transaction was
 		// a quarter of an exchange's CPU.
 		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", perr)
 	} else if gerr := s.grouped(ctx, "code:"+hash, func(ctx context.Context, tx *sql.Tx) error {
-		c, err = scanAuthCode(tx.StmtContext(ctx, st).QueryRowContext(ctx, args...))
+		err = scanRest(tx.StmtContext(ctx, st).QueryRowContext(ctx, args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // nothing written; the caller reads the record
 		}

@@ -154,6 +154,21 @@ func (c *committer) runTx(batch []*groupOp) (retry []*groupOp, err error) {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback() // no-op after Commit
+	if len(batch) == 1 {
+		// Alone, a write needs no savepoint: if it fails, the transaction
+		// is rolled back whole (the deferred Rollback), committing nothing.
+		o := batch[0]
+		if o.err = o.fn(o.ctx, tx); o.err != nil {
+			if c.s.d.isRetryable(o.err) {
+				retry = batch
+			}
+			return retry, nil
+		}
+		if err := tx.Commit(); err != nil {
+			return nil, fmt.Errorf("commit: %w", err)
+		}
+		return nil, nil
+	}
 	for _, o := range batch {
 		if _, err := tx.ExecContext(ctx, `SAVEPOINT w`); err != nil {
 			return nil, fmt.Errorf("savepoint: %w", err)
