@@ -46,7 +46,11 @@ func (e *oauthError) Error() string { return e.Code + ": " + e.Description }
 
 // Constructors return fresh values so no shared error is ever mutated.
 func newError(status int, code, format string, args ...any) *oauthError {
-	return &oauthError{Code: code, Description: errorText(fmt.Sprintf(format, args...)), Status: status}
+	text := format // no formatting without arguments: the frequent answers (authorization_pending) are constants
+	if len(args) > 0 {
+		text = fmt.Sprintf(format, args...)
+	}
+	return &oauthError{Code: code, Description: errorText(text), Status: status}
 }
 
 // errorText keeps a description within the characters RFC 6749 §5.2 allows
