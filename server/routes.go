@@ -65,6 +65,7 @@ const requestStateKey ctxKey = iota
 // no second copy of the request), and the status recorder.
 type requestState struct {
 	id        string
+	idHeader  [1]string // the X-Request-Id header's value slice, allocated with the state
 	principal principal
 	authed    bool
 	rec       statusRecorder
@@ -83,7 +84,8 @@ func (s *Server) withRequestContext(next http.Handler) http.Handler {
 		start := time.Now() // durations for the log and metrics only; no logic reads it
 		st := &requestState{id: newRequestID()}
 		id := st.id
-		w.Header()["X-Request-Id"] = []string{id}
+		st.idHeader[0] = id
+		w.Header()["X-Request-Id"] = st.idHeader[:1:1]
 		r = r.WithContext(context.WithValue(r.Context(), requestStateKey, st))
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
