@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -81,15 +82,15 @@ func (s *Server) authenticate(ctx context.Context, token string) (principal, err
 		if !looksLikeAPIKey(token) {
 			return principal{}, errInvalidCredential
 		}
-		hash := hashSecret(token)
+		sum := sum256(token)
 		var gen uint64
 		if s.cache != nil {
-			if userID, ok := s.cache.key(hash); ok {
+			if userID, ok := s.cache.key(sum); ok {
 				return principal{UserID: userID, Via: "api_key"}, nil
 			}
 			gen = s.cache.generation()
 		}
-		k, err := s.store.GetAPIKeyByHash(ctx, hash)
+		k, err := s.store.GetAPIKeyByHash(ctx, hex.EncodeToString(sum[:])) // as hashSecret
 		if isNotFound(err) {
 			return principal{}, errInvalidCredential
 		}
@@ -97,7 +98,7 @@ func (s *Server) authenticate(ctx context.Context, token string) (principal, err
 			return principal{}, fmt.Errorf("looking up api key: %w", err)
 		}
 		if s.cache != nil {
-			s.cache.putKey(hash, k.UserID, gen)
+			s.cache.putKey(sum, k.UserID, gen)
 		}
 		return principal{UserID: k.UserID, Via: "api_key"}, nil
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/sha256"
 	"sync"
 	"time"
 )
@@ -24,8 +23,8 @@ type credentialCache struct {
 	mu      sync.RWMutex
 	gen     uint64
 	jwts    map[[32]byte]cachedJWT
-	keys    map[string]string // api key hash → user id
-	keyOf   map[string]string // user id → api key hash
+	keys    map[[32]byte]string // SHA-256 of an api key → user id
+	keyOf   map[string][32]byte // user id → SHA-256 of its api key
 	revoked map[string]time.Time
 }
 
@@ -40,12 +39,12 @@ const maxCached = 100_000
 
 func newCredentialCache() *credentialCache {
 	return &credentialCache{
-		jwts: map[[32]byte]cachedJWT{}, keys: map[string]string{}, keyOf: map[string]string{},
+		jwts: map[[32]byte]cachedJWT{}, keys: map[[32]byte]string{}, keyOf: map[string][32]byte{},
 		revoked: map[string]time.Time{},
 	}
 }
 
-func tokenKey(raw string) [32]byte { return sha256.Sum256([]byte(raw)) }
+func tokenKey(raw string) [32]byte { return sum256(raw) }
 
 // jwt returns the cached claims of raw if they are still valid at now.
 func (c *credentialCache) jwt(k [32]byte, now time.Time) (cachedJWT, bool) {
@@ -92,7 +91,7 @@ func (c *credentialCache) generation() uint64 {
 	return c.gen
 }
 
-func (c *credentialCache) key(hash string) (string, bool) {
+func (c *credentialCache) key(hash [32]byte) (string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	u, ok := c.keys[hash]
@@ -100,7 +99,7 @@ func (c *credentialCache) key(hash string) (string, bool) {
 }
 
 // putKey caches a key found in the store, unless a key changed since gen.
-func (c *credentialCache) putKey(hash, userID string, gen uint64) {
+func (c *credentialCache) putKey(hash [32]byte, userID string, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {

@@ -17,8 +17,18 @@ import (
 // hashSecret is how every high-entropy secret (codes, device codes, API keys)
 // is keyed in the store: SHA-256, hex. The secret itself is never stored.
 func hashSecret(s string) string {
-	sum := sha256.Sum256([]byte(s))
+	sum := sum256(s)
 	return hex.EncodeToString(sum[:])
+}
+
+// sum256 is sha256.Sum256([]byte(s)) with s copied to the stack rather than
+// converted: the conversion was a heap allocation per bearer request.
+func sum256(s string) [32]byte {
+	var buf [1024]byte
+	if len(s) <= len(buf) {
+		return sha256.Sum256(append(buf[:0], s...))
+	}
+	return sha256.Sum256([]byte(s))
 }
 
 // keyedHash is for low-entropy values (user codes): an HMAC with a server key,
