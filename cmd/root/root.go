@@ -43,7 +43,7 @@ func Main(args []string, version string) int {
 
 // Run executes args against factory f and returns the exit code.
 func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
-	cmd := NewCmd(f)
+	cmd := newCmd(f, args)
 	cmd.SetArgs(args)
 	cmd.SetIn(f.IO.In)
 	cmd.SetOut(f.IO.ErrOut)
@@ -88,8 +88,61 @@ func ExitCode(err error) int {
 	return cmdutil.CodeFor(err)
 }
 
+// subcommand is one top-level command: its name, as the first word of
+// its Use, and how to build it.
+type subcommand struct {
+	name  string
+	build func(*cmdutil.Factory) *cobra.Command
+}
+
+// subcommands are the top-level commands, in the order help lists them.
+func subcommands() []subcommand {
+	return []subcommand{
+		{"discover", func(f *cmdutil.Factory) *cobra.Command { return discover.NewCmd(f, nil) }},
+		{"register", func(f *cmdutil.Factory) *cobra.Command { return register.NewCmd(f, nil) }},
+		{"login", func(f *cmdutil.Factory) *cobra.Command { return login.NewCmd(f, nil) }},
+		{"device", func(f *cmdutil.Factory) *cobra.Command { return device.NewCmd(f, nil) }},
+		{"ping", func(f *cmdutil.Factory) *cobra.Command { return ping.NewCmd(f, nil) }},
+		{"proxy", func(f *cmdutil.Factory) *cobra.Command { return proxy.NewCmd(f, nil) }},
+		{"token", func(f *cmdutil.Factory) *cobra.Command { return token.NewCmd(f, nil) }},
+		{"status", func(f *cmdutil.Factory) *cobra.Command { return status.NewCmd(f, nil) }},
+		{"doctor", func(f *cmdutil.Factory) *cobra.Command { return doctor.NewCmd(f, nil) }},
+		{"logout", func(f *cmdutil.Factory) *cobra.Command { return logout.NewCmd(f, nil) }},
+		{"apikey", func(f *cmdutil.Factory) *cobra.Command { return apikey.NewCmd(f, nil) }},
+		{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmd(f, nil, nil) }},
+		{"conformance", func(f *cmdutil.Factory) *cobra.Command { return conformance.NewCmd(f, nil) }},
+		{"bench", bench.NewCmd},
+		{"serve", func(f *cmdutil.Factory) *cobra.Command { return serve.NewCmd(f, nil) }},
+		{"version", version.NewCmd},
+		{"completion", completion.NewCmd},
+	}
+}
+
 // NewCmd builds the command tree.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
+func NewCmd(f *cmdutil.Factory) *cobra.Command { return newCmd(f, nil) }
+
+// newCmd builds the tree args run in. When args start with a command's
+// name, only that command is built: building the other sixteen, with all
+// their flags, was a measurable part of every run's start-up. Anything else
+// (flags first, help, an unknown or misspelt name, which cobra answers with
+// suggestions) gets the whole tree, and so does completion, which walks it.
+func newCmd(f *cmdutil.Factory, args []string) *cobra.Command {
+	root := newRoot(f)
+	all := subcommands()
+	for _, sc := range all {
+		if len(args) > 0 && args[0] == sc.name && sc.name != "completion" {
+			root.AddCommand(sc.build(f))
+			return root
+		}
+	}
+	for _, sc := range all {
+		root.AddCommand(sc.build(f))
+	}
+	return root
+}
+
+// newRoot builds the root command, with no subcommands.
+func newRoot(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "mcpauth",
 		Short: "OAuth for MCP servers: log in, check conformance, run a reference server",
@@ -133,25 +186,6 @@ implements the mcpauth service contract, and runs a reference server.`,
 		}
 		return nil
 	}
-	root.AddCommand(
-		discover.NewCmd(f, nil),
-		register.NewCmd(f, nil),
-		login.NewCmd(f, nil),
-		device.NewCmd(f, nil),
-		ping.NewCmd(f, nil),
-		proxy.NewCmd(f, nil),
-		token.NewCmd(f, nil),
-		status.NewCmd(f, nil),
-		doctor.NewCmd(f, nil),
-		logout.NewCmd(f, nil),
-		apikey.NewCmd(f, nil),
-		config.NewCmd(f, nil, nil),
-		conformance.NewCmd(f, nil),
-		bench.NewCmd(f),
-		serve.NewCmd(f, nil),
-		version.NewCmd(f),
-		completion.NewCmd(f),
-	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cmdutil.FlagErrorf("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
