@@ -142,7 +142,7 @@ func (s *Store) ConsumeAuthCode(ctx context.Context, hash, tokenID string, token
 		// the only connection): parsing the UPDATE in every transaction was
 		// a quarter of an exchange's CPU.
 		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", perr)
-	} else if gerr := s.grouped(ctx, "code:"+hash, func(ctx context.Context, tx *sql.Tx) error {
+	} else if gerr := s.groupedStmt(ctx, "code:"+hash, func(ctx context.Context, tx querier) error {
 		c, err = scanAuthCode(tx.StmtContext(ctx, st).QueryRowContext(ctx, ms(now), tokenID, ms(tokenExp), hash))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // nothing written; the caller reads the record

@@ -143,7 +143,7 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 			// the statement prepared outside the group's transaction.
 			var st *sql.Stmt
 			if st, err = s.prepared(ctx, update); err == nil {
-				err = s.grouped(ctx, "device:"+hash, func(ctx context.Context, tx *sql.Tx) error {
+				err = s.groupedStmt(ctx, "device:"+hash, func(ctx context.Context, tx querier) error {
 					var perr error
 					res, perr = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 					return perr
