@@ -137,7 +137,7 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		s.pace.forget(hash)
 		var res sql.Result
 		if pacingOnly {
-			res, err = s.execAsyncCommit(ctx, update, args...)
+			res, err = s.exec(ctx, paceAsync, int64(next.Interval), ms(next.LastPollAt), hash, version)
 		} else if s.group != nil {
 			// A status change (approval, denial, spending): group-committed,
 			// the statement prepared outside the group's transaction.
@@ -175,28 +175,15 @@ func onlyPacingChanged(cur, next store.DeviceCode) bool {
 		next.UserID == cur.UserID && next.CreatedAt.Equal(cur.CreatedAt) && next.ExpiresAt.Equal(cur.ExpiresAt)
 }
 
-// execAsyncCommit runs one write in a transaction that commits without
-// waiting for the WAL to reach disk (PostgreSQL's synchronous_commit = off,
-// for this transaction only): a crash may lose it, never corrupt anything.
-func (s *Store) execAsyncCommit(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback() // no-op after Commit
-	if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-		return nil, err
-	}
-	st, err := s.prepared(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	return res, tx.Commit()
-}
+// paceAsync writes only a poll's pacing, as one autocommit statement whose
+// transaction commits without waiting for the WAL to reach disk
+// (set_config(..., true) is SET LOCAL synchronous_commit = off, for this
+// statement's transaction only): a crash may lose it, never corrupt
+// anything. One round trip where BEGIN, SET LOCAL, UPDATE and COMMIT took
+// four. The one-row subquery is not flattened away: set_config is volatile.
+const paceAsync = `UPDATE device_codes SET interval_ns = ?, last_poll_at = ?, version = version + 1
+	FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async
+	WHERE hash = ? AND version = ?`
 
 // pacer keeps device codes' poll pacing (last poll, interval) in memory on
 // a single instance (SQLite), over what the row says. Entries live until
