@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -196,5 +197,55 @@ func TestPostgresPacingLosesToApproval(t *testing.T) {
 	}
 	if stored, err := b.GetDeviceCode(ctx, "dc"); err != nil || stored.Status != store.DeviceApproved || !stored.LastPollAt.IsZero() {
 		t.Errorf("stored %+v, %v; want approved, the stale poll's pacing not written", stored, err)
+	}
+}
+
+// A poll starts from the row this instance last wrote, unread; a change
+// by another instance in between still shows: the write matches nothing,
+// and the row is read. An error fn returns from a remembered row is not
+// the answer either: here the row is gone, and the caller learns that.
+func TestPostgresRememberedRowChecked(t *testing.T) {
+	dsn := pgtest.FreshDB(t)
+	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
+	ctx := t.Context()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, h := range []string{"dc-approved", "dc-gone"} {
+		if err := a.CreateDeviceCode(ctx, store.DeviceCode{Hash: h, UserCodeHash: "uc-" + h, ClientID: "client-1", Scope: "mcp",
+			Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(900 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []store.DeviceStatus
+	poll := func(d store.DeviceCode) (store.DeviceCode, error) {
+		seen = append(seen, d.Status)
+		d.LastPollAt = d.LastPollAt.Add(time.Second)
+		return d, nil
+	}
+	for range 2 {
+		if _, err := a.UpdateDeviceCode(ctx, "dc-approved", poll); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.UpdateDeviceCode(ctx, "dc-approved", func(d store.DeviceCode) (store.DeviceCode, error) {
+		d.Status, d.UserID = store.DeviceApproved, "user-1"
+		return d, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	seen = nil
+	got, err := a.UpdateDeviceCode(ctx, "dc-approved", poll)
+	if err != nil || got.Status != store.DeviceApproved || len(seen) != 2 || seen[1] != store.DeviceApproved {
+		t.Errorf("poll after another instance's approval: %+v, %v (fn saw %v); want the approval read", got, err, seen)
+	}
+
+	if _, err := a.UpdateDeviceCode(ctx, "dc-gone", poll); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.GC(ctx, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	expired := func(d store.DeviceCode) (store.DeviceCode, error) { return d, errors.New("expired") }
+	if _, err := a.UpdateDeviceCode(ctx, "dc-gone", expired); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("update of a code another instance collected: %v, want not found", err)
 	}
 }
