@@ -14,6 +14,7 @@ import (
 	"github.com/mcpauth/mcpauth/server/store"
 	"github.com/mcpauth/mcpauth/server/store/memory"
 	"github.com/mcpauth/mcpauth/server/store/sqlstore"
+	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
 )
 
 // Micro-benchmarks of the hot paths through the real handler, without a
@@ -32,6 +33,15 @@ func benchServer(b *testing.B, st store.Store, cache bool) http.Handler {
 
 func sqliteStore(b *testing.B) store.Store {
 	st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return st
+}
+
+func postgresStore(b *testing.B) store.Store {
+	st, err := sqlstore.Open(context.Background(), pgtest.FreshDB(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -154,7 +154,7 @@ func (s *Store) ConsumeAuthCode(ctx context.Context, hash string, r store.Redemp
 		// the only connection): parsing the UPDATE in every transaction was
 		// a quarter of an exchange's CPU.
 		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", perr)
-	} else if gerr := s.grouped(ctx, "code:"+hash, func(ctx context.Context, tx *sql.Tx) error {
+	} else if gerr := s.groupedStmt(ctx, "code:"+hash, func(ctx context.Context, tx querier) error {
 		err = scanRest(tx.StmtContext(ctx, st).QueryRowContext(ctx, args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // nothing written; the caller reads the record

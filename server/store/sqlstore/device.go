@@ -65,6 +65,7 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error 
 		return fmt.Errorf("create device code: commit: %w", err)
 	}
 	s.pace.forget(d.Hash) // a replaced expired record's pacing is not this one's
+	s.seen.forget(d.Hash)
 	return nil
 }
 
@@ -94,6 +95,12 @@ func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string
 // status is only ever changed by a durable write. On SQLite (one instance)
 // pacing stays in this process's memory; on PostgreSQL (several instances
 // share it) it is written without waiting for the commit to be durable.
+//
+// On PostgreSQL the row this process last wrote is remembered (see
+// seenRows) and the next update starts from it instead of reading: the
+// compare-and-set proves it current, and if another instance changed the
+// row meanwhile, matches nothing and the row is read. fn's error from a
+// remembered row is not trusted either: the row is read and fn runs again.
 func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {
 	if s.pace != nil {
 		// Updates of one device code take turns in this process, so the
@@ -107,6 +114,11 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		// memory: every write to its row goes through here (under the
 		// lock above) or CreateDeviceCode and GC, which drop the entry.
 		cur, version, ok := s.pace.row(hash)
+		remembered := false
+		if !ok {
+			cur, version, ok = s.seen.get(hash)
+			remembered = ok
+		}
 		if !ok {
 			var err error
 			cur, version, err = scanDevice(s.getDeviceCode.QueryRowContext(ctx, hash))
@@ -117,6 +129,10 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		}
 		next, err := fn(cur)
 		if err != nil {
+			if remembered {
+				s.seen.forget(hash)
+				continue
+			}
 			return store.DeviceCode{}, err
 		}
 		next.Hash, next.UserCodeHash = cur.Hash, cur.UserCodeHash
@@ -137,13 +153,13 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		s.pace.forget(hash)
 		var res sql.Result
 		if pacingOnly {
-			res, err = s.execAsyncCommit(ctx, update, args...)
+			res, err = s.exec(ctx, paceAsync, int64(next.Interval), ms(next.LastPollAt), hash, version)
 		} else if s.group != nil {
 			// A status change (approval, denial, spending): group-committed,
 			// the statement prepared outside the group's transaction.
 			var st *sql.Stmt
 			if st, err = s.prepared(ctx, update); err == nil {
-				err = s.grouped(ctx, "device:"+hash, func(ctx context.Context, tx *sql.Tx) error {
+				err = s.groupedStmt(ctx, "device:"+hash, func(ctx context.Context, tx querier) error {
 					var perr error
 					res, perr = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 					return perr
@@ -162,8 +178,10 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		if n == 1 {
 			// Return what was stored, at the stored precision.
 			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
+			s.seen.set(next, version+1)
 			return next, nil
 		}
+		s.seen.forget(hash)
 	}
 	return store.DeviceCode{}, errors.New("update device code: too many concurrent updates")
 }
@@ -175,27 +193,77 @@ func onlyPacingChanged(cur, next store.DeviceCode) bool {
 		next.UserID == cur.UserID && next.CreatedAt.Equal(cur.CreatedAt) && next.ExpiresAt.Equal(cur.ExpiresAt)
 }
 
-// execAsyncCommit runs one write in a transaction that commits without
-// waiting for the WAL to reach disk (PostgreSQL's synchronous_commit = off,
-// for this transaction only): a crash may lose it, never corrupt anything.
-func (s *Store) execAsyncCommit(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
+// paceAsync writes only a poll's pacing, as one autocommit statement whose
+// transaction commits without waiting for the WAL to reach disk
+// (set_config(..., true) is SET LOCAL synchronous_commit = off, for this
+// statement's transaction only): a crash may lose it, never corrupt
+// anything. One round trip where BEGIN, SET LOCAL, UPDATE and COMMIT took
+// four. The one-row subquery is not flattened away: set_config is volatile.
+const paceAsync = `UPDATE device_codes SET interval_ns = ?, last_poll_at = ?, version = version + 1
+	FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async
+	WHERE hash = ? AND version = ?`
+
+// seenRows remembers, on PostgreSQL, each device code as this process last
+// wrote it, with its version: a poll then takes one round trip (the
+// conditional write) instead of two. A remembered row is only ever a
+// guess that the compare-and-set checks; a row replaced by another
+// instance (an expired record's hash reused, its version back at 0) would
+// need a second device code with the same random secret.
+type seenRows struct {
+	mu sync.Mutex
+	m  map[string]seenRow
+}
+
+type seenRow struct {
+	row     store.DeviceCode
+	version int64
+}
+
+func newSeenRows() *seenRows { return &seenRows{m: map[string]seenRow{}} }
+
+func (c *seenRows) get(hash string) (store.DeviceCode, int64, bool) {
+	if c == nil {
+		return store.DeviceCode{}, 0, false
 	}
-	defer tx.Rollback() // no-op after Commit
-	if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-		return nil, err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[hash]
+	return e.row, e.version, ok
+}
+
+func (c *seenRows) set(d store.DeviceCode, version int64) {
+	if c == nil {
+		return
 	}
-	st, err := s.prepared(ctx, query)
-	if err != nil {
-		return nil, err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxPaced {
+		clear(c.m) // forgetting only costs a read
 	}
-	res, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	if err != nil {
-		return nil, err
+	c.m[d.Hash] = seenRow{row: d, version: version}
+}
+
+func (c *seenRows) forget(hash string) {
+	if c == nil {
+		return
 	}
-	return res, tx.Commit()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, hash)
+}
+
+// gc drops the rows of codes expired before now, as GC drops them.
+func (c *seenRows) gc(now time.Time) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for h, e := range c.m {
+		if e.row.ExpiresAt.Before(now) {
+			delete(c.m, h)
+		}
+	}
 }
 
 // pacer keeps device codes' poll pacing (last poll, interval) in memory on

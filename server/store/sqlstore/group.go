@@ -50,35 +50,66 @@ const maxGroup = 64
 const maxSoloRetries = 10
 
 type groupOp struct {
-	ctx  context.Context
-	key  string // the row the write locks first: the group's lock order
-	fn   func(ctx context.Context, tx *sql.Tx) error
-	err  error
-	done chan struct{} // closed once answered
-	lead chan struct{} // closed when this caller is to lead the next group
+	ctx context.Context
+	key string // the row the write locks first: the group's lock order
+	fn  func(ctx context.Context, q querier) error
+	// single: fn runs one statement, atomic on its own, so a group of just
+	// this write runs it without a transaction (autocommit): one round trip
+	// where BEGIN, SAVEPOINT, the statement and COMMIT took four.
+	single bool
+	err    error
+	done   chan struct{} // closed once answered
+	lead   chan struct{} // closed when this caller is to lead the next group
 	// batch is the group this caller leads, set before lead is closed.
 	batch []*groupOp
 }
+
+// querier is what a grouped write runs its statements on: the group's
+// *sql.Tx, or the database itself (autocommit) for a single statement.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	// StmtContext is the prepared statement st, for this transaction.
+	StmtContext(ctx context.Context, st *sql.Stmt) *sql.Stmt
+}
+
+// autocommit runs each statement in a transaction of its own.
+type autocommit struct{ *sql.DB }
+
+func (autocommit) StmtContext(_ context.Context, st *sql.Stmt) *sql.Stmt { return st }
 
 // grouped runs fn in a transaction shared with concurrent callers and
 // returns once that transaction has committed (fn's error, or the
 // commit's). key names the row fn locks first. fn may run more than once
 // (after a deadlock), each time in a transaction rolled back to before it.
-func (s *Store) grouped(ctx context.Context, key string, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	if s.group == nil {
-		return s.solo(ctx, fn)
-	}
-	return s.group.do(ctx, key, fn)
+func (s *Store) grouped(ctx context.Context, key string, fn func(ctx context.Context, q querier) error) error {
+	return s.groupedOp(ctx, key, false, fn)
 }
 
-func (c *committer) do(ctx context.Context, key string, fn func(context.Context, *sql.Tx) error) error {
+// groupedStmt is grouped for an fn that runs exactly one statement: when
+// no other write shares its group it runs as an autocommit statement.
+func (s *Store) groupedStmt(ctx context.Context, key string, fn func(ctx context.Context, q querier) error) error {
+	return s.groupedOp(ctx, key, true, fn)
+}
+
+func (s *Store) groupedOp(ctx context.Context, key string, single bool, fn func(context.Context, querier) error) error {
+	if s.group == nil {
+		if single {
+			return s.soloStmt(ctx, fn)
+		}
+		return s.solo(ctx, fn)
+	}
+	return s.group.do(ctx, key, single, fn)
+}
+
+func (c *committer) do(ctx context.Context, key string, single bool, fn func(context.Context, querier) error) error {
 	// The statements run on the group's connection: one caller giving up
 	// must not interrupt the others' writes, so its own cancellation only
 	// counts until its write starts.
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	o := &groupOp{ctx: context.WithoutCancel(ctx), key: key, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
+	o := &groupOp{ctx: context.WithoutCancel(ctx), key: key, fn: fn, single: single, done: make(chan struct{}), lead: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, o)
 	if c.leads >= max(c.lanes, 1) {
@@ -124,6 +155,10 @@ func (c *committer) run(batch []*groupOp) {
 			close(o.done)
 		}
 	}()
+	if len(batch) == 1 && batch[0].single {
+		batch[0].err = c.s.soloStmt(batch[0].ctx, batch[0].fn)
+		return
+	}
 	if c.s.d.retryable != nil {
 		// Stable: writes to one row keep their queue order.
 		slices.SortStableFunc(batch, func(a, b *groupOp) int { return strings.Compare(a.key, b.key) })
@@ -197,10 +232,26 @@ func (c *committer) runTx(batch []*groupOp) (retry []*groupOp, err error) {
 
 // solo runs fn in a transaction of its own, again while PostgreSQL reports
 // a deadlock or serialisation failure (a bounded number of times).
-func (s *Store) solo(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
+func (s *Store) solo(ctx context.Context, fn func(context.Context, querier) error) error {
 	var err error
 	for range maxSoloRetries {
 		err = s.inTx(ctx, func(tx *sql.Tx) error { return fn(ctx, tx) })
+		if !s.d.isRetryable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// soloStmt runs fn, a single statement, as an autocommit statement (under
+// the SQLite write lock), again while PostgreSQL reports a deadlock or
+// serialisation failure (a bounded number of times).
+func (s *Store) soloStmt(ctx context.Context, fn func(context.Context, querier) error) error {
+	var err error
+	for range maxSoloRetries {
+		unlock := s.lockWrite()
+		err = fn(ctx, autocommit{s.db})
+		unlock()
 		if !s.d.isRetryable(err) {
 			return err
 		}

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -30,7 +29,7 @@ func groupCode(hash string) store.AuthCode {
 // consumeOp flips one code's used flag, as ConsumeAuthCode does.
 func consumeOp(s *Store, hash string) *groupOp {
 	return &groupOp{ctx: context.Background(), key: hash, done: make(chan struct{}), lead: make(chan struct{}),
-		fn: func(ctx context.Context, tx *sql.Tx) error {
+		fn: func(ctx context.Context, tx querier) error {
 			n, err := s.txExec(ctx, tx, `UPDATE auth_codes SET used = 1 WHERE hash = ? AND used = 0`, hash)
 			if err == nil && n != 1 {
 				err = fmt.Errorf("%s: %w", hash, store.ErrAlreadyUsed)
@@ -71,7 +70,7 @@ func TestGroupFailureIsolated(t *testing.T) {
 			}
 		}
 		dup := &groupOp{ctx: ctx, key: "a2", done: make(chan struct{}), lead: make(chan struct{}),
-			fn: func(ctx context.Context, tx *sql.Tx) error {
+			fn: func(ctx context.Context, tx querier) error {
 				_, err := s.txExec(ctx, tx, `INSERT INTO auth_codes (hash, client_id, redirect_uri, code_challenge, scope,
 					resource, user_id, created_at, expires_at, used, used_at, token_id, token_exp)
 					VALUES ('a', '', '', '', '', '', '', 0, 0, 0, 0, '', 0)`)

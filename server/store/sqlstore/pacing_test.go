@@ -1,11 +1,13 @@
 package sqlstore
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/server/store"
+	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
 )
 
 // On SQLite a poll's pacing lives in memory: a restart forgets it (pacing
@@ -110,5 +112,140 @@ func TestPolledRowFromMemoryStaysCoherent(t *testing.T) {
 	}
 	if _, err := s.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) { return d, nil }); err == nil {
 		t.Fatal("a collected record was still updated")
+	}
+}
+
+// On PostgreSQL a poll's pacing is one autocommit statement whose own
+// transaction (and only it) commits asynchronously; another instance sees
+// it at once.
+func TestPostgresPacingAsyncAndShared(t *testing.T) {
+	dsn := pgtest.FreshDB(t)
+	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
+	ctx := t.Context()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	if err := a.CreateDeviceCode(ctx, store.DeviceCode{Hash: "dc", UserCodeHash: "uc", ClientID: "client-1", Scope: "mcp",
+		Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(900 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
+		d.LastPollAt, d.Interval = now.Add(time.Second), 10*time.Second
+		return d, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.GetDeviceCode(ctx, "dc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Interval != 10*time.Second || !got.LastPollAt.Equal(now.Add(time.Second)) || got.Status != store.DevicePending {
+		t.Errorf("the other instance sees %+v, want the poll's pacing", got)
+	}
+
+	// The statement itself: asynchronous inside, and the connection it ran
+	// on (which goes back to the pool for durable writes) left synchronous.
+	conn, err := a.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var inside, after string
+	if err := conn.QueryRowContext(ctx, a.d.rebind(paceAsync+` RETURNING current_setting('synchronous_commit')`),
+		int64(15*time.Second), ms(now.Add(2*time.Second)), "dc", 1).Scan(&inside); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(ctx, `SHOW synchronous_commit`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if inside != "off" || after != "on" {
+		t.Errorf("synchronous_commit: %q in the pacing write, %q after it; want off, then on", inside, after)
+	}
+}
+
+// A pacing write from a stale read (another instance approved meanwhile)
+// matches no row: the poll reads again and sees the approval, so a pacing
+// write can never undo a status change.
+func TestPostgresPacingLosesToApproval(t *testing.T) {
+	dsn := pgtest.FreshDB(t)
+	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
+	ctx := t.Context()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	if err := a.CreateDeviceCode(ctx, store.DeviceCode{Hash: "dc", UserCodeHash: "uc", ClientID: "client-1", Scope: "mcp",
+		Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(900 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	got, err := a.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
+		calls++
+		if calls == 1 {
+			if _, err := b.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
+				d.Status, d.UserID = store.DeviceApproved, "user-1"
+				return d, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d.Status == store.DevicePending {
+			d.LastPollAt = now.Add(time.Second)
+		}
+		return d, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || got.Status != store.DeviceApproved {
+		t.Errorf("after %d calls the poll saw %+v; want a second read seeing the approval", calls, got)
+	}
+	if stored, err := b.GetDeviceCode(ctx, "dc"); err != nil || stored.Status != store.DeviceApproved || !stored.LastPollAt.IsZero() {
+		t.Errorf("stored %+v, %v; want approved, the stale poll's pacing not written", stored, err)
+	}
+}
+
+// A poll starts from the row this instance last wrote, unread; a change
+// by another instance in between still shows: the write matches nothing,
+// and the row is read. An error fn returns from a remembered row is not
+// the answer either: here the row is gone, and the caller learns that.
+func TestPostgresRememberedRowChecked(t *testing.T) {
+	dsn := pgtest.FreshDB(t)
+	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
+	ctx := t.Context()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, h := range []string{"dc-approved", "dc-gone"} {
+		if err := a.CreateDeviceCode(ctx, store.DeviceCode{Hash: h, UserCodeHash: "uc-" + h, ClientID: "client-1", Scope: "mcp",
+			Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(900 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []store.DeviceStatus
+	poll := func(d store.DeviceCode) (store.DeviceCode, error) {
+		seen = append(seen, d.Status)
+		d.LastPollAt = d.LastPollAt.Add(time.Second)
+		return d, nil
+	}
+	for range 2 {
+		if _, err := a.UpdateDeviceCode(ctx, "dc-approved", poll); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.UpdateDeviceCode(ctx, "dc-approved", func(d store.DeviceCode) (store.DeviceCode, error) {
+		d.Status, d.UserID = store.DeviceApproved, "user-1"
+		return d, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	seen = nil
+	got, err := a.UpdateDeviceCode(ctx, "dc-approved", poll)
+	if err != nil || got.Status != store.DeviceApproved || len(seen) != 2 || seen[1] != store.DeviceApproved {
+		t.Errorf("poll after another instance's approval: %+v, %v (fn saw %v); want the approval read", got, err, seen)
+	}
+
+	if _, err := a.UpdateDeviceCode(ctx, "dc-gone", poll); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.GC(ctx, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	expired := func(d store.DeviceCode) (store.DeviceCode, error) { return d, errors.New("expired") }
+	if _, err := a.UpdateDeviceCode(ctx, "dc-gone", expired); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("update of a code another instance collected: %v, want not found", err)
 	}
 }

@@ -54,7 +54,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-func (s *Store) txExec(ctx context.Context, tx *sql.Tx, query string, args ...any) (int64, error) {
+func (s *Store) txExec(ctx context.Context, tx querier, query string, args ...any) (int64, error) {
 	res, err := tx.ExecContext(ctx, s.d.rebind(query), args...)
 	if err != nil {
 		return 0, err
@@ -99,7 +99,7 @@ var errNotRotated = errors.New("not rotated")
 // family not revoked), then flips used from 0 to 1 conditionally, as
 // ConsumeAuthCode does, and inserts the successor, all in one transaction.
 func (s *Store) RotateRefreshToken(ctx context.Context, hash string, next store.RefreshToken, now time.Time) (store.RefreshToken, error) {
-	err := s.grouped(ctx, "refresh:"+hash, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.grouped(ctx, "refresh:"+hash, func(ctx context.Context, tx querier) error {
 		var family string
 		err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT family_id FROM refresh_tokens WHERE hash = ?`), hash).Scan(&family)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -47,6 +47,9 @@ type Store struct {
 	// pace keeps, on SQLite only, the poll pacing of device codes (see
 	// pacing); nil for PostgreSQL.
 	pace *pacer
+	// seen remembers, on PostgreSQL only, device codes as last written
+	// here (see seenRows); nil for SQLite.
+	seen *seenRows
 	// group commits the single-use writes together (see committer); nil
 	// gives each its own transaction.
 	group *committer
@@ -177,6 +180,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	s.group = &committer{s: s, lanes: pgLanes}
+	s.seen = newSeenRows()
 	return s, nil
 }
 
