@@ -107,12 +107,12 @@ func readFormParams(r *http.Request) (map[string]string, *oauthError) {
 	return parseFormParams(string(body))
 }
 
-// parseFormParams is url.ParseQuery followed by singleValues, in one pass
-// into the map the handlers read (token requests are small and frequent):
-// the same pairs, the same errors with the same precedence (TestParseFormParamsAsParseQuery).
 // maxFormParams is url.ParseQuery's default limit on parameters.
 const maxFormParams = 10000
 
+// parseFormParams is url.ParseQuery followed by singleValues, in one pass
+// into the map the handlers read (token requests are small and frequent):
+// the same pairs, the same errors with the same precedence (FuzzParseFormParams).
 func parseFormParams(body string) (map[string]string, *oauthError) {
 	out := make(map[string]string, 8)
 	// As url.ParseQuery: at most maxFormParams pairs.
