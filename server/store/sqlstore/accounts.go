@@ -196,7 +196,7 @@ func (s *Store) AddCounter(ctx context.Context, name string, delta int64) (int64
 // exactly at now survives this round.
 func (s *Store) GC(ctx context.Context, now time.Time) (int, error) {
 	t := ms(now)
-	s.pace.gc(now)
+	s.paced.gc(now)
 	s.seen.gc(now)
 	n := 0
 	for _, q := range []struct {

@@ -37,9 +37,9 @@ func scanDevice(row scanner) (store.DeviceCode, int64, error) {
 // The transaction is IMMEDIATE on SQLite (see OpenSQLite); on PostgreSQL a
 // concurrent insert of the same key fails on the unique index.
 func (s *Store) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error {
-	if s.pace != nil {
+	if s.deviceLocks != nil {
 		// No poll of a replaced record may cache it again in between.
-		mu := s.pace.lockFor(d.Hash)
+		mu := s.deviceLocks.lockFor(d.Hash)
 		mu.Lock()
 		defer mu.Unlock()
 	}
@@ -64,7 +64,7 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error 
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("create device code: commit: %w", err)
 	}
-	s.pace.forget(d.Hash) // a replaced expired record's pacing is not this one's
+	s.paced.forget(d.Hash) // a replaced expired record's pacing is not this one's
 	s.seen.forget(d.Hash)
 	return nil
 }
@@ -74,7 +74,7 @@ func (s *Store) GetDeviceCode(ctx context.Context, hash string) (store.DeviceCod
 	if err != nil {
 		return store.DeviceCode{}, notFound("get device code", err)
 	}
-	return s.pace.overlay(d), nil
+	return s.withPacing(d), nil
 }
 
 func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string) (store.DeviceCode, error) {
@@ -82,7 +82,7 @@ func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string
 	if err != nil {
 		return store.DeviceCode{}, notFound("get device code by user code", err)
 	}
-	return s.pace.overlay(d), nil
+	return s.withPacing(d), nil
 }
 
 // UpdateDeviceCode reads the row with its version, calls fn, and writes only
@@ -96,16 +96,16 @@ func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string
 // pacing stays in this process's memory; on PostgreSQL (several instances
 // share it) it is written without waiting for the commit to be durable.
 //
-// On PostgreSQL the row this process last wrote is remembered (see
-// seenRows) and the next update starts from it instead of reading: the
+// On PostgreSQL the row this process last wrote is remembered (Store.seen)
+// and the next update starts from it instead of reading: the
 // compare-and-set proves it current, and if another instance changed the
 // row meanwhile, matches nothing and the row is read. fn's error from a
 // remembered row is not trusted either: the row is read and fn runs again.
 func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {
-	if s.pace != nil {
+	if s.deviceLocks != nil {
 		// Updates of one device code take turns in this process, so the
 		// in-memory pacing and the row are read and changed together.
-		mu := s.pace.lockFor(hash)
+		mu := s.deviceLocks.lockFor(hash)
 		mu.Lock()
 		defer mu.Unlock()
 	}
@@ -113,7 +113,7 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		// A code whose last update only moved its pacing is read from
 		// memory: every write to its row goes through here (under the
 		// lock above) or CreateDeviceCode and GC, which drop the entry.
-		cur, version, ok := s.pace.row(hash)
+		cur, version, ok := s.paced.get(hash)
 		remembered := false
 		if !ok {
 			cur, version, ok = s.seen.get(hash)
@@ -125,7 +125,7 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 			if err != nil {
 				return store.DeviceCode{}, notFound("update device code", err)
 			}
-			cur = s.pace.overlay(cur)
+			cur = s.withPacing(cur)
 		}
 		next, err := fn(cur)
 		if err != nil {
@@ -143,14 +143,14 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 			int64(next.Interval), ms(next.LastPollAt), ms(next.CreatedAt), ms(next.ExpiresAt),
 			hash, version}
 		pacingOnly := onlyPacingChanged(cur, next)
-		if pacingOnly && s.pace != nil {
-			s.pace.set(next, version)
+		if pacingOnly && s.paced != nil {
+			s.paced.set(next, version)
 			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
 			return next, nil
 		}
 		// The row is about to change (or may have, if the write fails
 		// midway): from now on it is read from the table again.
-		s.pace.forget(hash)
+		s.paced.forget(hash)
 		var res sql.Result
 		if pacingOnly {
 			res, err = s.exec(ctx, paceAsync, int64(next.Interval), ms(next.LastPollAt), hash, version)
@@ -203,25 +203,44 @@ const paceAsync = `UPDATE device_codes SET interval_ns = ?, last_poll_at = ?, ve
 	FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async
 	WHERE hash = ? AND version = ?`
 
-// seenRows remembers, on PostgreSQL, each device code as this process last
-// wrote it, with its version: a poll then takes one round trip (the
-// conditional write) instead of two. A remembered row is only ever a
-// guess that the compare-and-set checks; a row replaced by another
-// instance (an expired record's hash reused, its version back at 0) would
-// need a second device code with the same random secret.
-type seenRows struct {
-	mu sync.Mutex
-	m  map[string]seenRow
+// withPacing is d with the pacing this process keeps for it (SQLite).
+func (s *Store) withPacing(d store.DeviceCode) store.DeviceCode {
+	if e, _, ok := s.paced.get(d.Hash); ok {
+		d.LastPollAt, d.Interval = e.LastPollAt, e.Interval
+	}
+	return d
 }
 
-type seenRow struct {
-	row     store.DeviceCode
+// deviceLocks make updates of one device code take turns in this process
+// (SQLite), by hash.
+type deviceLocks [64]sync.Mutex
+
+func (l *deviceLocks) lockFor(hash string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(hash))
+	return &l[h.Sum32()%uint32(len(l))]
+}
+
+// rowCache holds device codes as this process last had them, each with its
+// version in the table. It serves two stores (Store.paced and Store.seen),
+// which differ in how far they trust it; a nil *rowCache holds nothing.
+type rowCache struct {
+	mu sync.Mutex
+	m  map[string]cachedRow
+}
+
+type cachedRow struct {
+	row     store.DeviceCode // at the stored precision
 	version int64
 }
 
-func newSeenRows() *seenRows { return &seenRows{m: map[string]seenRow{}} }
+// maxCachedRows bounds a cache; beyond it the rows polled longest ago are
+// dropped, which costs a read, or on SQLite resets their pacing.
+const maxCachedRows = 200_000
 
-func (c *seenRows) get(hash string) (store.DeviceCode, int64, bool) {
+func newRowCache() *rowCache { return &rowCache{m: map[string]cachedRow{}} }
+
+func (c *rowCache) get(hash string) (store.DeviceCode, int64, bool) {
 	if c == nil {
 		return store.DeviceCode{}, 0, false
 	}
@@ -231,19 +250,31 @@ func (c *seenRows) get(hash string) (store.DeviceCode, int64, bool) {
 	return e.row, e.version, ok
 }
 
-func (c *seenRows) set(d store.DeviceCode, version int64) {
+func (c *rowCache) set(d store.DeviceCode, version int64) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= maxPaced {
-		clear(c.m) // forgetting only costs a read
+	if len(c.m) >= maxCachedRows {
+		cut := time.Time{}
+		for _, e := range c.m { // drop the older half, roughly
+			if cut.IsZero() || e.row.LastPollAt.Before(cut) {
+				cut = e.row.LastPollAt
+			}
+		}
+		cut = cut.Add(time.Minute)
+		for h, e := range c.m {
+			if e.row.LastPollAt.Before(cut) {
+				delete(c.m, h)
+			}
+		}
 	}
-	c.m[d.Hash] = seenRow{row: d, version: version}
+	d.LastPollAt, d.CreatedAt, d.ExpiresAt = fromMS(ms(d.LastPollAt)), fromMS(ms(d.CreatedAt)), fromMS(ms(d.ExpiresAt))
+	c.m[d.Hash] = cachedRow{row: d, version: version}
 }
 
-func (c *seenRows) forget(hash string) {
+func (c *rowCache) forget(hash string) {
 	if c == nil {
 		return
 	}
@@ -253,7 +284,7 @@ func (c *seenRows) forget(hash string) {
 }
 
 // gc drops the rows of codes expired before now, as GC drops them.
-func (c *seenRows) gc(now time.Time) {
+func (c *rowCache) gc(now time.Time) {
 	if c == nil {
 		return
 	}
@@ -262,102 +293,6 @@ func (c *seenRows) gc(now time.Time) {
 	for h, e := range c.m {
 		if e.row.ExpiresAt.Before(now) {
 			delete(c.m, h)
-		}
-	}
-}
-
-// pacer keeps device codes' poll pacing (last poll, interval) in memory on
-// a single instance (SQLite), over what the row says. Entries live until
-// the code's next durable update, its replacement or its expiry.
-type pacer struct {
-	update [64]sync.Mutex // serialise UpdateDeviceCode per code (by hash)
-	mu     sync.Mutex
-	m      map[string]pacing
-}
-
-func (p *pacer) lockFor(hash string) *sync.Mutex {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(hash))
-	return &p.update[h.Sum32()%uint32(len(p.update))]
-}
-
-type pacing struct {
-	lastPoll, expires time.Time
-	interval          time.Duration
-	row               store.DeviceCode // the whole record, pacing included
-	version           int64            // the row's version in the table
-}
-
-// maxPaced bounds the map; beyond it the oldest polls' pacing is dropped,
-// which only resets their pacing.
-const maxPaced = 200_000
-
-func newPacer() *pacer { return &pacer{m: map[string]pacing{}} }
-
-func (p *pacer) overlay(d store.DeviceCode) store.DeviceCode {
-	if p == nil {
-		return d
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if e, ok := p.m[d.Hash]; ok {
-		d.LastPollAt, d.Interval = e.lastPoll, e.interval
-	}
-	return d
-}
-
-// row is the record as the last pacing-only update left it, with the
-// table's version of it.
-func (p *pacer) row(hash string) (store.DeviceCode, int64, bool) {
-	if p == nil {
-		return store.DeviceCode{}, 0, false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e, ok := p.m[hash]
-	return e.row, e.version, ok
-}
-
-func (p *pacer) set(d store.DeviceCode, version int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.m) >= maxPaced {
-		cut := time.Time{}
-		for _, e := range p.m { // drop the older half, roughly
-			if cut.IsZero() || e.lastPoll.Before(cut) {
-				cut = e.lastPoll
-			}
-		}
-		cut = cut.Add(time.Minute)
-		for h, e := range p.m {
-			if e.lastPoll.Before(cut) {
-				delete(p.m, h)
-			}
-		}
-	}
-	d.LastPollAt, d.CreatedAt, d.ExpiresAt = fromMS(ms(d.LastPollAt)), fromMS(ms(d.CreatedAt)), fromMS(ms(d.ExpiresAt))
-	p.m[d.Hash] = pacing{lastPoll: d.LastPollAt, interval: d.Interval, expires: d.ExpiresAt, row: d, version: version}
-}
-
-func (p *pacer) forget(hash string) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.m, hash)
-}
-
-// gc drops the pacing of codes expired before now, as GC drops their rows.
-func (p *pacer) gc(now time.Time) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for h, e := range p.m {
-		if e.expires.Before(now) {
-			delete(p.m, h)
 		}
 	}
 }

@@ -10,6 +10,30 @@ import (
 	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
 )
 
+// createPending stores a pending device code under each hash (user code
+// hash "uc-"+hash), live for 900 s from now.
+func createPending(t *testing.T, s *Store, now time.Time, hashes ...string) {
+	t.Helper()
+	for _, h := range hashes {
+		if err := s.CreateDeviceCode(t.Context(), store.DeviceCode{Hash: h, UserCodeHash: "uc-" + h, ClientID: "client-1", Scope: "mcp",
+			Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(900 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// approve approves the device code under hash for user-1, as the device
+// page does.
+func approve(t *testing.T, s *Store, hash string) {
+	t.Helper()
+	if _, err := s.UpdateDeviceCode(t.Context(), hash, func(d store.DeviceCode) (store.DeviceCode, error) {
+		d.Status, d.UserID = store.DeviceApproved, "user-1"
+		return d, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // On SQLite a poll's pacing lives in memory: a restart forgets it (pacing
 // starts over), while the status, written durably, survives.
 func TestPacingIsNotDurableOnSQLite(t *testing.T) {
@@ -20,12 +44,7 @@ func TestPacingIsNotDurableOnSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range []string{"dc-polled", "dc-approved"} {
-		if err := s.CreateDeviceCode(ctx, store.DeviceCode{Hash: h, UserCodeHash: "uc-" + h, ClientID: "client-1", Scope: "mcp",
-			Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(900 * time.Second)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createPending(t, s, now, "dc-polled", "dc-approved")
 	poll := func(d store.DeviceCode) (store.DeviceCode, error) {
 		d.LastPollAt, d.Interval = now.Add(time.Second), d.Interval+5*time.Second
 		return d, nil
@@ -40,12 +59,7 @@ func TestPacingIsNotDurableOnSQLite(t *testing.T) {
 	if _, err := s.UpdateDeviceCode(ctx, "dc-approved", poll); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateDeviceCode(ctx, "dc-approved", func(d store.DeviceCode) (store.DeviceCode, error) {
-		d.Status, d.UserID = store.DeviceApproved, "user-1"
-		return d, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, s, "dc-approved")
 	s.Close()
 
 	s, err = OpenSQLite(ctx, path)
@@ -123,10 +137,7 @@ func TestPostgresPacingAsyncAndShared(t *testing.T) {
 	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
 	ctx := t.Context()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	if err := a.CreateDeviceCode(ctx, store.DeviceCode{Hash: "dc", UserCodeHash: "uc", ClientID: "client-1", Scope: "mcp",
-		Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(900 * time.Second)}); err != nil {
-		t.Fatal(err)
-	}
+	createPending(t, a, now, "dc")
 	if _, err := a.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
 		d.LastPollAt, d.Interval = now.Add(time.Second), 10*time.Second
 		return d, nil
@@ -169,20 +180,12 @@ func TestPostgresPacingLosesToApproval(t *testing.T) {
 	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
 	ctx := t.Context()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	if err := a.CreateDeviceCode(ctx, store.DeviceCode{Hash: "dc", UserCodeHash: "uc", ClientID: "client-1", Scope: "mcp",
-		Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(900 * time.Second)}); err != nil {
-		t.Fatal(err)
-	}
+	createPending(t, a, now, "dc")
 	calls := 0
 	got, err := a.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
 		calls++
 		if calls == 1 {
-			if _, err := b.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
-				d.Status, d.UserID = store.DeviceApproved, "user-1"
-				return d, nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			approve(t, b, "dc")
 		}
 		if d.Status == store.DevicePending {
 			d.LastPollAt = now.Add(time.Second)
@@ -209,12 +212,7 @@ func TestPostgresRememberedRowChecked(t *testing.T) {
 	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
 	ctx := t.Context()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	for _, h := range []string{"dc-approved", "dc-gone"} {
-		if err := a.CreateDeviceCode(ctx, store.DeviceCode{Hash: h, UserCodeHash: "uc-" + h, ClientID: "client-1", Scope: "mcp",
-			Status: store.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(900 * time.Second)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createPending(t, a, now, "dc-approved", "dc-gone")
 	var seen []store.DeviceStatus
 	poll := func(d store.DeviceCode) (store.DeviceCode, error) {
 		seen = append(seen, d.Status)
@@ -226,12 +224,7 @@ func TestPostgresRememberedRowChecked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := b.UpdateDeviceCode(ctx, "dc-approved", func(d store.DeviceCode) (store.DeviceCode, error) {
-		d.Status, d.UserID = store.DeviceApproved, "user-1"
-		return d, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, b, "dc-approved")
 	seen = nil
 	got, err := a.UpdateDeviceCode(ctx, "dc-approved", poll)
 	if err != nil || got.Status != store.DeviceApproved || len(seen) != 2 || seen[1] != store.DeviceApproved {

@@ -44,12 +44,20 @@ type Store struct {
 	// load. Nil for PostgreSQL, which handles concurrent writers itself.
 	writeMu *sync.Mutex
 
-	// pace keeps, on SQLite only, the poll pacing of device codes (see
-	// pacing); nil for PostgreSQL.
-	pace *pacer
+	// SQLite only (nil for PostgreSQL): updates of one device code take
+	// turns in this process, and paced holds each code as its last
+	// pacing-only update left it, the only copy of that pacing (see
+	// UpdateDeviceCode).
+	deviceLocks *deviceLocks
+	paced       *rowCache
 	// seen remembers, on PostgreSQL only, device codes as last written
-	// here (see seenRows); nil for SQLite.
-	seen *seenRows
+	// here, with their version: a poll then takes one round trip (the
+	// conditional write) instead of two. A remembered row is only ever a
+	// guess that the compare-and-set checks; a row replaced by another
+	// instance (an expired record's hash reused, its version back at 0)
+	// would need a second device code with the same random secret. Nil for
+	// SQLite.
+	seen *rowCache
 	// group commits the single-use writes together (see committer); nil
 	// gives each its own transaction.
 	group *committer
@@ -129,7 +137,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s.writeMu = &sync.Mutex{}
-	s.pace = newPacer()
+	s.deviceLocks, s.paced = &deviceLocks{}, newRowCache()
 	s.group = &committer{s: s, lanes: 1}
 	return s, nil
 }
@@ -180,7 +188,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	s.group = &committer{s: s, lanes: pgLanes}
-	s.seen = newSeenRows()
+	s.seen = newRowCache()
 	return s, nil
 }
 
