@@ -107,12 +107,11 @@ func writeOAuthError(w http.ResponseWriter, e *oauthError) {
 // appended by hand, which device-flow polls, answered with an error every
 // few seconds by design, spent a tenth of their time on through reflection.
 func oauthErrorBody(e *oauthError) []byte {
-	body := struct {
-		Error       string `json:"error"`
-		Description string `json:"error_description,omitempty"`
-	}{e.Code, e.Description}
 	if !plainJSONString(e.Code) || !plainJSONString(e.Description) {
-		b, _ := json.Marshal(body)
+		b, _ := json.Marshal(struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description,omitempty"`
+		}{e.Code, e.Description})
 		return append(b, '\n')
 	}
 	b := make([]byte, 0, len(`{"error":"","error_description":""}`)+len(e.Code)+len(e.Description)+1)

@@ -321,12 +321,9 @@ func newLogger(opts *Options, out io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(opts.LogLevel)); err != nil {
 		return nil, cmdutil.FlagErrorf("--log-level: %v", err)
 	}
-	if opts.LogFormat != "text" && opts.LogFormat != "json" {
-		return nil, cmdutil.FlagErrorf("--log-format must be text or json")
-	}
 	h, err := server.NewLogHandler(out, opts.LogFormat, level)
-	if err != nil {
-		return nil, cmdutil.FlagErrorf("--log-format: %v", err)
+	if err != nil { // the only error: an unknown format
+		return nil, cmdutil.FlagErrorf("--log-format must be text or json")
 	}
 	return slog.New(h), nil
 }
