@@ -5,24 +5,22 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/mcpauth/mcpauth/server/internal/promtext"
 )
 
 // Metrics are the server's Prometheus metrics, on a registry of their own
-// (never the global default one, so two servers in one process, as tests
-// run them, do not collide). A nil *Metrics is valid and records nothing:
+// (no global one, so two servers in one process, as tests run them, do not
+// collide). A nil *Metrics is valid and records nothing:
 // every method checks its receiver, so a server without metrics pays one
 // nil check per event.
 type Metrics struct {
-	reg          *prometheus.Registry
-	requests     *prometheus.CounterVec
-	duration     *prometheus.HistogramVec
-	tokens       *prometheus.CounterVec
-	refreshReuse prometheus.Counter
-	rateLimited  *prometheus.CounterVec
-	store        *prometheus.HistogramVec
+	reg          *promtext.Registry
+	requests     *promtext.CounterVec
+	duration     *promtext.HistogramVec
+	tokens       *promtext.CounterVec
+	refreshReuse *promtext.Counter
+	rateLimited  *promtext.CounterVec
+	store        *promtext.HistogramVec
 	// codes[c] is strconv.Itoa(c), made once: formatting a status per
 	// request would allocate on the ping path.
 	codes [600]string
@@ -41,37 +39,26 @@ const (
 	limiterUserCode  = "usercode"
 )
 
-// NewMetrics builds the metrics and their registry, with the Go runtime and
-// process collectors beside them.
+// NewMetrics builds the metrics and their registry, with the Go runtime's
+// and the process's gauges beside them.
 func NewMetrics() *Metrics {
+	reg := &promtext.Registry{}
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpauth_http_requests_total",
-			Help: "HTTP requests by route pattern (not raw path) and status code.",
-		}, []string{"route", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "mcpauth_http_request_duration_seconds",
-			Help:    "HTTP request latency by route pattern.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
-		}, []string{"route"}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpauth_tokens_issued_total",
-			Help: "Access tokens issued by grant type.",
-		}, []string{"grant"}),
-		refreshReuse: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "mcpauth_refresh_token_reuse_total",
-			Help: "Spent refresh tokens presented again; each revoked its family.",
-		}),
-		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mcpauth_rate_limited_total",
-			Help: "Requests refused by a rate limiter, by limiter.",
-		}, []string{"limiter"}),
-		store: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "mcpauth_store_operation_duration_seconds",
-			Help:    "Store (database) latency by operation.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
-		}, []string{"op"}),
+		reg: reg,
+		requests: reg.NewCounterVec("mcpauth_http_requests_total",
+			"HTTP requests by route pattern (not raw path) and status code.", "route", "code"),
+		duration: reg.NewHistogramVec("mcpauth_http_request_duration_seconds",
+			"HTTP request latency by route pattern.",
+			[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}, "route"),
+		tokens: reg.NewCounterVec("mcpauth_tokens_issued_total",
+			"Access tokens issued by grant type.", "grant"),
+		refreshReuse: reg.NewCounter("mcpauth_refresh_token_reuse_total",
+			"Spent refresh tokens presented again; each revoked its family."),
+		rateLimited: reg.NewCounterVec("mcpauth_rate_limited_total",
+			"Requests refused by a rate limiter, by limiter.", "limiter"),
+		store: reg.NewHistogramVec("mcpauth_store_operation_duration_seconds",
+			"Store (database) latency by operation.",
+			[]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}, "op"),
 	}
 	for c := range m.codes {
 		m.codes[c] = strconv.Itoa(c)
@@ -79,21 +66,19 @@ func NewMetrics() *Metrics {
 	// Known label values start at zero, so a scrape shows them before the
 	// first event and rate() has a series to start from.
 	for _, g := range []string{metricGrantCode, metricGrantDevice, metricGrantRefresh} {
-		m.tokens.WithLabelValues(g)
+		m.tokens.With(g)
 	}
 	for _, l := range []string{limiterDevice, limiterAuthorize, limiterRegister, limiterUserCode} {
-		m.rateLimited.WithLabelValues(l)
+		m.rateLimited.With(l)
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.tokens, m.refreshReuse, m.rateLimited, m.store,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.Gauges(promtext.RuntimeGauges)
+	reg.Gauges(promtext.ProcessGauges)
 	return m
 }
 
-// Handler serves the metrics in the Prometheus exposition format. Serve it
-// on its own listener, never on the public one.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
-}
+// Handler serves the metrics in the Prometheus text format. Serve it on
+// its own listener, never on the public one.
+func (m *Metrics) Handler() http.Handler { return m.reg.Handler() }
 
 // request records one HTTP request. route is the ServeMux pattern that
 // matched, so label values are bounded by the routes table; "" (the mux's
@@ -109,13 +94,13 @@ func (m *Metrics) request(route string, code int, d time.Duration) {
 	if code >= 0 && code < len(m.codes) {
 		label = m.codes[code]
 	}
-	m.requests.WithLabelValues(route, label).Inc()
-	m.duration.WithLabelValues(route).Observe(d.Seconds())
+	m.requests.With(route, label).Inc()
+	m.duration.With(route).Observe(d.Seconds())
 }
 
 func (m *Metrics) tokenIssued(grant string) {
 	if m != nil {
-		m.tokens.WithLabelValues(grant).Inc()
+		m.tokens.With(grant).Inc()
 	}
 }
 
@@ -130,6 +115,5 @@ func (m *Metrics) rejections(limiter string) func() {
 	if m == nil {
 		return func() {}
 	}
-	c := m.rateLimited.WithLabelValues(limiter)
-	return c.Inc
+	return m.rateLimited.With(limiter).Inc
 }

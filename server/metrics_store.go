@@ -4,8 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/mcpauth/mcpauth/server/internal/promtext"
 	"github.com/mcpauth/mcpauth/server/store"
 )
 
@@ -13,7 +12,7 @@ import (
 // here only measures durations, as the request log does; no logic reads it.
 type timedStore struct {
 	next store.Store
-	obs  *prometheus.HistogramVec
+	obs  *promtext.HistogramVec
 }
 
 // timeStore wraps st when metrics are on, and returns it unchanged when not.
@@ -27,7 +26,7 @@ func (m *Metrics) timeStore(st store.Store) store.Store {
 func timed[T any](s *timedStore, op string, f func() (T, error)) (T, error) {
 	start := time.Now()
 	v, err := f()
-	s.obs.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	s.obs.With(op).Observe(time.Since(start).Seconds())
 	return v, err
 }
 
