@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/server"
@@ -42,7 +44,7 @@ type Options struct {
 	Rounds       int
 	Duration     time.Duration // load time per path per round
 	Concurrency  int
-	// Codes is how many authorization codes are issued before each round
+	// Codes is how many authorization codes are issued before each slice
 	// for the code exchange path; 0 means 1500.
 	Codes int
 	// Progress, when set, gets one line per step and per measurement.
@@ -119,7 +121,7 @@ type Summary struct {
 type path struct {
 	Name   string
 	Target float64                         // the ratio the issue asks for (0: none)
-	setup  func(ctx context.Context) error // before each round: e.g. pre-issue codes
+	setup  func(ctx context.Context) error // before each of its slices: e.g. pre-issue codes
 	do     func(ctx context.Context) error // one request; errSpent when the supply is
 }
 
@@ -261,11 +263,6 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 			if i == 0 {
 				continue
 			}
-			if p.setup != nil {
-				if err := p.setup(ctx); err != nil {
-					return nil, fmt.Errorf("%s: preparing: %w", p.Name, err)
-				}
-			}
 			var bs, ps []Result
 			for k := range nSlices {
 				order := []*path{paths[0], p}
@@ -273,6 +270,11 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 					order[0], order[1] = p, paths[0]
 				}
 				for _, q := range order {
+					if q.setup != nil {
+						if err := q.setup(ctx); err != nil {
+							return nil, fmt.Errorf("%s: preparing: %w", q.Name, err)
+						}
+					}
 					res := load(ctx, opts.Concurrency, slice, q.do)
 					if q == p {
 						ps = append(ps, res)
@@ -423,7 +425,7 @@ const benchRedirect = "http://127.0.0.1:9/callback"
 // localPaths obtains real credentials through flows (discovery, registration,
 // the authorization code flow with the server's own pages as approver) and
 // returns the measured paths of the reference server.
-func localPaths(ctx context.Context, base, bareURL string, client *http.Client, storeLabel string, codesPerRound int, progress func(string, ...any)) ([]*path, error) {
+func localPaths(ctx context.Context, base, bareURL string, client *http.Client, storeLabel string, codesPerSlice int, progress func(string, ...any)) ([]*path, error) {
 	targets := storeTargets[storeLabel]
 	approver, err := conformance.NewFormApprover(base, "bench", nil)
 	if err != nil {
@@ -450,15 +452,15 @@ func localPaths(ctx context.Context, base, bareURL string, client *http.Client, 
 		req  *flows.AuthRequest
 		code string
 	}
-	issue := func(ctx context.Context) (grant, error) {
+	issue := func(ctx context.Context, a *conformance.FormApprover) (grant, error) {
 		req, err := authCfg.NewRequest(benchRedirect)
 		if err != nil {
 			return grant{}, err
 		}
-		code, err := authCfg.Authorize(ctx, req, approver.ApproveConsent)
+		code, err := authCfg.Authorize(ctx, req, a.ApproveConsent)
 		return grant{req, code}, err
 	}
-	g, err := issue(ctx)
+	g, err := issue(ctx, approver)
 	if err != nil {
 		return nil, fmt.Errorf("authorizing: %w", err)
 	}
@@ -468,34 +470,53 @@ func localPaths(ctx context.Context, base, bareURL string, client *http.Client, 
 	}
 	progress("credentials: a JWT from the authorization code flow, the API key from Settings")
 
-	// Code exchanges consume codes: each round issues a fresh supply through
-	// the real authorize path (consent form) before measuring.
-	if codesPerRound <= 0 {
-		codesPerRound = 1500
+	// Code exchanges consume codes: a fresh supply is issued through the
+	// real authorize path (consent form) before each slice, enough to last
+	// it at ~16,000 exchanges a second, so a slice measures exchanges for its
+	// whole length rather than a burst that ends when the codes do.
+	if codesPerSlice <= 0 {
+		codesPerSlice = 4000
 	}
 	// The bodies are encoded beforehand, as wrk would send them: encoding
 	// url.Values in the load generator, which shares the cores, would lower
 	// the ratio for a reason outside the server.
+	// An approver takes one consent at a time: several, each with a session
+	// of its own, issue a slice's supply in a fraction of the time.
+	issuers := []*conformance.FormApprover{approver}
+	for len(issuers) < 8 {
+		a, err := conformance.NewFormApprover(base, "bench", nil)
+		if err != nil {
+			return nil, err
+		}
+		issuers = append(issuers, a)
+	}
 	var exchangeBodies []string
 	var next atomic.Int64
 	exchangePath := &path{
 		Name: "code exchange (" + storeLabel + ")", Target: targets.exchange,
 		setup: func(ctx context.Context) error {
-			exchangeBodies = make([]string, codesPerRound)
+			exchangeBodies = make([]string, codesPerSlice)
 			next.Store(0)
-			for i := range exchangeBodies {
-				g, err := issue(ctx)
-				if err != nil {
-					return err
-				}
-				form := url.Values{"grant_type": {"authorization_code"}, "code": {g.code}, "redirect_uri": {g.req.RedirectURI},
-					"client_id": {benchClient.ID}, "code_verifier": {g.req.Verifier}}
-				if g.req.Resource != "" {
-					form.Set("resource", g.req.Resource)
-				}
-				exchangeBodies[i] = form.Encode()
+			var issued atomic.Int64
+			g, ctx := errgroup.WithContext(ctx)
+			for _, a := range issuers {
+				g.Go(func() error {
+					for i := int(issued.Add(1) - 1); i < len(exchangeBodies); i = int(issued.Add(1) - 1) {
+						gr, err := issue(ctx, a)
+						if err != nil {
+							return err
+						}
+						form := url.Values{"grant_type": {"authorization_code"}, "code": {gr.code}, "redirect_uri": {gr.req.RedirectURI},
+							"client_id": {benchClient.ID}, "code_verifier": {gr.req.Verifier}}
+						if gr.req.Resource != "" {
+							form.Set("resource", gr.req.Resource)
+						}
+						exchangeBodies[i] = form.Encode()
+					}
+					return nil
+				})
 			}
-			return nil
+			return g.Wait()
 		},
 		do: func(ctx context.Context) error {
 			i := int(next.Add(1) - 1)
