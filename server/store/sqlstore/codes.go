@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/server/store"
@@ -128,48 +129,32 @@ func (s *Store) GetAuthCode(ctx context.Context, hash string) (store.AuthCode, e
 	return c, nil
 }
 
+// consumeOneSQL spends one code when the redemption matches it.
+const consumeOneSQL = `UPDATE auth_codes SET used = 1, used_at = ?, token_id = ?, token_exp = ?
+	WHERE hash = ? AND used = 0 AND client_id = ? AND redirect_uri = ? AND code_challenge = ? AND expires_at > ?
+	RETURNING scope, resource, user_id, created_at, expires_at`
+
 // ConsumeAuthCode is one conditional UPDATE: the database lets exactly one
 // matching caller flip used from 0 to 1, checking the redemption in the
 // same statement (a read before it cost as much as the write). The others
 // read the record as stored, to learn why.
 func (s *Store) ConsumeAuthCode(ctx context.Context, hash string, r store.Redemption) (store.AuthCode, error) {
-	const consume = `UPDATE auth_codes SET used = 1, used_at = ?, token_id = ?, token_exp = ?
-		WHERE hash = ? AND used = 0 AND client_id = ? AND redirect_uri = ? AND code_challenge = ? AND expires_at > ?
-		RETURNING scope, resource, user_id, created_at, expires_at`
-	args := []any{ms(r.Now), r.TokenID, ms(r.TokenExp), hash, r.ClientID, r.RedirectURI, r.CodeChallenge, ms(r.Now)}
-	// The columns the redemption matched or set are not read back.
-	c := store.AuthCode{Hash: hash, ClientID: r.ClientID, RedirectURI: r.RedirectURI, CodeChallenge: r.CodeChallenge,
-		Used: true, UsedAt: fromMS(ms(r.Now)), TokenID: r.TokenID, TokenExp: fromMS(ms(r.TokenExp))}
-	scanRest := func(row scanner) error {
-		var created, expires int64
-		err := row.Scan(&c.Scope, &c.Resource, &c.UserID, &created, &expires)
-		c.CreatedAt, c.ExpiresAt = fromMS(created), fromMS(expires)
-		return err
-	}
-	var err error
-	if s.group == nil {
-		err = scanRest(s.queryRow(ctx, consume, args...))
-	} else if st, perr := s.prepared(ctx, consume); perr != nil {
-		// Prepared once, outside the group's transaction (which may hold
-		// the only connection): parsing the UPDATE in every transaction was
-		// a quarter of an exchange's CPU.
-		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", perr)
-	} else if gerr := s.groupedStmt(ctx, "code:"+hash, func(ctx context.Context, tx querier) error {
-		err = scanRest(tx.StmtContext(ctx, st).QueryRowContext(ctx, args...))
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // nothing written; the caller reads the record
-		}
-		return err
-	}); gerr != nil {
-		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", gerr)
-	}
-	if err == nil {
-		return c, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	w, err := s.newConsumeWrite(ctx, hash, r)
+	if err != nil {
 		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", err)
 	}
-	c, err = s.GetAuthCode(ctx, hash)
+	if s.group == nil {
+		w.err = w.scan(s.queryRow(ctx, consumeOneSQL, w.args()...))
+	} else if err := s.groupedMerge(ctx, "code:"+hash, w, w.runAlone); err != nil {
+		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", err)
+	}
+	if w.err == nil {
+		return w.code, nil
+	}
+	if !errors.Is(w.err, sql.ErrNoRows) {
+		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", w.err)
+	}
+	c, err := s.GetAuthCode(ctx, hash)
 	if err != nil {
 		return store.AuthCode{}, fmt.Errorf("consume auth code: %w", err)
 	}
@@ -177,4 +162,140 @@ func (s *Store) ConsumeAuthCode(ctx context.Context, hash string, r store.Redemp
 		return c, fmt.Errorf("consume auth code: %w", store.ErrCodeMismatch)
 	}
 	return c, fmt.Errorf("consume auth code: %w", store.ErrAlreadyUsed)
+}
+
+// consumeWrite is one code consumption: alone, the single UPDATE; in a
+// group on SQLite, merged with the group's others into one UPDATE … FROM a
+// table of the redemptions.
+type consumeWrite struct {
+	s     *Store
+	hash  string
+	r     store.Redemption
+	alone *sql.Stmt      // consumeOneSQL, prepared (grouped stores only)
+	code  store.AuthCode // the record as spent, once err is nil
+	err   error          // nil once spent; sql.ErrNoRows when nothing matched
+}
+
+func (s *Store) newConsumeWrite(ctx context.Context, hash string, r store.Redemption) (*consumeWrite, error) {
+	// The columns the redemption matched or set are not read back.
+	w := &consumeWrite{s: s, hash: hash, r: r, code: store.AuthCode{Hash: hash, ClientID: r.ClientID, RedirectURI: r.RedirectURI,
+		CodeChallenge: r.CodeChallenge, Used: true, UsedAt: fromMS(ms(r.Now)), TokenID: r.TokenID, TokenExp: fromMS(ms(r.TokenExp))}}
+	if s.group != nil {
+		// Prepared once, outside the group's transaction (which may hold
+		// the only connection): parsing the UPDATE in every transaction was
+		// a quarter of an exchange's CPU.
+		st, err := s.prepared(ctx, consumeOneSQL)
+		if err != nil {
+			return nil, err
+		}
+		w.alone = st
+	}
+	return w, nil
+}
+
+func (w *consumeWrite) args() []any {
+	r := w.r
+	return []any{ms(r.Now), r.TokenID, ms(r.TokenExp), w.hash, r.ClientID, r.RedirectURI, r.CodeChallenge, ms(r.Now)}
+}
+
+// scan reads the RETURNING columns of consumeOneSQL into the record.
+func (w *consumeWrite) scan(row scanner) error {
+	var created, expires int64
+	err := row.Scan(&w.code.Scope, &w.code.Resource, &w.code.UserID, &created, &expires)
+	w.code.CreatedAt, w.code.ExpiresAt = fromMS(created), fromMS(expires)
+	return err
+}
+
+// runAlone is the grouped write run by itself. A code not spent writes
+// nothing and is no error to the group: the caller reads the record.
+func (w *consumeWrite) runAlone(ctx context.Context, q querier) error {
+	w.err = w.scan(q.StmtContext(ctx, w.alone).QueryRowContext(ctx, w.args()...))
+	if errors.Is(w.err, sql.ErrNoRows) {
+		return nil
+	}
+	return w.err
+}
+
+func (*consumeWrite) mergeKind() string { return "consume auth code" }
+
+// runMerged spends, in one statement, every code of all whose redemption
+// matches, with consumeOneSQL's conditions. The group gives it at most one
+// write per code, so each returned row is one caller's.
+func (w *consumeWrite) prepareMerged(ctx context.Context, n int) (*sql.Stmt, error) {
+	return w.s.prepared(ctx, mergedConsumeSQL(n))
+}
+
+func (w *consumeWrite) runMerged(ctx context.Context, q querier, st *sql.Stmt, all []merger) error {
+	args := make([]any, 0, 7*len(all))
+	byHash := make(map[string]*consumeWrite, len(all))
+	for _, m := range all {
+		c := m.(*consumeWrite)
+		if byHash[c.hash] != nil {
+			return fmt.Errorf("code %.8s… twice in one merged consume", c.hash)
+		}
+		byHash[c.hash] = c
+		r := c.r
+		args = append(args, c.hash, r.ClientID, r.RedirectURI, r.CodeChallenge, ms(r.Now), r.TokenID, ms(r.TokenExp))
+	}
+	rows, err := q.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	spent := make(map[*consumeWrite]store.AuthCode, len(all))
+	for rows.Next() {
+		var hash string
+		var created, expires int64
+		var got store.AuthCode
+		if err := rows.Scan(&hash, &got.Scope, &got.Resource, &got.UserID, &created, &expires); err != nil {
+			return err
+		}
+		c := byHash[hash]
+		if _, twice := spent[c]; c == nil || twice {
+			return fmt.Errorf("merged consume returned code %.8s… for no caller", hash)
+		}
+		got.CreatedAt, got.ExpiresAt = fromMS(created), fromMS(expires)
+		spent[c] = got
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// Outcomes are recorded only now: after an error above the group runs
+	// every write alone, from where it was.
+	for _, m := range all {
+		c := m.(*consumeWrite)
+		got, ok := spent[c]
+		if !ok {
+			c.err = sql.ErrNoRows // nothing written; the caller reads the record
+			continue
+		}
+		c.code.Scope, c.code.Resource, c.code.UserID = got.Scope, got.Resource, got.UserID
+		c.code.CreatedAt, c.code.ExpiresAt = got.CreatedAt, got.ExpiresAt
+		c.err = nil
+	}
+	return nil
+}
+
+// mergedConsumeSQL is the UPDATE for n redemptions, the table of them a
+// VALUES list (hash, client, redirect URI, challenge, now, token id, token
+// expiry). At 7 parameters each, a group's 64 stay far below SQLite's
+// limit of 32,766.
+func mergedConsumeSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`WITH r(hash, client_id, redirect_uri, code_challenge, now, token_id, token_exp) AS (VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+	}
+	b.WriteString(`)
+		UPDATE auth_codes SET used = 1, used_at = r.now, token_id = r.token_id, token_exp = r.token_exp
+		FROM r
+		WHERE auth_codes.hash = r.hash AND auth_codes.used = 0 AND auth_codes.client_id = r.client_id
+			AND auth_codes.redirect_uri = r.redirect_uri AND auth_codes.code_challenge = r.code_challenge
+			AND auth_codes.expires_at > r.now
+		RETURNING auth_codes.hash, auth_codes.scope, auth_codes.resource, auth_codes.user_id,
+			auth_codes.created_at, auth_codes.expires_at`)
+	return b.String()
 }

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -20,7 +22,9 @@ import (
 // queued meanwhile (on PostgreSQL, up to pgLanes groups commit at once).
 // Single use is decided by the same conditional
 // statements as before; a caller is answered only after the commit holding
-// its write, so a crash loses only unanswered writes.
+// its write, so a crash loses only unanswered writes. On SQLite, writes of
+// one kind (code consumptions) run as one statement in their group (see
+// merger).
 //
 // On PostgreSQL several instances lock rows concurrently, so a group runs
 // its writes in key order (the same order in every instance), and a write
@@ -33,6 +37,8 @@ type committer struct {
 	mu    sync.Mutex
 	queue []*groupOp
 	leads int // groups committing now
+	// merged counts the writes run in merged statements, for tests.
+	merged atomic.Int64
 }
 
 // pgLanes: on PostgreSQL a group's statements are round trips made one
@@ -57,9 +63,12 @@ type groupOp struct {
 	// this write runs it without a transaction (autocommit): one round trip
 	// where BEGIN, SAVEPOINT, the statement and COMMIT took four.
 	single bool
-	err    error
-	done   chan struct{} // closed once answered
-	lead   chan struct{} // closed when this caller is to lead the next group
+	// merge, when set, lets a group on SQLite run this write together with
+	// the others of its kind as one statement (see merger).
+	merge merger
+	err   error
+	done  chan struct{} // closed once answered
+	lead  chan struct{} // closed when this caller is to lead the next group
 	// batch is the group this caller leads, set before lead is closed.
 	batch []*groupOp
 }
@@ -73,6 +82,21 @@ type querier interface {
 	StmtContext(ctx context.Context, st *sql.Stmt) *sql.Stmt
 }
 
+// merger is a write that can share one statement with the others of its
+// kind in a group: on SQLite a statement's fixed cost (binding, stepping,
+// resetting, through database/sql) is a large part of a single-use write,
+// and a group of exchanges spends its codes in one UPDATE. prepareMerged
+// prepares the statement for n writes; the group calls it before its
+// transaction begins, which may hold a store's only connection (SQLite in
+// memory). runMerged runs all (of the receiver's kind, the receiver among
+// them) with st on q and records each one's outcome; an error means none
+// was written, and the group then runs them one by one as usual.
+type merger interface {
+	mergeKind() string
+	prepareMerged(ctx context.Context, n int) (*sql.Stmt, error)
+	runMerged(ctx context.Context, q querier, st *sql.Stmt, all []merger) error
+}
+
 // autocommit runs each statement in a transaction of its own.
 type autocommit struct{ *sql.DB }
 
@@ -83,33 +107,39 @@ func (autocommit) StmtContext(_ context.Context, st *sql.Stmt) *sql.Stmt { retur
 // commit's). key names the row fn locks first. fn may run more than once
 // (after a deadlock), each time in a transaction rolled back to before it.
 func (s *Store) grouped(ctx context.Context, key string, fn func(ctx context.Context, q querier) error) error {
-	return s.groupedOp(ctx, key, false, fn)
+	return s.groupedOp(ctx, key, false, nil, fn)
 }
 
 // groupedStmt is grouped for an fn that runs exactly one statement: when
 // no other write shares its group it runs as an autocommit statement.
 func (s *Store) groupedStmt(ctx context.Context, key string, fn func(ctx context.Context, q querier) error) error {
-	return s.groupedOp(ctx, key, true, fn)
+	return s.groupedOp(ctx, key, true, nil, fn)
 }
 
-func (s *Store) groupedOp(ctx context.Context, key string, single bool, fn func(context.Context, querier) error) error {
+// groupedMerge is groupedStmt for a write that m can also run merged with
+// others of its kind; fn runs it alone.
+func (s *Store) groupedMerge(ctx context.Context, key string, m merger, fn func(ctx context.Context, q querier) error) error {
+	return s.groupedOp(ctx, key, true, m, fn)
+}
+
+func (s *Store) groupedOp(ctx context.Context, key string, single bool, m merger, fn func(context.Context, querier) error) error {
 	if s.group == nil {
 		if single {
 			return s.soloStmt(ctx, fn)
 		}
 		return s.solo(ctx, fn)
 	}
-	return s.group.do(ctx, key, single, fn)
+	return s.group.do(ctx, key, single, m, fn)
 }
 
-func (c *committer) do(ctx context.Context, key string, single bool, fn func(context.Context, querier) error) error {
+func (c *committer) do(ctx context.Context, key string, single bool, m merger, fn func(context.Context, querier) error) error {
 	// The statements run on the group's connection: one caller giving up
 	// must not interrupt the others' writes, so its own cancellation only
 	// counts until its write starts.
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	o := &groupOp{ctx: context.WithoutCancel(ctx), key: key, fn: fn, single: single, done: make(chan struct{}), lead: make(chan struct{})}
+	o := &groupOp{ctx: context.WithoutCancel(ctx), key: key, fn: fn, single: single, merge: m, done: make(chan struct{}), lead: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, o)
 	if c.leads >= max(c.lanes, 1) {
@@ -121,6 +151,16 @@ func (c *committer) do(ctx context.Context, key string, single bool, fn func(con
 		}
 	} else {
 		c.leads++
+		// One writer (SQLite): yield once before taking the group, so that
+		// writes whose requests are already being handled join it rather
+		// than wait for the next commit. With nothing else runnable this
+		// returns at once. Out of process it took code exchanges from 0.28
+		// to 0.32 of the bare handler, and, with merged consumes, to 0.34.
+		if c.lanes == 1 {
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.mu.Lock()
+		}
 		o.batch = c.take()
 		c.mu.Unlock()
 	}
@@ -184,6 +224,11 @@ func (c *committer) run(batch []*groupOp) {
 func (c *committer) runTx(batch []*groupOp) (retry []*groupOp, err error) {
 	defer c.s.lockWrite()()
 	ctx := context.Background()
+	var merges []mergedWrites
+	rest := batch
+	if c.s.d.retryable == nil && len(batch) > 1 {
+		merges, rest = planMerges(ctx, batch)
+	}
 	tx, err := c.s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
@@ -204,7 +249,16 @@ func (c *committer) runTx(batch []*groupOp) (retry []*groupOp, err error) {
 		}
 		return nil, nil
 	}
-	for _, o := range batch {
+	for _, m := range merges {
+		ran, err := c.runMerged(ctx, tx, m)
+		if err != nil {
+			return nil, err
+		}
+		if !ran {
+			rest = append(rest, m.ops...)
+		}
+	}
+	for _, o := range rest {
 		if _, err := tx.ExecContext(ctx, `SAVEPOINT w`); err != nil {
 			return nil, fmt.Errorf("savepoint: %w", err)
 		}
@@ -228,6 +282,78 @@ func (c *committer) runTx(batch []*groupOp) (retry []*groupOp, err error) {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	return retry, nil
+}
+
+// mergedWrites are writes of one kind to run as one statement.
+type mergedWrites struct {
+	ops []*groupOp
+	st  *sql.Stmt
+}
+
+// planMerges picks, from batch, the writes that merge with at least one
+// other of their kind, prepares each kind's statement, and returns the
+// writes left to run one by one: the others, a second write to a row
+// already in a statement (so no statement decides between two writes to
+// one row), and those whose statement could not be prepared.
+func planMerges(ctx context.Context, batch []*groupOp) (merges []mergedWrites, rest []*groupOp) {
+	kinds := map[string][]*groupOp{}
+	var order []string
+	keys := map[string]bool{}
+	for _, o := range batch {
+		if o.merge != nil && !keys[o.key] {
+			keys[o.key] = true
+			k := o.merge.mergeKind()
+			if kinds[k] == nil {
+				order = append(order, k)
+			}
+			kinds[k] = append(kinds[k], o)
+		}
+	}
+	merging := map[*groupOp]bool{}
+	for _, k := range order {
+		ops := kinds[k]
+		if len(ops) < 2 {
+			continue
+		}
+		st, err := ops[0].merge.prepareMerged(ctx, len(ops))
+		if err != nil {
+			continue // they run alone, as without merging
+		}
+		merges = append(merges, mergedWrites{ops: ops, st: st})
+		for _, o := range ops {
+			merging[o] = true
+		}
+	}
+	for _, o := range batch {
+		if !merging[o] {
+			rest = append(rest, o)
+		}
+	}
+	return merges, rest
+}
+
+// runMerged runs m's statement in tx inside a savepoint and reports
+// whether it did; when it failed it was rolled back to the savepoint, and
+// its writes are to run alone, after, and meet their own errors. An error
+// is the transaction's.
+func (c *committer) runMerged(ctx context.Context, tx *sql.Tx, m mergedWrites) (ran bool, err error) {
+	all := make([]merger, len(m.ops))
+	for i, o := range m.ops {
+		all[i] = o.merge
+	}
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT m`); err != nil {
+		return false, fmt.Errorf("savepoint: %w", err)
+	}
+	if m.ops[0].merge.runMerged(ctx, tx, m.st, all) == nil {
+		ran = true
+		c.merged.Add(int64(len(m.ops)))
+	} else if _, err := tx.ExecContext(ctx, `ROLLBACK TO m`); err != nil {
+		return false, fmt.Errorf("rollback to savepoint: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `RELEASE m`); err != nil {
+		return false, fmt.Errorf("release savepoint: %w", err)
+	}
+	return ran, nil
 }
 
 // solo runs fn in a transaction of its own, again while PostgreSQL reports

@@ -2,8 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -201,5 +203,152 @@ func TestPostgresGroupAcrossInstances(t *testing.T) {
 		if h := fmt.Sprintf("c%03d", i); wins[h] != 1 {
 			t.Errorf("code %s spent %d times, want once", h, wins[h])
 		}
+	}
+}
+
+// consumeGroupOp is ConsumeAuthCode's grouped write, for running groups by
+// hand.
+func consumeGroupOp(t *testing.T, s *Store, hash string, r store.Redemption) (*groupOp, *consumeWrite) {
+	t.Helper()
+	w, err := s.newConsumeWrite(t.Context(), hash, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &groupOp{ctx: t.Context(), key: "code:" + hash, fn: w.runAlone, single: true, merge: w,
+		done: make(chan struct{}), lead: make(chan struct{})}, w
+}
+
+// On SQLite a group's code consumptions run as one statement with the
+// single UPDATE's conditions: the matching ones are spent with their own
+// token ids, the others (wrong client, expired, unknown) are not, and a
+// second consumption of a code already in the statement runs alone after
+// it and finds the code spent.
+func TestMergedConsumes(t *testing.T) {
+	s := openFile(t)
+	ctx := t.Context()
+	for _, h := range []string{"a", "b", "c", "d"} {
+		if err := s.CreateAuthCode(ctx, groupCode(h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	redeem := func(jti string) store.Redemption {
+		return store.Redemption{ClientID: "c", Now: groupNow, TokenID: jti, TokenExp: groupNow.Add(time.Hour)}
+	}
+	wrongClient, late := redeem("jti-c"), redeem("jti-d")
+	wrongClient.ClientID = "other"
+	late.Now = groupNow.Add(2 * time.Hour)
+	var batch []*groupOp
+	ws := map[string]*consumeWrite{}
+	for _, x := range []struct {
+		name, hash string
+		r          store.Redemption
+	}{{"a", "a", redeem("jti-a")}, {"b", "b", redeem("jti-b")}, {"a again", "a", redeem("jti-a2")},
+		{"c", "c", wrongClient}, {"d", "d", late}, {"unknown", "e", redeem("jti-e")}} {
+		o, w := consumeGroupOp(t, s, x.hash, x.r)
+		batch, ws[x.name] = append(batch, o), w
+	}
+	s.group.run(batch)
+	for _, o := range batch {
+		if o.err != nil {
+			t.Errorf("%s: group error %v", o.key, o.err)
+		}
+	}
+	if got := s.group.merged.Load(); got != 5 {
+		t.Errorf("%d writes merged, want 5 (one per code)", got)
+	}
+	for _, name := range []string{"a", "b"} {
+		w := ws[name]
+		if w.err != nil || w.code.TokenID != "jti-"+name || w.code.UserID != "u" || !w.code.CreatedAt.Equal(groupNow) {
+			t.Errorf("%s: err %v, record %+v", name, w.err, w.code)
+		}
+		if c, err := s.GetAuthCode(ctx, name); err != nil || !c.Used || c.TokenID != "jti-"+name {
+			t.Errorf("%s stored as %+v (%v)", name, c, err)
+		}
+	}
+	for _, name := range []string{"a again", "c", "d", "unknown"} {
+		if w := ws[name]; !errors.Is(w.err, sql.ErrNoRows) {
+			t.Errorf("%s: err %v, want nothing written", name, w.err)
+		}
+	}
+	if isUsed(t, s, "c") || isUsed(t, s, "d") {
+		t.Error("a redemption that does not match spent its code")
+	}
+}
+
+// failingMerger's statement writes, then fails: the group rolls it back to
+// its savepoint and runs each write alone.
+type failingMerger struct {
+	s      *Store
+	hashes []string
+}
+
+func (*failingMerger) mergeKind() string { return "failing" }
+
+func (f *failingMerger) prepareMerged(ctx context.Context, _ int) (*sql.Stmt, error) {
+	return f.s.prepared(ctx, `UPDATE auth_codes SET used = 1`)
+}
+
+func (f *failingMerger) runMerged(ctx context.Context, q querier, st *sql.Stmt, all []merger) error {
+	if _, err := q.StmtContext(ctx, st).ExecContext(ctx); err != nil {
+		return err
+	}
+	return errors.New("merged statement failed")
+}
+
+func TestFailedMergeRunsWritesAlone(t *testing.T) {
+	s := openFile(t)
+	ctx := t.Context()
+	for _, h := range []string{"x", "y", "z"} {
+		if err := s.CreateAuthCode(ctx, groupCode(h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &failingMerger{s: s}
+	x, y := consumeOp(s, "x"), consumeOp(s, "y")
+	x.merge, y.merge = m, m
+	s.group.run([]*groupOp{x, y})
+	if x.err != nil || y.err != nil {
+		t.Fatalf("writes after the failed merge: %v, %v", x.err, y.err)
+	}
+	if !isUsed(t, s, "x") || !isUsed(t, s, "y") {
+		t.Error("a write did not run alone after the failed merge")
+	}
+	if isUsed(t, s, "z") {
+		t.Error("the failed merged statement's write was committed")
+	}
+	if got := s.group.merged.Load(); got != 0 {
+		t.Errorf("%d writes counted as merged", got)
+	}
+}
+
+// The merged UPDATE finds each code through the primary key's index, as
+// the single one does: a scan of auth_codes per group would grow with the
+// table.
+func TestMergedConsumeSearchesByHash(t *testing.T) {
+	s := openFile(t)
+	args := make([]any, 0, 21)
+	for i := range 3 {
+		args = append(args, fmt.Sprint("h", i), "c", "", "", int64(0), "jti", int64(0))
+	}
+	rows, err := s.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+mergedConsumeSQL(3), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(plan, "\n")
+	if !strings.Contains(joined, "SEARCH auth_codes USING INDEX") || strings.Contains(joined, "SCAN auth_codes") {
+		t.Errorf("query plan:\n%s", joined)
 	}
 }

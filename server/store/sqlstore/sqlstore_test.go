@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/server/store"
@@ -20,12 +21,12 @@ func openFile(tb testing.TB) *Store {
 	return s
 }
 
-func TestContractSQLiteFile(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return openFile(t) })
-}
+func TestContractSQLiteFile(t *testing.T) { contractMerging(t, openFile) }
 
+// In memory the store has one connection, which a group's transaction
+// holds: the merged statements must be prepared before it begins.
 func TestContractSQLiteMemory(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
+	contractMerging(t, func(t testing.TB) *Store {
 		s, err := OpenSQLite(t.Context(), ":memory:")
 		if err != nil {
 			t.Fatal(err)
@@ -33,6 +34,29 @@ func TestContractSQLiteMemory(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
+}
+
+// contractMerging runs the contract on SQLite stores from open. Its races
+// of many codes at once form groups whose consumptions run merged, so
+// single use is proven under the merged statement too: it fails if none
+// ever merged.
+func contractMerging(t *testing.T, open func(testing.TB) *Store) {
+	var mu sync.Mutex
+	var stores []*Store
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s := open(t)
+		mu.Lock()
+		stores = append(stores, s)
+		mu.Unlock()
+		return s
+	})
+	var merged int64
+	for _, s := range stores {
+		merged += s.group.merged.Load()
+	}
+	if merged == 0 {
+		t.Error("no code consumption ran in a merged statement")
+	}
 }
 
 func BenchmarkSQLiteFile(b *testing.B) {

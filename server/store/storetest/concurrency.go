@@ -101,6 +101,60 @@ func testConcurrentConsume(t *testing.T, s store.Store) {
 	}
 }
 
+// testConcurrentConsumeMany races exchanges of many codes at once, as a
+// busy token endpoint does (on SQLite a group then spends several codes in
+// one statement): per code, two holders of the verifier and an impostor.
+// Each code is spent exactly once, by a holder, whose token id is stored
+// and returned; nobody else is told they spent it.
+func testConcurrentConsumeMany(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const codes, perCode = 24, 3
+	cs := make([]store.AuthCode, codes)
+	for k := range cs {
+		cs[k] = newAuthCode(fmt.Sprintf("code-many-%d", k))
+		must(t, "CreateAuthCode", s.CreateAuthCode(ctx, cs[k]))
+	}
+	results := make([]store.AuthCode, codes*perCode)
+	errs := make([]error, codes*perCode)
+	impostor := func(i int) bool { return i%perCode == perCode-1 }
+	race(codes*perCode, func(i int) {
+		c := cs[i/perCode]
+		r := redeem(c, fmt.Sprintf("jti-many-%d", i), base.Add(24*time.Hour), base.Add(time.Minute))
+		if impostor(i) {
+			r.CodeChallenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN"
+		}
+		results[i], errs[i] = s.ConsumeAuthCode(ctx, c.Hash, r)
+	})
+	for k, c := range cs {
+		winner := -1
+		for i := k * perCode; i < (k+1)*perCode; i++ {
+			err := errs[i]
+			switch {
+			case err == nil && impostor(i):
+				t.Fatalf("%s: caller %d spent it with the wrong challenge", c.Hash, i)
+			case err == nil && winner >= 0:
+				t.Fatalf("%s: callers %d and %d both spent it", c.Hash, winner, i)
+			case err == nil:
+				winner = i
+				if r := results[i]; !r.Used || r.TokenID != fmt.Sprintf("jti-many-%d", i) || r.UserID != c.UserID || r.Scope != c.Scope {
+					t.Errorf("%s: the winner got %+v", c.Hash, r)
+				}
+			case impostor(i) && errors.Is(err, store.ErrCodeMismatch):
+			case !errors.Is(err, store.ErrAlreadyUsed):
+				t.Errorf("%s: caller %d got %v, want ErrAlreadyUsed", c.Hash, i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("%s: nobody spent it", c.Hash)
+		}
+		got, err := s.GetAuthCode(ctx, c.Hash)
+		must(t, "GetAuthCode", err)
+		if !got.Used || got.TokenID != fmt.Sprintf("jti-many-%d", winner) {
+			t.Errorf("%s: stored Used=%v TokenID=%q, want the winner's jti-many-%d", c.Hash, got.Used, got.TokenID, winner)
+		}
+	}
+}
+
 // testConcurrentUpdate: n pollers each add 1 s to the interval. No update is
 // lost, and each successful fn's result is what was stored.
 func testConcurrentUpdate(t *testing.T, s store.Store, n int) {

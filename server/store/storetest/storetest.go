@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentAddCounter", testConcurrentCounter},
 		{"GC", testGC},
 		{"ConcurrentConsumeAuthCode", testConcurrentConsume},
+		{"ConcurrentConsumeManyAuthCodes", testConcurrentConsumeMany},
 		{"ConcurrentUpdateDeviceCode2", func(t *testing.T, s store.Store) { testConcurrentUpdate(t, s, 2) }},
 		{"ConcurrentUpdateDeviceCode20", func(t *testing.T, s store.Store) { testConcurrentUpdate(t, s, 20) }},
 		{"ConcurrentDeviceApproval", testConcurrentApproval},
