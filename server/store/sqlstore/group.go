@@ -218,15 +218,16 @@ func (c *committer) run(batch []*groupOp) {
 	}
 }
 
-// runTx runs batch in one transaction, each write in a savepoint, and
-// returns the writes rolled back for a retryable error, to run again once
-// the transaction is over. An error means nothing was committed.
+// runTx runs batch in one transaction, each write (and on SQLite each
+// merged statement) in a savepoint, and returns the writes rolled back for
+// a retryable error, to run again once the transaction is over. An error
+// means nothing was committed.
 func (c *committer) runTx(batch []*groupOp) (retry []*groupOp, err error) {
 	defer c.s.lockWrite()()
 	ctx := context.Background()
 	var merges []mergedWrites
 	rest := batch
-	if c.s.d.retryable == nil && len(batch) > 1 {
+	if c.s.d.retryable == nil && len(batch) > 1 { // SQLite: one writer, so no deadlocks to order around
 		merges, rest = planMerges(ctx, batch)
 	}
 	tx, err := c.s.db.BeginTx(ctx, nil)
