@@ -12,6 +12,20 @@ import (
 
 // createPending stores a pending device code under each hash (user code
 // hash "uc-"+hash), live for 900 s from now.
+// pacingNow is when the pacing tests' codes are created and polled.
+var pacingNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// twoInstances opens two stores on one fresh PostgreSQL database, as two
+// instances of the server, with pending device codes under hashes created
+// through the first.
+func twoInstances(t *testing.T, hashes ...string) (a, b *Store) {
+	t.Helper()
+	dsn := pgtest.FreshDB(t)
+	a, b = openPostgresTest(t, dsn), openPostgresTest(t, dsn)
+	createPending(t, a, pacingNow, hashes...)
+	return a, b
+}
+
 func createPending(t *testing.T, s *Store, now time.Time, hashes ...string) {
 	t.Helper()
 	for _, h := range hashes {
@@ -39,7 +53,7 @@ func approve(t *testing.T, s *Store, hash string) {
 func TestPacingIsNotDurableOnSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcpauth.db")
 	ctx := t.Context()
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	now := pacingNow
 	s, err := OpenSQLite(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +101,7 @@ func TestPacingIsNotDurableOnSQLite(t *testing.T) {
 // between them, a replaced record and GC must still show on the next update.
 func TestPolledRowFromMemoryStaysCoherent(t *testing.T) {
 	ctx := t.Context()
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	now := pacingNow
 	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "mcpauth.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -133,11 +147,9 @@ func TestPolledRowFromMemoryStaysCoherent(t *testing.T) {
 // transaction (and only it) commits asynchronously; another instance sees
 // it at once.
 func TestPostgresPacingAsyncAndShared(t *testing.T) {
-	dsn := pgtest.FreshDB(t)
-	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
+	a, b := twoInstances(t, "dc")
 	ctx := t.Context()
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	createPending(t, a, now, "dc")
+	now := pacingNow
 	if _, err := a.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
 		d.LastPollAt, d.Interval = now.Add(time.Second), 10*time.Second
 		return d, nil
@@ -176,11 +188,9 @@ func TestPostgresPacingAsyncAndShared(t *testing.T) {
 // matches no row: the poll reads again and sees the approval, so a pacing
 // write can never undo a status change.
 func TestPostgresPacingLosesToApproval(t *testing.T) {
-	dsn := pgtest.FreshDB(t)
-	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
+	a, b := twoInstances(t, "dc")
 	ctx := t.Context()
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	createPending(t, a, now, "dc")
+	now := pacingNow
 	calls := 0
 	got, err := a.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
 		calls++
@@ -208,11 +218,9 @@ func TestPostgresPacingLosesToApproval(t *testing.T) {
 // and the row is read. An error fn returns from a remembered row is not
 // the answer either: here the row is gone, and the caller learns that.
 func TestPostgresRememberedRowChecked(t *testing.T) {
-	dsn := pgtest.FreshDB(t)
-	a, b := openPostgresTest(t, dsn), openPostgresTest(t, dsn)
+	a, b := twoInstances(t, "dc-approved", "dc-gone")
 	ctx := t.Context()
-	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	createPending(t, a, now, "dc-approved", "dc-gone")
+	now := pacingNow
 	var seen []store.DeviceStatus
 	poll := func(d store.DeviceCode) (store.DeviceCode, error) {
 		seen = append(seen, d.Status)
