@@ -251,7 +251,7 @@ func (c *committer) runTx(batch []*groupOp) (retry []*groupOp, err error) {
 		return nil, nil
 	}
 	for _, m := range merges {
-		ran, err := c.runMerged(ctx, tx, m)
+		ran, err := c.inSavepoint(ctx, tx, m)
 		if err != nil {
 			return nil, err
 		}
@@ -333,11 +333,11 @@ func planMerges(ctx context.Context, batch []*groupOp) (merges []mergedWrites, r
 	return merges, rest
 }
 
-// runMerged runs m's statement in tx inside a savepoint and reports
+// inSavepoint runs m's statement in tx inside a savepoint and reports
 // whether it did; when it failed it was rolled back to the savepoint, and
 // its writes are to run alone, after, and meet their own errors. An error
 // is the transaction's.
-func (c *committer) runMerged(ctx context.Context, tx *sql.Tx, m mergedWrites) (ran bool, err error) {
+func (c *committer) inSavepoint(ctx context.Context, tx *sql.Tx, m mergedWrites) (ran bool, err error) {
 	all := make([]merger, len(m.ops))
 	for i, o := range m.ops {
 		all[i] = o.merge
