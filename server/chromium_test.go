@@ -86,7 +86,7 @@ func (e *chrEnv) open(u string) *network.Response {
 // page the browser lands on.
 func (e *chrEnv) click(sel string) *network.Response {
 	e.t.Helper()
-	resp, err := chromedp.RunResponse(e.ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+	resp, err := chromedp.RunResponse(e.ctx, browsertest.Click(sel))
 	if err != nil {
 		e.t.Fatalf("clicking %s: %v", sel, err)
 	}
@@ -112,7 +112,7 @@ func (e *chrEnv) typeInto(sel, s string) {
 // press clicks an element that changes the page without loading another.
 func (e *chrEnv) press(sel string) {
 	e.t.Helper()
-	if err := chromedp.Do(e.ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
+	if err := chromedp.Do(e.ctx, browsertest.Click(sel)); err != nil {
 		e.t.Fatalf("clicking %s: %v", sel, err)
 	}
 }

@@ -33,6 +33,11 @@ import (
 
 const driverEnv = "MCPAUTH_E2E_DRIVER" // approve | deny
 
+// driverLogEnv names the file the driver writes its failure to: login
+// discards the browser command's output, so without it a driver that
+// stopped half-way leaves only a login that timed out.
+const driverLogEnv = "MCPAUTH_E2E_DRIVER_LOG"
+
 func TestMain(m *testing.M) {
 	if action := os.Getenv(driverEnv); action != "" {
 		os.Exit(drive(action, os.Args[len(os.Args)-1]))
@@ -45,7 +50,11 @@ func TestMain(m *testing.M) {
 // browser has reached the CLI's loopback callback.
 func drive(action, authURL string) int {
 	fail := func(format string, args ...any) int {
-		fmt.Fprintf(os.Stderr, "e2e driver: "+format+"\n", args...)
+		msg := fmt.Sprintf("e2e driver: "+format+"\n", args...)
+		fmt.Fprint(os.Stderr, msg)
+		if path := os.Getenv(driverLogEnv); path != "" {
+			_ = os.WriteFile(path, []byte(msg), 0o600)
+		}
 		return 1
 	}
 	bin, err := browsertest.Lookup()
@@ -73,18 +82,20 @@ func drive(action, authURL string) int {
 			return chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "e2e-user", chromedp.NodeVisible))
 		}},
 		{"sign in", func() error {
-			return chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[value=signin]`), chromedp.NodeVisible))
+			return chromedp.Do(ctx, browsertest.Click(`button[value=signin]`))
 		}},
-		{"press " + action, func() error { return chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#"+action), chromedp.NodeVisible)) }},
+		{"press " + action, func() error { return chromedp.Do(ctx, browsertest.Click("#"+action)) }},
 		{"reach the CLI's callback", func() error {
+			var loc string
 			for range 100 {
-				loc, err := chromedp.Run(ctx, chromedp.Location())
-				if err == nil && strings.Contains(loc, "/callback") {
+				l, err := chromedp.Run(ctx, chromedp.Location())
+				if err == nil && strings.Contains(l, "/callback") {
 					return nil
 				}
+				loc = l
 				time.Sleep(100 * time.Millisecond)
 			}
-			return fmt.Errorf("never left the server")
+			return fmt.Errorf("never left the server: still at %s", loc)
 		}},
 	}
 	for _, s := range steps {
@@ -201,12 +212,20 @@ func (e *e2e) cli(extraEnv []string, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// driverEnv makes login run this test binary as its browser, pressing
+// action; when the test fails, what the driver reported is logged.
 func (e *e2e) driverEnv(action string) []string {
 	self, err := os.Executable()
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return []string{driverEnv + "=" + action, "MCPAUTH_BROWSER=" + self}
+	logPath := filepath.Join(e.t.TempDir(), "driver.log")
+	e.t.Cleanup(func() {
+		if b, err := os.ReadFile(logPath); err == nil && e.t.Failed() {
+			e.t.Logf("browser driver: %s", b)
+		}
+	})
+	return []string{driverEnv + "=" + action, driverLogEnv + "=" + logPath, "MCPAUTH_BROWSER=" + self}
 }
 
 func TestE2ELoginWithChromiumThenPing(t *testing.T) {
@@ -301,9 +320,9 @@ func (e *e2e) enterCode(letters, digits, action string) string {
 	}
 	do("open /auth/device", chromedp.Navigate(e.base+"/auth/device"))
 	do("type user name", chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "e2e-device", chromedp.NodeVisible))
-	do("sign in", chromedp.Click(chromedp.CSS(`button[value=signin]`), chromedp.NodeVisible))
+	do("sign in", browsertest.Click(`button[value=signin]`))
 	do("type code", chromedp.SendKeys(chromedp.CSS(`#user_code`), strings.ToLower(letters)+digits, chromedp.NodeVisible))
-	do("continue", chromedp.Click(chromedp.CSS(`#continue`), chromedp.NodeVisible))
+	do("continue", browsertest.Click(`#continue`))
 	if action == "" {
 		msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#error`), chromedp.NodeVisible))
 		if err != nil {
@@ -315,7 +334,7 @@ func (e *e2e) enterCode(letters, digits, action string) string {
 	if err != nil || strings.TrimSpace(shown) != letters+"-"+digits {
 		e.t.Fatalf("confirm page shows %q (%v), want %s-%s", shown, err, letters, digits)
 	}
-	do("press "+action, chromedp.Click(chromedp.CSS("#"+action), chromedp.NodeVisible))
+	do("press "+action, browsertest.Click("#"+action))
 	result, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#result`), chromedp.NodeVisible))
 	if err != nil {
 		e.t.Fatal(err)
@@ -403,7 +422,7 @@ func TestE2EReturnToStaysOnOrigin(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "redirect-victim", chromedp.NodeVisible)); err != nil {
 			t.Fatalf("return_to=%s: sign-in form: %v", v, err)
 		}
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button[value=signin]`), chromedp.NodeVisible)); err != nil {
+		if err := chromedp.Do(ctx, browsertest.Click(`button[value=signin]`)); err != nil {
 			t.Fatalf("return_to=%s: sign in: %v", v, err)
 		}
 		// Wait until the browser has left the identity provider and the callback.

@@ -202,3 +202,23 @@ func fileName(s string) string {
 	}, s)
 	return strings.Trim(s, ".")
 }
+
+// Click clicks the element sel once it is visible and its page has finished
+// loading. chromedp clicks at the element's centre as laid out at that
+// moment; a click sent while the page's stylesheet is still loading can land
+// where the button was before the styles moved it, and then nothing is
+// submitted. Waiting for readyState "complete" (stylesheets and images in)
+// makes the layout the one a person would click on.
+func Click(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		var none chromedp.Void
+		if _, err := chromedp.WaitVisible(chromedp.CSS(sel))(ctx, t); err != nil {
+			return none, fmt.Errorf("waiting for %s: %w", sel, err)
+		}
+		loaded := chromedp.Poll[chromedp.Void](`document.readyState === "complete"`, chromedp.WithPollingInterval(20*time.Millisecond))
+		if _, err := loaded(ctx, t); err != nil {
+			return none, fmt.Errorf("waiting for the page with %s to load: %w", sel, err)
+		}
+		return chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)(ctx, t)
+	}
+}
