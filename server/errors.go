@@ -101,27 +101,18 @@ func writeOAuthError(w http.ResponseWriter, e *oauthError) {
 	_, _ = w.Write(oauthErrorBody(e))
 }
 
-// oauthErrorBody is the JSON body of e, as encoding/json writes it. Codes
-// and descriptions (kept by errorText to RFC 6749's characters) need no
-// escaping but for the HTML-escaped <, > and &: without those the body is
-// appended by hand, which device-flow polls, answered with an error every
-// few seconds by design, spent a tenth of their time on through reflection.
+// oauthErrorBody is the JSON body of e, as encoding/json writes it, but
+// appended: device-flow polls, answered with an error every few seconds by
+// design, spent a tenth of their time on encoding/json's reflection.
 func oauthErrorBody(e *oauthError) []byte {
-	if !plainJSONString(e.Code) || !plainJSONString(e.Description) {
-		b, _ := json.Marshal(struct {
-			Error       string `json:"error"`
-			Description string `json:"error_description,omitempty"`
-		}{e.Code, e.Description})
-		return append(b, '\n')
-	}
 	b := make([]byte, 0, len(`{"error":"","error_description":""}`)+len(e.Code)+len(e.Description)+1)
-	b = append(b, `{"error":"`...)
-	b = append(b, e.Code...)
+	b = append(b, `{"error":`...)
+	b = appendJSONString(b, e.Code)
 	if e.Description != "" {
-		b = append(b, `","error_description":"`...)
-		b = append(b, e.Description...)
+		b = append(b, `,"error_description":`...)
+		b = appendJSONString(b, e.Description)
 	}
-	return append(b, "\"}\n"...)
+	return append(b, "}\n"...)
 }
 
 // writeJSON writes v with status and the no-store headers every OAuth

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/mcpauth/mcpauth/pkce"
@@ -16,6 +17,24 @@ type tokenResponse struct {
 	ExpiresIn    int64  `json:"expires_in"`
 	Scope        string `json:"scope"`
 	RefreshToken string `json:"refresh_token,omitempty"`
+}
+
+// appendJSON appends r as encoding/json's Encoder writes it (newline
+// included), without its reflection: every grant answers with one.
+func (r *tokenResponse) appendJSON(b []byte) []byte {
+	b = append(b, `{"access_token":`...)
+	b = appendJSONString(b, r.AccessToken)
+	b = append(b, `,"token_type":`...)
+	b = appendJSONString(b, r.TokenType)
+	b = append(b, `,"expires_in":`...)
+	b = strconv.AppendInt(b, r.ExpiresIn, 10)
+	b = append(b, `,"scope":`...)
+	b = appendJSONString(b, r.Scope)
+	if r.RefreshToken != "" {
+		b = append(b, `,"refresh_token":`...)
+		b = appendJSONString(b, r.RefreshToken)
+	}
+	return append(b, "}\n"...)
 }
 
 func newTokenResponse(t issuedToken) tokenResponse {
@@ -143,7 +162,9 @@ func codeMismatch(code store.AuthCode, p map[string]string, now time.Time) *oaut
 func (s *Server) issued(w http.ResponseWriter, r *http.Request, grant, userID, clientID string, resp tokenResponse) {
 	s.metrics.tokenIssued(grant)
 	s.log.Info("access token issued", "request_id", requestID(r.Context()), "grant", grant, "user_id", userID, "client_id", clientID)
-	writeJSON(w, http.StatusOK, resp)
+	setJSONHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(resp.appendJSON(make([]byte, 0, 512)))
 }
 
 // revokeReplayed denies the token issued from a code presented twice

@@ -128,7 +128,7 @@ func (ts *tokenService) sign(userID, clientID, jti, use string) (issuedToken, er
 		ExpiresAt: jwt.NewNumericDate(exp),
 		ID:        jti,
 	}, use, clientID}
-	raw, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(ts.key)
+	raw, err := signHS256(&claims, ts.key)
 	if err != nil {
 		return issuedToken{}, fmt.Errorf("signing access token: %w", err)
 	}
