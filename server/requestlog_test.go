@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/server"
+	"github.com/mcpauth/mcpauth/server/servertest"
 	"github.com/mcpauth/mcpauth/server/store/memory"
 )
 
@@ -56,5 +58,46 @@ func TestServerWritesRequestLines(t *testing.T) {
 			len(m["request_id"].(string)) != 16 || m["duration"].(float64) <= 0 {
 			t.Errorf("line %d: %v", i, m)
 		}
+	}
+}
+
+// A code exchange through a real server logs "access token issued" with
+// the grant, the user, the client and the request id of the token
+// request's own line, in both formats.
+func TestServerLogsIssuedTokens(t *testing.T) {
+	for _, format := range []string{"json", "text"} {
+		t.Run(format, func(t *testing.T) {
+			var out lockedBuffer
+			h, _ := server.NewLogHandler(&out, format, slog.LevelInfo)
+			env := servertest.New(t, servertest.Options{Logger: slog.New(h)})
+			c := register(t, env)
+			b := env.Browser("mona")
+			tok := c.token(b)
+			user := userID(t, env, tok)
+			var issued, tokenLine string
+			for line := range strings.Lines(out.String()) {
+				switch {
+				case strings.Contains(line, "access token issued"):
+					issued = line
+				case strings.Contains(line, "/oauth/token"):
+					tokenLine = line
+				}
+			}
+			id := regexp.MustCompile(`request_id"?[=:]"?([0-9a-f]{16})`).FindStringSubmatch(tokenLine)
+			if id == nil {
+				t.Fatalf("no request line for /oauth/token in:\n%s", out.String())
+			}
+			var want []string
+			if format == "json" {
+				want = []string{`"msg":"access token issued"`, `"request_id":"` + id[1] + `"`, `"grant":"authorization_code"`, `"user_id":"` + user + `"`, `"client_id":"` + c.ID + `"`}
+			} else {
+				want = []string{`msg="access token issued"`, "request_id=" + id[1], "grant=authorization_code", "user_id=" + user, "client_id=" + c.ID}
+			}
+			for _, w := range want {
+				if !strings.Contains(issued, w) {
+					t.Errorf("issued line %q lacks %s", issued, w)
+				}
+			}
+		})
 	}
 }

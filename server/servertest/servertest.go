@@ -40,6 +40,8 @@ type Options struct {
 	CacheCredentials bool
 	// Verbose sends the server's logs to stderr.
 	Verbose bool
+	// Logger, when set, receives the server's logs (and Verbose is ignored).
+	Logger *slog.Logger
 	// MetadataDocuments configures fetching client metadata documents
 	// (tests relax the address guard to reach a loopback document server).
 	MetadataDocuments server.MetadataDocumentConfig
@@ -77,6 +79,9 @@ func New(t testing.TB, opts Options) *Env {
 	logger := slog.New(slog.DiscardHandler)
 	if opts.Verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if opts.Logger != nil {
+		logger = opts.Logger
 	}
 	inst, err := local.Start(context.Background(), local.Options{
 		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
