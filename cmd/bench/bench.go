@@ -22,11 +22,12 @@ import (
 type Options struct {
 	IO *cmdutil.IOStreams
 	bench.Options
-	JSON     string // file for the JSON report ("-": stdout)
-	Markdown string
-	Chart    string // SVG file
-	Mode     string
-	Pin      string // "server CPUs:load CPUs", e.g. "1:0"
+	JSON       string // file for the JSON report ("-": stdout)
+	Markdown   string
+	Chart      string // SVG file
+	Mode       string
+	Pin        string // "server CPUs:load CPUs", e.g. "1:0"
+	SQLiteSync string // --sqlite-sync: normal or full
 	// BaselineServer runs only the bare baseline, as the child process of
 	// the out-of-process mode (hidden flag).
 	BaselineServer bool
@@ -88,6 +89,13 @@ deployment (the baseline still runs locally).`,
 			if opts.Postgres != "" && !sqlstore.IsPostgres(opts.Postgres) {
 				return cmdutil.FlagErrorf("--postgres wants a postgres:// URL")
 			}
+			switch strings.ToLower(opts.SQLiteSync) {
+			case "normal":
+			case "full":
+				opts.SQLiteFullSync = true
+			default:
+				return cmdutil.FlagErrorf("--sqlite-sync: %q is neither normal nor full", opts.SQLiteSync)
+			}
 			if opts.Rounds < 1 || opts.Concurrency < 1 || opts.Duration <= 0 {
 				return cmdutil.FlagErrorf("--rounds, --concurrency and --duration must be positive")
 			}
@@ -97,6 +105,7 @@ deployment (the baseline still runs locally).`,
 	fl := cmd.Flags()
 	token = cmdutil.BindSecret(fl, &opts.Token, "token", "credential for a remote target")
 	fl.StringVar(&opts.DB, "db", "", "SQLite file for the reference server (default: a temp dir)")
+	fl.StringVar(&opts.SQLiteSync, "sqlite-sync", "normal", "the reference server's SQLite commits: normal or full (as serve --sqlite-sync)")
 	fl.StringVar(&opts.Postgres, "postgres", "", "also measure the reference server on this postgres:// database (PostgreSQL columns in --markdown)")
 	fl.IntVar(&opts.Rounds, "rounds", 3, "rounds; each loads every path once")
 	fl.DurationVar(&opts.Duration, "duration", 2*time.Second, "load time per path per round")

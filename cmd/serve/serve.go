@@ -36,6 +36,7 @@ type Options struct {
 	Addr                           string
 	BaseURL                        string
 	DB                             string
+	SQLiteSync                     string // "normal" (the default when empty) or "full"
 	JWTKeyFile                     string
 	JWTPreviousKeyFiles            []string
 	SealingKeyFile                 string
@@ -113,6 +114,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fl.StringVar(&opts.BaseURL, "base-url", "", "public base URL (default http://<addr>)")
 	fl.StringVar(&opts.DB, "db", "", "SQLite file, :memory:, or a postgres:// URL (default <user data dir>/mcpauth/mcpauth.db)")
+	fl.StringVar(&opts.SQLiteSync, "sqlite-sync", "normal", "when a SQLite commit counts as done: normal (it survives a crash of mcpauth) or full (it waits for the disk, and survives an OS crash or power loss too; slower)")
 	fl.StringVar(&opts.JWTKeyFile, "jwt-key-file", "", "file holding the JWT signing key, at least 32 bytes")
 	fl.StringArrayVar(&opts.JWTPreviousKeyFiles, "jwt-previous-key-file", nil, "file holding a previous JWT key, still accepted to verify tokens (repeatable; or MCPAUTH_JWT_PREVIOUS_KEYS, comma-separated)")
 	fl.StringVar(&opts.SealingKeyFile, "sealing-key-file", "", "file holding the key that encrypts stored API keys, at least 32 bytes (or MCPAUTH_SEALING_KEY)")
@@ -177,6 +179,10 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	storeOpts, err := storeOptions(opts.SQLiteSync, dsn)
+	if err != nil {
+		return err
+	}
 	if !sqlstore.IsPostgres(dsn) && dsn != ":memory:" {
 		lock, err := lockDatabase(dsn)
 		if err != nil {
@@ -196,7 +202,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	base = strings.TrimSuffix(base, "/")
 
-	st, err := sqlstore.Open(ctx, dsn)
+	st, err := sqlstore.OpenWith(ctx, dsn, storeOpts)
 	if err != nil {
 		return fmt.Errorf("opening database %s: %w", redactDSN(dsn), err)
 	}
@@ -429,6 +435,25 @@ func dbPath(db string, getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
 	return filepath.Join(dir, "mcpauth.db"), nil
+}
+
+// storeOptions reads --sqlite-sync. Asking for full sync where there is no
+// SQLite file to sync is refused rather than ignored: whoever asked for it
+// believes their writes are safer than they would be.
+func storeOptions(sync, dsn string) (sqlstore.Options, error) {
+	switch strings.ToLower(sync) {
+	case "", "normal":
+		return sqlstore.Options{}, nil
+	case "full":
+		if sqlstore.IsPostgres(dsn) {
+			return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync full applies to SQLite only: on PostgreSQL, durability is the server's synchronous_commit")
+		}
+		if dsn == ":memory:" {
+			return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync full needs a database file: --db :memory: keeps nothing")
+		}
+		return sqlstore.Options{SQLiteFullSync: true}, nil
+	}
+	return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync: %q is neither normal nor full", sync)
 }
 
 func redactDSN(dsn string) string {

@@ -33,6 +33,9 @@ type Options struct {
 	Target string // remote base URL; empty: the in-process reference server
 	Token  string // credential for a remote target
 	DB     string // store of the in-process server; empty: SQLite in a temp dir
+	// SQLiteFullSync runs the reference server on SQLite with every commit
+	// synced to disk (serve --sqlite-sync full).
+	SQLiteFullSync bool
 	// Postgres, a postgres:// URL, adds a run of the first mode against
 	// the reference server on that database: its report follows the
 	// first, with Store "PostgreSQL".
@@ -92,6 +95,7 @@ func ParseMode(s string) ([]Mode, error) {
 type Report struct {
 	Mode        Mode       `json:"mode"`
 	Store       string     `json:"store,omitempty"`
+	SQLiteSync  string     `json:"sqlite_sync,omitempty"` // "normal" or "full" when Store is SQLite
 	Pinning     string     `json:"pinning,omitempty"`
 	Machine     string     `json:"machine"`
 	Cores       int        `json:"cores"`
@@ -220,6 +224,9 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 				db = filepath.Join(dir, "bench.db")
 			}
 			args := []string{"serve", "--addr", "127.0.0.1:0", "--dev-idp-addr", "127.0.0.1:0", "--db", db, "--no-rate-limits"}
+			if opts.SQLiteFullSync && !sqlstore.IsPostgres(db) {
+				args = append(args, "--sqlite-sync", "full")
+			}
 			c, u, err := startChild(ctx, opts.Exe, args, filepath.Join(dir, "serve.log"), serveBanner, serverCPUs)
 			if err != nil {
 				return nil, fmt.Errorf("reference server: %w", err)
@@ -229,7 +236,7 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 			progress("reference server: child process %d (mcpauth serve, %s, rate limits off, logging as deployed) on %s", c.cmd.Process.Pid, storeName(opts.DB), u)
 		} else {
 			var cleanup func()
-			target, cleanup, err = startLocal(ctx, opts.DB, dir, progress)
+			target, cleanup, err = startLocal(ctx, opts.DB, dir, opts.SQLiteFullSync, progress)
 			if err != nil {
 				return nil, err
 			}
@@ -248,7 +255,7 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 		paths = append(paths, &path{Name: "ping (given token)", do: ping(client, target, opts.Token)})
 	}
 
-	rep := &Report{Mode: mode, Store: storeName(opts.DB), Pinning: pinning, Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
+	rep := &Report{Mode: mode, Store: storeName(opts.DB), SQLiteSync: sqliteSync(opts), Pinning: pinning, Machine: runtime.GOOS + "/" + runtime.GOARCH, Cores: runtime.NumCPU(), Target: target,
 		Rounds: opts.Rounds, Concurrency: opts.Concurrency, Duration: opts.Duration.String()}
 	// Each path is measured in slices alternating with slices of the
 	// baseline (B P P B B P …), and its ratio is to the baseline of its own
@@ -376,11 +383,11 @@ func post(ctx context.Context, client *http.Client, url, contentType, body strin
 	return fmt.Errorf("%s: HTTP %d, want %d with one of %q: %.200s", url, resp.StatusCode, status, markers, got)
 }
 
-func startLocal(ctx context.Context, db, dir string, progress func(string, ...any)) (string, func(), error) {
+func startLocal(ctx context.Context, db, dir string, fullSync bool, progress func(string, ...any)) (string, func(), error) {
 	if db == "" {
 		db = filepath.Join(dir, "bench.db")
 	}
-	st, err := sqlstore.Open(ctx, db)
+	st, err := sqlstore.OpenWith(ctx, db, sqlstore.Options{SQLiteFullSync: fullSync && !sqlstore.IsPostgres(db)})
 	if err != nil {
 		return "", nil, fmt.Errorf("opening %s: %w", db, err)
 	}
@@ -409,6 +416,18 @@ func storeName(db string) string {
 		return "PostgreSQL"
 	}
 	return "SQLite"
+}
+
+// sqliteSync names the reference server's SQLite commit durability, or is
+// empty for PostgreSQL and a remote target.
+func sqliteSync(opts Options) string {
+	switch {
+	case opts.Target != "" || sqlstore.IsPostgres(opts.DB):
+		return ""
+	case opts.SQLiteFullSync:
+		return "full"
+	}
+	return "normal"
 }
 
 // storeTargets are issue 16's targets for the durable paths, by store: a

@@ -130,6 +130,27 @@ func TestRunOutOfProcess(t *testing.T) {
 	}
 }
 
+// With SQLiteFullSync the serve child runs with --sqlite-sync full (an
+// unknown flag would stop it from starting), and the report says so.
+func TestRunOutOfProcessFullSync(t *testing.T) {
+	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5,
+		SQLiteFullSync: true, Only: "exchange"}
+	reps, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := reps[0]
+	if rep.SQLiteSync != "full" || len(rep.Paths) != 2 || rep.Paths[1].Errors != 0 || rep.Paths[1].RPS == 0 {
+		t.Fatalf("report: sync %q, paths %+v", rep.SQLiteSync, rep.Paths)
+	}
+	md := string(rep.Markdown("", nil))
+	for _, want := range []string{"synchronous=FULL", "--sqlite-sync full"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown does not say %q:\n%s", want, md)
+		}
+	}
+}
+
 func sampleReport() *Report {
 	no, yes := false, true
 	return &Report{Machine: "linux/amd64", Cores: 2, Rounds: 3, Concurrency: 16, Duration: "2s", Paths: []Summary{

@@ -73,6 +73,13 @@ func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 		command = "go run ./cmd/" + command
 	}
 	stores := "SQLite (WAL) in a temp dir"
+	switch r.SQLiteSync {
+	case "normal":
+		stores = "SQLite (WAL, `synchronous=NORMAL`, as `mcpauth serve` runs by default) in a temp dir"
+	case "full":
+		stores = "SQLite (WAL, `synchronous=FULL`: `mcpauth serve --sqlite-sync full`) in a temp dir"
+		command += " --sqlite-sync full"
+	}
 	if pg != nil {
 		stores += "; PostgreSQL (the PostgreSQL columns: a local cluster from `scripts/with-postgres.sh`, same machine, one instance, credentials not cached)"
 	}

@@ -22,7 +22,8 @@ import (
 // queued meanwhile (on PostgreSQL, up to pgLanes groups commit at once).
 // Single use is decided by the same conditional
 // statements as before; a caller is answered only after the commit holding
-// its write, so a crash loses only unanswered writes. On SQLite, writes of
+// its write, so a crash of the process loses only unanswered writes (an OS
+// crash too with Options.SQLiteFullSync; see there). On SQLite, writes of
 // one kind (code consumptions) run as one statement in their group (see
 // merger).
 //

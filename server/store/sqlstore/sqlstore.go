@@ -68,13 +68,31 @@ type Store struct {
 	getDeviceCode   *sql.Stmt
 }
 
+// Options tune how a database is opened; the zero value is the default.
+type Options struct {
+	// SQLiteFullSync has every SQLite commit wait until the WAL is synced
+	// to disk (synchronous=FULL), so an answered write survives an OS crash
+	// or a power loss too. The default (synchronous=NORMAL, SQLite's
+	// advice for WAL) syncs only at checkpoints: an answered write survives
+	// a crash of the server process, but after an OS crash the last commits
+	// may be gone, a spent authorization code unspent again. FULL costs a
+	// quarter of the code exchange's throughput (BENCHMARKS.md). PostgreSQL
+	// commits are durable as its server is configured.
+	SQLiteFullSync bool
+}
+
 // Open opens the database named by dsn: a "postgres://" or "postgresql://" URL
 // selects PostgreSQL, anything else is a SQLite file path (or ":memory:").
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenWith(ctx, dsn, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if IsPostgres(dsn) {
 		return openPostgres(ctx, dsn)
 	}
-	return OpenSQLite(ctx, dsn)
+	return openSQLite(ctx, dsn, o)
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database.
@@ -89,6 +107,10 @@ const maxIdleSQLite = 16
 // OpenSQLite opens (creating if needed) the SQLite database at path and
 // migrates it. ":memory:" gives a private in-memory database.
 func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+	return openSQLite(ctx, path, Options{})
+}
+
+func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
 	q := url.Values{}
 	// busy_timeout first, so the other pragmas wait for a lock too.
 	q.Add("_pragma", "busy_timeout(10000)")
@@ -103,7 +125,11 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		dsn = "file::memory:?" + q.Encode()
 	} else {
 		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "synchronous(NORMAL)")
+		synchronous := "NORMAL"
+		if o.SQLiteFullSync {
+			synchronous = "FULL"
+		}
+		q.Add("_pragma", "synchronous("+synchronous+")")
 		abs, err := filepath.Abs(path)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite path %q: %w", path, err)
