@@ -151,6 +151,18 @@ func TestRunOutOfProcessFullSync(t *testing.T) {
 	}
 }
 
+// The regenerate command names --sqlite-sync full inside the quoted
+// command with-postgres.sh runs, where bench will read it.
+func TestMarkdownCommandNamesFullSync(t *testing.T) {
+	r, pg := sampleReport(), sampleReport()
+	r.SQLiteSync, pg.Store = "full", "PostgreSQL"
+	md := string(r.Markdown("", nil, pg))
+	want := "--sqlite-sync full --postgres \"$MCPAUTH_TEST_POSTGRES_URL\"'"
+	if strings.Count(md, want) != 2 {
+		t.Errorf("want the command to hold %q (once in the header, once under Regenerate):\n%s", want, md)
+	}
+}
+
 func sampleReport() *Report {
 	no, yes := false, true
 	return &Report{Machine: "linux/amd64", Cores: 2, Rounds: 3, Concurrency: 16, Duration: "2s", Paths: []Summary{

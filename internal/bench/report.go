@@ -64,14 +64,6 @@ func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 		}
 		command += fmt.Sprintf(" --device-flows %s --flow-duration %s", strings.Join(ns, ","), r.Scale[0].Duration)
 	}
-	// A PostgreSQL run of the same mode becomes columns of the main table.
-	var pg *Report
-	if len(others) > 0 && others[0].Store == "PostgreSQL" && others[0].Mode == r.Mode && len(others[0].Paths) == len(r.Paths) {
-		pg, others = others[0], others[1:]
-		command = "scripts/with-postgres.sh sh -c 'go run ./cmd/" + command + ` --postgres "$MCPAUTH_TEST_POSTGRES_URL"'`
-	} else {
-		command = "go run ./cmd/" + command
-	}
 	stores := "SQLite (WAL) in a temp dir"
 	switch r.SQLiteSync {
 	case "normal":
@@ -79,6 +71,14 @@ func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 	case "full":
 		stores = "SQLite (WAL, `synchronous=FULL`: `mcpauth serve --sqlite-sync full`) in a temp dir"
 		command += " --sqlite-sync full"
+	}
+	// A PostgreSQL run of the same mode becomes columns of the main table.
+	var pg *Report
+	if len(others) > 0 && others[0].Store == "PostgreSQL" && others[0].Mode == r.Mode && len(others[0].Paths) == len(r.Paths) {
+		pg, others = others[0], others[1:]
+		command = "scripts/with-postgres.sh sh -c 'go run ./cmd/" + command + ` --postgres "$MCPAUTH_TEST_POSTGRES_URL"'`
+	} else {
+		command = "go run ./cmd/" + command
 	}
 	if pg != nil {
 		stores += "; PostgreSQL (the PostgreSQL columns: a local cluster from `scripts/with-postgres.sh`, same machine, one instance, credentials not cached)"
