@@ -31,7 +31,7 @@ import (
 
 var _ store.Store = (*Store)(nil)
 
-// Store is a store.Store over database/sql. Use Open or OpenSQLite.
+// Store is a store.Store over database/sql. Use Open, OpenWith or OpenSQLite.
 type Store struct {
 	db *sql.DB
 	d  dialect
@@ -74,10 +74,11 @@ type Options struct {
 	// to disk (synchronous=FULL), so an answered write survives an OS crash
 	// or a power loss too. The default (synchronous=NORMAL, SQLite's
 	// advice for WAL) syncs only at checkpoints: an answered write survives
-	// a crash of the server process, but after an OS crash the last commits
-	// may be gone, a spent authorization code unspent again. FULL costs a
-	// quarter of the code exchange's throughput (BENCHMARKS.md). PostgreSQL
-	// commits are durable as its server is configured.
+	// a crash of the server process, but after an OS crash the last
+	// commits may be gone, a spent authorization code unspent again. FULL
+	// costs about a quarter of the code exchange's throughput
+	// (BENCHMARKS.md). PostgreSQL commits are durable as its server is
+	// configured.
 	SQLiteFullSync bool
 }
 
