@@ -89,13 +89,11 @@ deployment (the baseline still runs locally).`,
 			if opts.Postgres != "" && !sqlstore.IsPostgres(opts.Postgres) {
 				return cmdutil.FlagErrorf("--postgres wants a postgres:// URL")
 			}
-			switch strings.ToLower(opts.SQLiteSync) {
-			case "normal":
-			case "full":
-				opts.SQLiteFullSync = true
-			default:
-				return cmdutil.FlagErrorf("--sqlite-sync: %q is neither normal nor full", opts.SQLiteSync)
+			full, err := sqlstore.ParseSQLiteSync(opts.SQLiteSync)
+			if err != nil {
+				return cmdutil.FlagErrorf("--sqlite-sync: %v", err)
 			}
+			opts.SQLiteFullSync = full
 			if opts.Rounds < 1 || opts.Concurrency < 1 || opts.Duration <= 0 {
 				return cmdutil.FlagErrorf("--rounds, --concurrency and --duration must be positive")
 			}

@@ -441,19 +441,16 @@ func dbPath(db string, getenv func(string) string) (string, error) {
 // SQLite file to sync is refused rather than ignored: whoever asked for it
 // believes their writes are safer than they would be.
 func storeOptions(sync, dsn string) (sqlstore.Options, error) {
-	switch strings.ToLower(sync) {
-	case "", "normal":
-		return sqlstore.Options{}, nil
-	case "full":
-		if sqlstore.IsPostgres(dsn) {
-			return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync full applies to SQLite only: on PostgreSQL, durability is the server's synchronous_commit")
-		}
-		if dsn == ":memory:" {
-			return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync full needs a database file: --db :memory: keeps nothing")
-		}
-		return sqlstore.Options{SQLiteFullSync: true}, nil
+	full, err := sqlstore.ParseSQLiteSync(sync)
+	switch {
+	case err != nil:
+		return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync: %v", err)
+	case full && sqlstore.IsPostgres(dsn):
+		return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync full applies to SQLite only: on PostgreSQL, durability is the server's synchronous_commit")
+	case full && dsn == ":memory:":
+		return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync full needs a database file: --db :memory: keeps nothing")
 	}
-	return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync: %q is neither normal nor full", sync)
+	return sqlstore.Options{SQLiteFullSync: full}, nil
 }
 
 func redactDSN(dsn string) string {

@@ -82,6 +82,19 @@ type Options struct {
 	SQLiteFullSync bool
 }
 
+// ParseSQLiteSync reads a synchronous level as flags name it: "normal" (or
+// empty) or "full", in any case; it reports whether it asks for
+// SQLiteFullSync.
+func ParseSQLiteSync(level string) (full bool, err error) {
+	switch strings.ToLower(level) {
+	case "", "normal":
+		return false, nil
+	case "full":
+		return true, nil
+	}
+	return false, fmt.Errorf("%q is neither normal nor full", level)
+}
+
 // Open opens the database named by dsn: a "postgres://" or "postgresql://" URL
 // selects PostgreSQL, anything else is a SQLite file path (or ":memory:").
 func Open(ctx context.Context, dsn string) (*Store, error) {
