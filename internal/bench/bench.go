@@ -224,7 +224,7 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 				db = filepath.Join(dir, "bench.db")
 			}
 			args := []string{"serve", "--addr", "127.0.0.1:0", "--dev-idp-addr", "127.0.0.1:0", "--db", db, "--no-rate-limits"}
-			if opts.SQLiteFullSync && !sqlstore.IsPostgres(db) {
+			if sqliteSync(opts) == "full" {
 				args = append(args, "--sqlite-sync", "full")
 			}
 			c, u, err := startChild(ctx, opts.Exe, args, filepath.Join(dir, "serve.log"), serveBanner, serverCPUs)
@@ -236,7 +236,7 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 			progress("reference server: child process %d (mcpauth serve, %s, rate limits off, logging as deployed) on %s", c.cmd.Process.Pid, storeName(opts.DB), u)
 		} else {
 			var cleanup func()
-			target, cleanup, err = startLocal(ctx, opts.DB, dir, opts.SQLiteFullSync, progress)
+			target, cleanup, err = startLocal(ctx, opts.DB, dir, sqliteSync(opts) == "full", progress)
 			if err != nil {
 				return nil, err
 			}
@@ -387,7 +387,7 @@ func startLocal(ctx context.Context, db, dir string, fullSync bool, progress fun
 	if db == "" {
 		db = filepath.Join(dir, "bench.db")
 	}
-	st, err := sqlstore.OpenWith(ctx, db, sqlstore.Options{SQLiteFullSync: fullSync && !sqlstore.IsPostgres(db)})
+	st, err := sqlstore.OpenWith(ctx, db, sqlstore.Options{SQLiteFullSync: fullSync})
 	if err != nil {
 		return "", nil, fmt.Errorf("opening %s: %w", db, err)
 	}
@@ -419,7 +419,8 @@ func storeName(db string) string {
 }
 
 // sqliteSync names the reference server's SQLite commit durability, or is
-// empty for PostgreSQL and a remote target.
+// empty for PostgreSQL and a remote target: the one place that decides
+// whether SQLiteFullSync applies to a run.
 func sqliteSync(opts Options) string {
 	switch {
 	case opts.Target != "" || sqlstore.IsPostgres(opts.DB):
