@@ -148,7 +148,7 @@ func (cfg AuthCodeConfig) Exchange(ctx context.Context, req *AuthRequest, code s
 	if req.Resource != "" {
 		opts = append(opts, oauth2.SetAuthURLParam("resource", req.Resource))
 	}
-	tok, err := grant(ctx, cfg.HTTPClient, cfg.Clock, func(ctx context.Context) (*oauth2.Token, error) {
+	tok, err := grant(ctx, cfg.HTTPClient, endpoint, cfg.Clock, func(ctx context.Context) (*oauth2.Token, error) {
 		return conf.Exchange(ctx, code, opts...)
 	})
 	if err != nil {

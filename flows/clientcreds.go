@@ -180,7 +180,7 @@ func (r tokenRequest) post(ctx context.Context, form url.Values) (*http.Response
 		}
 		req.Header.Set("DPoP", p)
 	}
-	return do(r.HTTPClient, req)
+	return doConfined(r.HTTPClient, req)
 }
 
 func firstNonEmpty(vs ...string) string {

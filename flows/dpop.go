@@ -193,18 +193,20 @@ func (d *DPoP) Headers(method, rawURL, accessToken string) (http.Header, error) 
 }
 
 // Client returns a copy of hc whose requests present accessToken as a
-// DPoP-bound token: whatever Authorization the caller set is replaced by
-// "DPoP <token>", a fresh proof is attached to every request, and a 401
-// asking for a nonce (WWW-Authenticate: DPoP error="use_dpop_nonce" with a
-// DPoP-Nonce header) is retried once with it.
-func (d *DPoP) Client(hc *http.Client, accessToken string) *http.Client {
+// DPoP-bound token to the resource at origin o, and to nothing else (see
+// Confine: a redirect to another host would otherwise get the token with a
+// fresh proof for that host): whatever Authorization the caller set is
+// replaced by "DPoP <token>", a fresh proof is attached to every request,
+// and a 401 asking for a nonce (WWW-Authenticate: DPoP
+// error="use_dpop_nonce" with a DPoP-Nonce header) is retried once with it.
+func (d *DPoP) Client(hc *http.Client, o Origin, accessToken string) *http.Client {
 	c := *httpClient(hc)
 	next := c.Transport
 	if next == nil {
 		next = http.DefaultTransport
 	}
 	c.Transport = &dpopTransport{d: d, token: accessToken, next: next}
-	return &c
+	return Confine(&c, o)
 }
 
 type dpopTransport struct {

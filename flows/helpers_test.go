@@ -88,3 +88,12 @@ func (c *memCache) Put(issuer, resource string, ci *flows.ClientInformation) err
 	c.puts++
 	return nil
 }
+
+func mustOrigin(t testing.TB, raw string) flows.Origin {
+	t.Helper()
+	o, err := flows.OriginOf(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}

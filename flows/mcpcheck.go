@@ -21,7 +21,10 @@ type MCPCheckResult struct {
 // A 401 or 403 comes back as *ResourceError, as from Ping.
 func CheckMCP(ctx context.Context, hc *http.Client, mcpURL, token string) (*MCPCheckResult, error) {
 	rec := &bearerTransport{next: httpClient(hc).Transport, token: token}
-	client := &http.Client{Transport: rec, Timeout: httpClient(hc).Timeout}
+	client, err := ConfineTo(&http.Client{Transport: rec, Timeout: httpClient(hc).Timeout}, mcpURL)
+	if err != nil {
+		return nil, fmt.Errorf("MCP server: %w", err)
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpauth", Version: "1"}, nil)
 	session, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: client,
 		MaxRetries: -1, DisableStandaloneSSE: true}, nil)

@@ -56,7 +56,7 @@ func Ping(ctx context.Context, hc *http.Client, baseURL, token string) (*PingRes
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json")
-	resp, body, err := do(hc, req)
+	resp, body, err := doConfined(hc, req)
 	if err != nil {
 		return nil, fmt.Errorf("ping %s: %w", u, err)
 	}

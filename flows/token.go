@@ -3,6 +3,7 @@ package flows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -27,10 +28,15 @@ func (c *Client) oauth2Config(tokenURL string) *oauth2.Config {
 		Endpoint: oauth2.Endpoint{TokenURL: tokenURL, AuthStyle: style}}
 }
 
-// grant runs one token request through the library with hc and converts the
-// answer. Exchange calls it with Config.Exchange.
-func grant(ctx context.Context, hc *http.Client, clk Clock, request func(context.Context) (*oauth2.Token, error)) (*Token, error) {
-	ot, err := request(context.WithValue(ctx, oauth2.HTTPClient, httpClient(hc)))
+// grant runs one token request to tokenURL through the library with hc,
+// confined to tokenURL's origin (the code and verifier go nowhere else), and
+// converts the answer. Exchange calls it with Config.Exchange.
+func grant(ctx context.Context, hc *http.Client, tokenURL string, clk Clock, request func(context.Context) (*oauth2.Token, error)) (*Token, error) {
+	confined, err := ConfineTo(hc, tokenURL)
+	if err != nil {
+		return nil, fmt.Errorf("token endpoint: %w", err)
+	}
+	ot, err := request(context.WithValue(ctx, oauth2.HTTPClient, confined))
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re):
@@ -50,9 +56,7 @@ func grant(ctx context.Context, hc *http.Client, clk Clock, request func(context
 		t.ExpiresIn, _ = strconv.ParseInt(s, 10, 64) // form-encoded answers: the library keeps only its own expiry
 	}
 	now := clockOr(clk).Now()
-	if t.ExpiresIn > 0 {
-		t.Expiry = now.Add(secondsDuration(t.ExpiresIn))
-	}
+	t.Expiry = expiryAt(now, t.ExpiresIn)
 	if n, ok := extraSeconds(ot.Extra("refresh_expires_in")); ok && n > 0 {
 		t.RefreshExpiry = now.Add(secondsDuration(n))
 	}

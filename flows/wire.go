@@ -45,6 +45,16 @@ func do(hc *http.Client, req *http.Request) (*http.Response, []byte, error) {
 	return resp, body, nil
 }
 
+// doConfined is do for a request that carries a credential: it goes only to
+// req's own origin, and so do its redirects (see Confine).
+func doConfined(hc *http.Client, req *http.Request) (*http.Response, []byte, error) {
+	o, err := originOfURL(req.URL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return do(Confine(hc, o), req)
+}
+
 func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, c *Client) (*http.Response, []byte, error) {
 	if c != nil {
 		form = c.authenticate(form)
@@ -59,7 +69,7 @@ func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Va
 		// RFC 6749 §2.3.1: form-encode both parts before Basic.
 		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
 	}
-	return do(hc, req)
+	return doConfined(hc, req)
 }
 
 func postJSON(ctx context.Context, hc *http.Client, endpoint string, v any) (*http.Response, []byte, error) {
@@ -73,7 +83,7 @@ func postJSON(ctx context.Context, hc *http.Client, endpoint string, v any) (*ht
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	return do(hc, req)
+	return doConfined(hc, req)
 }
 
 func isSuccess(code int) bool { return code >= 200 && code < 300 }
@@ -147,10 +157,22 @@ func parseToken(resp *http.Response, body []byte, now time.Time) (*Token, error)
 	if t.TokenType == "" {
 		return nil, errors.New("token response has no token_type")
 	}
-	if t.ExpiresIn > 0 {
-		t.Expiry = now.Add(secondsDuration(t.ExpiresIn))
-	}
+	t.Expiry = expiryAt(now, t.ExpiresIn)
 	return t, nil
+}
+
+// expiryAt is when a token received at now with expires_in seconds
+// expires: zero when the server sent none, and now for a negative
+// lifetime, which no server means as "never": such a token counts as
+// expired and is refreshed before any use.
+func expiryAt(now time.Time, expiresIn int64) time.Time {
+	switch {
+	case expiresIn > 0:
+		return now.Add(secondsDuration(expiresIn))
+	case expiresIn < 0:
+		return now
+	}
+	return time.Time{}
 }
 
 // parseSeconds accepts a JSON number or a numeric string (seen in the wild).

@@ -28,6 +28,7 @@ targets=(
   "./flows FuzzTokenResponse"
   "./flows FuzzLoopbackCallback"
   "./flows FuzzDiscoveryDocuments"
+  "./flows FuzzOrigin"
 )
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

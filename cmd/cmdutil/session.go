@@ -113,13 +113,18 @@ func (c RegistrationCache) Put(issuer, resource string, ci *flows.ClientInformat
 }
 
 // PingBase is where /api/ping lives for a stored credential: the resource
-// without its /mcp path, else the issuer.
+// without its /mcp path, else the resource's origin. Never the issuer: the
+// access token goes to the MCP server's origin only, and an answer from the
+// authorization server says nothing about the MCP server.
 func PingBase(b keyring.TokenBundle, server string) string {
 	res := firstNonEmpty(b.Resource, server)
 	if strings.HasSuffix(res, "/mcp") {
 		return strings.TrimSuffix(res, "/mcp")
 	}
-	return firstNonEmpty(b.Issuer, res)
+	if o, err := flows.OriginOf(res); err == nil {
+		return o.String()
+	}
+	return res
 }
 
 func firstNonEmpty(vs ...string) string {

@@ -99,6 +99,8 @@ func CodeFor(err error) int {
 	switch {
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.Is(err, flows.ErrCrossOrigin):
+		return ExitNetwork // the server's answer was not its own
 	case errors.Is(err, context.Canceled):
 		return ExitCancelled
 	case errors.Is(err, flows.ErrAccessDenied), errors.Is(err, flows.ErrInsufficientScope):

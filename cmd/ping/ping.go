@@ -22,6 +22,9 @@ type Options struct {
 	F      *cmdutil.Factory
 	Server string
 	StepUp bool
+	// AllowInsecure lets the credential go over plain http to a host that
+	// is not loopback.
+	AllowInsecure bool
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
@@ -49,6 +52,7 @@ without a valid credential it exits 3 and says how to log in.`,
 			return Run(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.AllowInsecure, "allow-insecure-http", false, "UNSAFE: send the credential over plain http to a host that is not loopback")
 	cmd.Flags().BoolVar(&opts.StepUp, "step-up", false, "on 403 insufficient_scope, log in again in the browser for the scopes the server asks for (at most twice)")
 	return cmd
 }
@@ -74,13 +78,17 @@ func Run(ctx context.Context, opts *Options) error {
 	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
 		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
 	}
+	origin, err := cmdutil.CredentialOrigin(mcpURL, opts.AllowInsecure)
+	if err != nil {
+		return err
+	}
 	var res *flows.PingResult
 	var tools *flows.MCPCheckResult
 	check := checkPing
 	once := func(ctx context.Context) error {
-		c := hc
+		c := flows.Confine(hc, origin) // the token goes to the MCP server's origin only
 		if cred.DPoP != nil {
-			c = cred.DPoP.Client(hc, cred.Token) // Authorization: DPoP and a fresh proof
+			c = cred.DPoP.Client(hc, origin, cred.Token) // Authorization: DPoP and a fresh proof
 		}
 		var err error
 		res, err = flows.Ping(ctx, c, cred.BaseURL, cred.Token)

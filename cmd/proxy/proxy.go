@@ -34,6 +34,9 @@ type Options struct {
 	LogFile    string
 	MaxMessage int
 	Login      bool
+	// AllowInsecure lets the credential go over plain http to a host that
+	// is not loopback.
+	AllowInsecure bool
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
@@ -67,6 +70,7 @@ credential (run: mcpauth login <mcp-url>), 6 when the server connection ends.`,
 	cmd.Flags().StringVar(&opts.Transport, "transport", mcpproxy.Auto, "auto, streamable or sse")
 	cmd.Flags().StringVar(&opts.LogFile, "log-file", "", "also append the log to this file (for hosts that hide stderr)")
 	cmd.Flags().BoolVar(&opts.Login, "login", false, "without a usable credential, log in first in the browser, as mcpauth login does (progress on stderr), instead of exiting 3")
+	cmd.Flags().BoolVar(&opts.AllowInsecure, "allow-insecure-http", false, "UNSAFE: send the credential over plain http to a host that is not loopback")
 	cmd.Flags().IntVar(&opts.MaxMessage, "max-message-size", mcpproxy.DefaultMaxMessage, "largest message accepted from the host or as a JSON answer, in bytes")
 	return cmd
 }
@@ -132,6 +136,9 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	}
 	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
 		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
+	}
+	if _, err := cmdutil.CredentialOrigin(mcpURL, opts.AllowInsecure); err != nil {
+		return err
 	}
 	hc, err := f.HTTPClient()
 	if err != nil {

@@ -19,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // Transport modes.
@@ -87,6 +89,7 @@ type proxy struct {
 	decided  bool
 	readerUp chan struct{}
 	readErr  chan error
+	fatal    chan error // a failure no later message can escape: Run ends
 	sem      chan struct{}
 
 	mu      sync.Mutex
@@ -126,11 +129,17 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
+	// Every request carries the credential, so every request, redirect and
+	// legacy SSE message endpoint stays on the MCP server's origin.
+	origin, err := flows.OriginOf(cfg.URL)
+	if err != nil {
+		return fmt.Errorf("MCP server: %w", err)
+	}
 	redial := &redialTransport{next: cfg.HTTP, backoff: cfg.Backoff, sleep: cfg.Sleep, log: cfg.Log}
 	auth := &authTransport{next: redial, auth: cfg.Auth, headers: cfg.Headers, log: cfg.Log}
-	p := &proxy{ctx: ctx, cfg: cfg, mode: cfg.Transport, client: &http.Client{Transport: auth},
+	p := &proxy{ctx: ctx, cfg: cfg, mode: cfg.Transport, client: flows.Confine(&http.Client{Transport: auth}, origin),
 		guard:    &guardTransport{next: auth, max: int64(cfg.MaxMessage), url: cfg.URL, authHint: cfg.AuthHint, scopeHint: cfg.ScopeHint, log: cfg.Log},
-		readerUp: make(chan struct{}), readErr: make(chan error, 1), sem: make(chan struct{}, 64),
+		readerUp: make(chan struct{}), readErr: make(chan error, 1), fatal: make(chan error, 1), sem: make(chan struct{}, 64),
 		pending: map[jsonrpc.ID]bool{}, initIDs: map[jsonrpc.ID]bool{}, idle: make(chan struct{})}
 
 	switch cfg.Transport {
@@ -141,7 +150,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		p.remote, p.decided = c, true
 	case Streamable, Auto:
-		c, err := (&mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: &http.Client{Transport: p.guard},
+		c, err := (&mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: flows.Confine(&http.Client{Transport: p.guard}, origin),
 			MaxRetries: 2, DisableStandaloneSSE: true}).Connect(ctx)
 		if err != nil {
 			return err
@@ -191,22 +200,31 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		p.drainAnswers()
 		return nil
+	case err := <-p.fatal:
+		p.answerPending(ctx, err)
+		return &RemoteError{err}
 	case err := <-p.readErr:
 		// The host would wait for ever for what is still unanswered.
-		p.mu.Lock()
-		ids := make([]jsonrpc.ID, 0, len(p.pending))
-		for id := range p.pending {
-			ids = append(ids, id)
-		}
-		p.mu.Unlock()
-		for _, id := range ids {
-			p.answer(ctx, id, jsonrpc.CodeInternalError, fmt.Sprintf("mcpauth proxy: %v", err))
-		}
-		p.drainAnswers()
+		p.answerPending(ctx, err)
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// answerPending answers every call still unanswered with err: the host
+// would otherwise wait for ever.
+func (p *proxy) answerPending(ctx context.Context, err error) {
+	p.mu.Lock()
+	ids := make([]jsonrpc.ID, 0, len(p.pending))
+	for id := range p.pending {
+		ids = append(ids, id)
+	}
+	p.mu.Unlock()
+	for _, id := range ids {
+		p.answer(ctx, id, jsonrpc.CodeInternalError, fmt.Sprintf("mcpauth proxy: %v", err))
+	}
+	p.drainAnswers()
 }
 
 type nopCloser struct{ io.Writer }
@@ -274,6 +292,20 @@ func (p *proxy) send(ctx context.Context, msg jsonrpc.Message) {
 }
 
 func (p *proxy) failed(ctx context.Context, msg jsonrpc.Message, err error) {
+	if errors.Is(err, flows.ErrCrossOrigin) {
+		// A legacy SSE endpoint event naming another origin, or a redirect
+		// there: every message would go there, so none is sent and the
+		// proxy stops, once this call is answered.
+		if re := (*flows.RedirectError)(nil); !errors.As(err, &re) {
+			err = fmt.Errorf("the server named a message endpoint on another origin, which does not get the credential (the MCP transport spec has clients refuse it): %w", err)
+		}
+		defer func() {
+			select {
+			case p.fatal <- err:
+			default:
+			}
+		}()
+	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		p.cfg.Log("%s %s: %v", p.cfg.URL, req.Method, err)
 		p.answer(ctx, req.ID, jsonrpc.CodeInternalError, fmt.Sprintf("mcpauth proxy: %s: %v", p.cfg.URL, err))
