@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/oauth2"
-
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -37,6 +35,9 @@ type AuthCodeConfig struct {
 	Timeout    time.Duration // 0 means DefaultLoginTimeout
 	NoResource bool          // omit the RFC 8707 resource parameter
 	Scope      string        // "" means Discovery.Scope
+	// DPoP, when set, binds the tokens to its key (RFC 9449): the code
+	// exchange carries a proof, and the answer must be token_type DPoP.
+	DPoP *DPoP
 	// Reregister, when set, is called once if the server rejects a
 	// registered or cached client with invalid_client; the flow then starts
 	// over with the new client. ClientConfig.Reregister fits.
@@ -141,16 +142,12 @@ func (cfg AuthCodeConfig) Exchange(ctx context.Context, req *AuthRequest, code s
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	endpoint := cfg.Discovery.AuthServer.TokenEndpoint
-	conf := cfg.Client.oauth2Config(endpoint)
-	conf.RedirectURL = req.RedirectURI
-	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(req.Verifier)}
-	if req.Resource != "" {
-		opts = append(opts, oauth2.SetAuthURLParam("resource", req.Resource))
-	}
-	tok, err := grant(ctx, cfg.HTTPClient, endpoint, cfg.Clock, func(ctx context.Context) (*oauth2.Token, error) {
-		return conf.Exchange(ctx, code, opts...)
-	})
+	md := cfg.Discovery.AuthServer
+	endpoint := md.TokenEndpoint
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {req.RedirectURI},
+		"code_verifier": {req.Verifier}, "resource": {req.Resource}}
+	tok, _, err := TokenRequest{HTTPClient: cfg.HTTPClient, Clock: cfg.Clock, Endpoint: endpoint, Issuer: md.Issuer,
+		Client: cfg.Client, DPoP: cfg.DPoP}.Do(ctx, form)
 	if err != nil {
 		return nil, fmt.Errorf("token exchange at %s: %w", endpoint, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"time"
 )
@@ -41,24 +40,6 @@ type Client struct {
 	// loopback ports first.
 	RedirectURIs []string     `json:"redirect_uris,omitempty"`
 	Source       ClientSource `json:"source"`
-}
-
-// authenticate returns a copy of form with the client credentials RFC 6749
-// §2.3.1 puts in the body (Basic goes in the header, see postForm).
-func (c *Client) authenticate(form url.Values) url.Values {
-	out := url.Values{}
-	for k, v := range form {
-		out[k] = v
-	}
-	switch c.AuthMethod {
-	case AuthMethodBasic:
-	case AuthMethodPost:
-		out.Set("client_id", c.ID)
-		out.Set("client_secret", c.Secret)
-	default:
-		out.Set("client_id", c.ID)
-	}
-	return out
 }
 
 // RegistrationCache keeps dynamic registrations per (issuer, resource). The

@@ -136,19 +136,30 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 	}
 }
 
-func TestClientAssertionAudienceIssuer(t *testing.T) {
+// A client assertion's aud is the issuer by default (rfc7523bis, the MCP
+// client-credentials extension); the token endpoint only when asked, for
+// servers that still want it.
+func TestClientAssertionAudience(t *testing.T) {
 	a := newMachineAS(t)
 	k := ecKey(t)
-	a.with(func() { a.clientKey, a.audience = k.Public(), a.srv.URL })
+	a.with(func() { a.clientKey = k.Public() })
 	s, _ := flows.NewSigner(k, "")
 	cfg := grantCfg(a, flows.Client{ID: a.clientID, AuthMethod: flows.AuthMethodPrivateKeyJWT})
 	cfg.Key = s
-	if _, err := flows.ClientCredentials(context.Background(), cfg); err == nil {
-		t.Fatal("token endpoint audience accepted by a server that wants the issuer")
+	if _, err := flows.ClientCredentials(context.Background(), cfg); err != nil {
+		t.Fatalf("issuer audience (the default): %v", err)
 	}
-	cfg.AssertionAudience = flows.AudienceIssuer
+	a.with(func() { a.audience = a.tokenURL() })
+	if _, err := flows.ClientCredentials(context.Background(), cfg); err == nil {
+		t.Fatal("issuer audience accepted by a server that wants the token endpoint")
+	}
+	cfg.AssertionAudience = flows.AudienceTokenEndpoint
 	if _, err := flows.ClientCredentials(context.Background(), cfg); err != nil {
 		t.Fatal(err)
+	}
+	cfg.AssertionAudience = "elsewhere"
+	if _, err := flows.ClientCredentials(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "neither") {
+		t.Fatalf("unknown audience choice: %v", err)
 	}
 }
 
@@ -159,7 +170,7 @@ func TestFakeServerRefusesDroppedClaimsAndReplays(t *testing.T) {
 	k := ecKey(t)
 	a.clientKey = k.Public() // no request runs in this test: the checks are called directly
 	s, _ := flows.NewSigner(k, "ES256")
-	good, err := s.ClientAssertion(a.clientID, a.tokenURL(), t0)
+	good, err := s.ClientAssertion(a.clientID, a.srv.URL, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,8 @@ type DeviceConfig struct {
 	// MaxRetries bounds consecutive network errors, 5xx and 429 answers while
 	// polling; 0 means 3.
 	MaxRetries int
+	// DPoP, when set, binds the tokens to its key (RFC 9449).
+	DPoP *DPoP
 }
 
 // DeviceAuthorization is an RFC 8628 §3.2 response. Expiry is computed from
@@ -143,23 +145,15 @@ func (cfg DeviceConfig) Authorize(ctx context.Context) (*DeviceAuthorization, er
 	if cfg.Scope != "" {
 		scope = WithOfflineAccess(cfg.Scope, cfg.Discovery.AuthServer)
 	}
-	var resp *http.Response
-	var body []byte
-	if dialect == DialectJSON {
-		resp, body, err = postJSON(ctx, cfg.HTTPClient, codeURL, struct {
-			ClientID string `json:"client_id"`
-			Scope    string `json:"scope,omitempty"`
-		}{cfg.Client.ID, scope})
-	} else {
-		form := url.Values{}
-		if scope != "" {
-			form.Set("scope", scope)
-		}
-		if !cfg.NoResource && cfg.Discovery.Resource != "" {
-			form.Set("resource", cfg.Discovery.Resource)
-		}
-		resp, body, err = postForm(ctx, cfg.HTTPClient, codeURL, form, &cfg.Client)
+	form := url.Values{}
+	if scope != "" {
+		form.Set("scope", scope)
 	}
+	if dialect != DialectJSON && !cfg.NoResource && cfg.Discovery.Resource != "" {
+		form.Set("resource", cfg.Discovery.Resource)
+	}
+	// RFC 8628 §3.1: the client authenticates as at the token endpoint.
+	resp, body, err := cfg.tokenRequest(codeURL, dialect).post(ctx, form)
 	if err != nil {
 		return nil, fmt.Errorf("device authorization at %s: %w", codeURL, err)
 	}
@@ -294,30 +288,26 @@ func (cfg DeviceConfig) pollOnce(ctx context.Context, deviceCode string) (*Token
 	if err != nil {
 		return nil, 0, err
 	}
-	var resp *http.Response
-	var body []byte
-	if dialect == DialectJSON {
-		resp, body, err = postJSON(ctx, cfg.HTTPClient, tokenURL, struct {
-			DeviceCode string `json:"device_code"`
-			ClientID   string `json:"client_id"`
-			GrantType  string `json:"grant_type"`
-		}{deviceCode, cfg.Client.ID, GrantTypeDeviceCode})
-	} else {
-		form := url.Values{"grant_type": {GrantTypeDeviceCode}, "device_code": {deviceCode}}
-		if !cfg.NoResource && cfg.Discovery.Resource != "" {
-			form.Set("resource", cfg.Discovery.Resource)
-		}
-		resp, body, err = postForm(ctx, cfg.HTTPClient, tokenURL, form, &cfg.Client)
+	form := url.Values{"grant_type": {GrantTypeDeviceCode}, "device_code": {deviceCode}}
+	if dialect != DialectJSON && !cfg.NoResource {
+		form.Set("resource", cfg.Discovery.Resource)
 	}
-	if err != nil {
-		status := 0
-		if resp != nil {
-			status = resp.StatusCode
-		}
-		return nil, status, fmt.Errorf("polling %s: %w", tokenURL, err)
+	tok, _, err := cfg.tokenRequest(tokenURL, dialect).Do(ctx, form)
+	var oe *OAuthError
+	switch {
+	case err == nil:
+		return tok, http.StatusOK, nil
+	case errors.As(err, &oe) && oe.StatusCode != 0:
+		return nil, oe.StatusCode, err // the server answered: the poll's result
 	}
-	tok, err := parseToken(resp, body, clockOr(cfg.Clock).Now())
-	return tok, resp.StatusCode, err
+	return nil, 0, fmt.Errorf("polling %s: %w", tokenURL, err)
+}
+
+// tokenRequest is how the device flow talks to endpoint: the client's
+// authentication and DPoP, in the dialect's encoding.
+func (cfg DeviceConfig) tokenRequest(endpoint string, dialect Dialect) TokenRequest {
+	return TokenRequest{HTTPClient: cfg.HTTPClient, Clock: cfg.Clock, Endpoint: endpoint, Issuer: cfg.Discovery.Issuer,
+		Client: cfg.Client, DPoP: cfg.DPoP, JSON: dialect == DialectJSON}
 }
 
 // isTransient: worth retrying at the same interval.

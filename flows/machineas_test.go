@@ -36,7 +36,7 @@ type machineAS struct {
 
 	clientID, secret string
 	clientKey        crypto.PublicKey // private_key_jwt
-	audience         string           // expected assertion aud ("" = token endpoint)
+	audience         string           // expected assertion aud ("" = the issuer, srv.URL)
 	// trusted signs JWT bearer assertions (a workload IdP, or the
 	// enterprise IdP's ID-JAGs): issuer -> key.
 	trusted map[string]crypto.PublicKey
@@ -52,13 +52,22 @@ type machineAS struct {
 	authz      []string
 	tokenCalls int
 	pingCalls  int
-	failures   []string // why requests were refused
+	// The user grants (dpopflows_test.go): codes and device codes issued,
+	// refresh tokens and the key each is bound to ("" for none).
+	requireDPoP bool
+	codes       map[string]string // code -> PKCE challenge
+	deviceCodes map[string]bool
+	refreshJKT  map[string]string
+	failures    []string // why requests were refused
 }
 
 func newMachineAS(t *testing.T) *machineAS {
 	srv, mux := newServer(t)
 	a := &machineAS{t: t, srv: srv, now: t0, clientID: "robot", jtis: map[string]bool{}, bound: map[string]string{}, trusted: map[string]crypto.PublicKey{}}
+	a.codes, a.deviceCodes, a.refreshJKT = map[string]string{}, map[string]bool{}, map[string]string{}
 	mux.HandleFunc("/oauth/token", a.token)
+	mux.HandleFunc("/oauth/authorize", a.authorize)
+	mux.HandleFunc("/oauth/device", a.deviceAuthorization)
 	mux.HandleFunc("/api/ping", a.ping)
 	return a
 }
@@ -104,10 +113,21 @@ func (a *machineAS) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if jkt == "" && a.requireDPoP {
+		a.refuse(w, 400, "invalid_dpop_proof", "this server binds every token: DPoP proof required")
+		return
+	}
+	refresh := ""
 	switch gt := f.Get("grant_type"); gt {
 	case flows.GrantTypeClientCredentials:
 	case flows.GrantTypeJWTBearer:
 		if err := a.checkBearerAssertion(f.Get("assertion")); err != nil {
+			a.refuse(w, 400, "invalid_grant", err.Error())
+			return
+		}
+	case "authorization_code", flows.GrantTypeDeviceCode, flows.GrantTypeRefreshToken:
+		var err error
+		if refresh, err = a.userGrant(f, jkt); err != nil {
 			a.refuse(w, 400, "invalid_grant", err.Error())
 			return
 		}
@@ -124,7 +144,11 @@ func (a *machineAS) token(w http.ResponseWriter, r *http.Request) {
 	if a.tokenType != "" {
 		tt = a.tokenType
 	}
-	writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": tt, "expires_in": 600, "scope": f.Get("scope")})
+	body := map[string]any{"access_token": tok, "token_type": tt, "expires_in": 600, "scope": f.Get("scope")}
+	if refresh != "" {
+		body["refresh_token"] = refresh
+	}
+	writeJSON(w, 200, body)
 }
 
 func (a *machineAS) nextNonce(old string) string {
@@ -186,7 +210,7 @@ func (a *machineAS) checkClientAssertion(s, clientID string) error {
 	if err := required(claims, "iss", "sub", "aud", "jti", "exp", "iat"); err != nil {
 		return err
 	}
-	aud := firstOf(a.audience, a.tokenURL())
+	aud := firstOf(a.audience, a.srv.URL)
 	iat, _ := claims.GetIssuedAt()
 	exp, _ := claims.GetExpirationTime()
 	switch {

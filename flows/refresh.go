@@ -31,6 +31,12 @@ type RefreshConfig struct {
 	Resource string
 	// Scope, when set, narrows the refreshed grant (RFC 6749 §6).
 	Scope string
+	// Issuer is the authorization server's issuer (for client assertions).
+	Issuer string
+	// DPoP is the key a DPoP-bound refresh token was issued with: a public
+	// client's refresh token is bound to it (RFC 9449 §5), so the refresh
+	// carries a proof from the same key, and the new tokens stay bound.
+	DPoP *DPoP
 }
 
 // Refresh redeems refreshToken at the token endpoint (RFC 6749 §6). When the
@@ -38,11 +44,6 @@ type RefreshConfig struct {
 // not, the result carries refreshToken again, so the caller can always store
 // the result as the new pair. invalid_grant and invalid_target match
 // ErrRefreshRefused.
-//
-// The request is built here rather than with golang.org/x/oauth2's
-// TokenSource, which the authorization code exchange uses: the library's
-// refresh cannot send the RFC 8707 resource parameter, and it computes the
-// expiry from the wall clock rather than the injected Clock.
 func Refresh(ctx context.Context, cfg RefreshConfig, refreshToken string) (*Token, error) {
 	if cfg.TokenURL == "" {
 		return nil, errors.New("refresh: no token endpoint")
@@ -50,18 +51,12 @@ func Refresh(ctx context.Context, cfg RefreshConfig, refreshToken string) (*Toke
 	if refreshToken == "" {
 		return nil, errors.New("refresh: no refresh token")
 	}
-	form := url.Values{"grant_type": {GrantTypeRefreshToken}, "refresh_token": {refreshToken}}
-	if cfg.Resource != "" {
-		form.Set("resource", cfg.Resource)
-	}
+	form := url.Values{"grant_type": {GrantTypeRefreshToken}, "refresh_token": {refreshToken}, "resource": {cfg.Resource}}
 	if cfg.Scope != "" {
 		form.Set("scope", cfg.Scope)
 	}
-	resp, body, err := postForm(ctx, cfg.HTTPClient, cfg.TokenURL, form, &cfg.Client)
-	if err != nil {
-		return nil, fmt.Errorf("refresh at %s: %w", cfg.TokenURL, err)
-	}
-	tok, err := parseToken(resp, body, clockOr(cfg.Clock).Now())
+	tok, _, err := TokenRequest{HTTPClient: cfg.HTTPClient, Clock: cfg.Clock, Endpoint: cfg.TokenURL, Issuer: cfg.Issuer,
+		Client: cfg.Client, DPoP: cfg.DPoP}.Do(ctx, form)
 	if err != nil {
 		var oe *OAuthError
 		if errors.As(err, &oe) && (oe.Code == "invalid_grant" || oe.Code == "invalid_target") {

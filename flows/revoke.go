@@ -16,7 +16,7 @@ func Revoke(ctx context.Context, hc *http.Client, endpoint string, client Client
 	if hint != "" {
 		form.Set("token_type_hint", hint)
 	}
-	resp, body, err := postForm(ctx, hc, endpoint, form, &client)
+	resp, body, err := TokenRequest{HTTPClient: hc, Endpoint: endpoint, Client: client}.post(ctx, form)
 	if err != nil {
 		return fmt.Errorf("revoke at %s: %w", endpoint, err)
 	}

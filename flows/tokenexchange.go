@@ -75,9 +75,11 @@ func TokenExchange(ctx context.Context, cfg TokenExchangeConfig) (*ExchangedToke
 			form.Set(k, v)
 		}
 	}
-	req := tokenRequest{HTTPClient: cfg.HTTPClient, Clock: cfg.Clock, Endpoint: cfg.TokenEndpoint,
-		Client: cfg.Client, Key: cfg.Key, Audience: cfg.TokenEndpoint}
-	tok, body, err := req.do(ctx, form)
+	// The IdP's issuer is not known here: its assertions name its token
+	// endpoint.
+	req := TokenRequest{HTTPClient: cfg.HTTPClient, Clock: cfg.Clock, Endpoint: cfg.TokenEndpoint,
+		Client: cfg.Client, Key: cfg.Key, AssertionAudience: AudienceTokenEndpoint}
+	tok, body, err := req.Do(ctx, form)
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s: %w", name, cfg.TokenEndpoint, err)
 	}

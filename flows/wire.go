@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -53,23 +52,6 @@ func doConfined(hc *http.Client, req *http.Request) (*http.Response, []byte, err
 		return nil, nil, err
 	}
 	return do(Confine(hc, o), req)
-}
-
-func postForm(ctx context.Context, hc *http.Client, endpoint string, form url.Values, c *Client) (*http.Response, []byte, error) {
-	if c != nil {
-		form = c.authenticate(form)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if c != nil && c.AuthMethod == AuthMethodBasic {
-		// RFC 6749 §2.3.1: form-encode both parts before Basic.
-		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
-	}
-	return doConfined(hc, req)
 }
 
 func postJSON(ctx context.Context, hc *http.Client, endpoint string, v any) (*http.Response, []byte, error) {
