@@ -19,8 +19,8 @@ func skipWithoutModes(t *testing.T) {
 	}
 }
 
-// A private key, client secret or assertion file that group or others may
-// access is refused before any request (exit 2, naming chmod 600), as ssh
+// A private key, client secret, assertion or ID token file that group or
+// others may access is refused before any request (exit 2, naming chmod 600), as ssh
 // refuses such a key; at 0600 it is used, and --allow-insecure-key-file
 // uses it anyway.
 func TestMachineLoginRefusesExposedFiles(t *testing.T) {
@@ -32,8 +32,11 @@ func TestMachineLoginRefusesExposedFiles(t *testing.T) {
 	m.mu.Unlock()
 	dir := t.TempDir()
 	secretFile, assertionFile := filepath.Join(dir, "secret"), filepath.Join(dir, "oidc.jwt")
-	if err := os.WriteFile(secretFile, []byte("s3cret\n"), 0o600); err != nil {
-		t.Fatal(err)
+	idTokenFile := filepath.Join(dir, "id.jwt")
+	for file, content := range map[string]string{secretFile: "s3cret\n", idTokenFile: "h.alice.s\n"} {
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	n := 0 // a fresh assertion for each login: the server takes each once
 	freshAssertion := func() {
@@ -55,6 +58,8 @@ func TestMachineLoginRefusesExposedFiles(t *testing.T) {
 		{"client secret", secretFile, "--client-secret-file", []string{"--client-credentials", "--client-id", "bot", "--client-secret-file", secretFile}, nil},
 		{"client secret from env", secretFile, "MCPAUTH_CLIENT_SECRET_FILE", []string{"--client-credentials", "--client-id", "bot"}, map[string]string{"MCPAUTH_CLIENT_SECRET_FILE": secretFile}},
 		{"assertion", assertionFile, "--jwt-bearer-assertion-file", []string{"--jwt-bearer-assertion-file", assertionFile}, nil},
+		{"ID token", idTokenFile, "--id-token-file", []string{"--id-token-file", idTokenFile, "--idp-token-endpoint", m.srv.URL + "/idp/token", "--idp-client-id", "idp-client"},
+			map[string]string{"MCPAUTH_IDP_CLIENT_SECRET": "idp-secret"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			login := func(c *clitest.CLI, mode os.FileMode, extra ...string) (int, string) {
