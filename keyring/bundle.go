@@ -80,6 +80,9 @@ type GrantInfo struct {
 	IDTokenFile       string      `json:"id_token_file,omitempty"`
 	IdPTokenEndpoint  string      `json:"idp_token_endpoint,omitempty"`
 	IdPClient         *ClientInfo `json:"idp_client,omitempty"`
+	// AllowInsecureKeyFile keeps login's consent to key, assertion and
+	// ID token files that group or others may read, for the renewals.
+	AllowInsecureKeyFile bool `json:"allow_insecure_key_file,omitempty"`
 }
 
 // ClientInfo is the OAuth client registration (RFC 7591) behind a bundle.

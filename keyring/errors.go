@@ -32,6 +32,12 @@ var (
 	// read only with file storage chosen.
 	ErrPlaintextEntry = errors.New("keyring: plain-file entry refused")
 
+	// ErrUntrusted (Unix) means a file or folder of the store belongs to
+	// another user (not root), is a symbolic link where a lock, index,
+	// settings or entry file should be, or is not a regular file: whoever
+	// planted it could choose what the CLI reads.
+	ErrUntrusted = errors.New("keyring: untrusted file in the token folder")
+
 	// ErrNoSessionBus (Linux/BSD) is the cause of an *UnavailableError when
 	// there is no D-Bus session bus to reach the Secret Service over.
 	ErrNoSessionBus = errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is unset and there is no $XDG_RUNTIME_DIR/bus), " +

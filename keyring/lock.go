@@ -12,9 +12,14 @@ const lockPollInterval = 25 * time.Millisecond
 // a bounded number of times. OS locks die with their process, so a crashed
 // CLI never leaves a stale lock behind (unlike an O_EXCL lock file).
 func lockFile(path string, timeout time.Duration) (unlock func() error, err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, filePerm)
+	// Not through a symbolic link: a dangling one would create its target.
+	f, err := openNoFollow(path, os.O_CREATE|os.O_RDWR, filePerm)
 	if err != nil {
 		return nil, fmt.Errorf("keyring: open lock file: %w", err)
+	}
+	if err := checkOpened(f, path); err != nil {
+		f.Close()
+		return nil, err
 	}
 	attempts := max(1, int(timeout/lockPollInterval))
 	for i := 0; ; i++ {

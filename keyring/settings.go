@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -29,9 +30,13 @@ type Settings struct {
 }
 
 // LoadSettings reads dir's settings; a missing file is no choice (auto).
-// A file others may write is refused: a planted "storage: file" would make
-// the CLI read planted plain-file entries.
+// A file others may write, or that another user owns (as the folder), is
+// refused: a planted "storage: file" would make the CLI read planted
+// plain-file entries.
 func LoadSettings(dir string) (Settings, error) {
+	if _, err := statDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Settings{}, err
+	}
 	path := SettingsPath(dir)
 	data, err := readFileBounded(path, maxSettingsSize)
 	if errors.Is(err, ErrNotFound) {
@@ -40,7 +45,7 @@ func LoadSettings(dir string) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
-	if fi, err := os.Stat(path); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
+	if fi, err := os.Lstat(path); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
 		return Settings{}, fmt.Errorf("keyring: %s is writable by others (mode %v): not trusting it; remove it or chmod 600 it", path, fi.Mode().Perm())
 	}
 	var s Settings

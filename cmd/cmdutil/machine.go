@@ -30,6 +30,9 @@ func (f *Factory) MachineGrant(ctx context.Context, b keyring.TokenBundle) (*flo
 	if g == nil {
 		return nil, nil, errors.New("no machine grant stored")
 	}
+	if err := CheckGrantFiles(g); err != nil {
+		return nil, nil, err
+	}
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return nil, nil, err
@@ -73,6 +76,20 @@ func (f *Factory) MachineGrant(ctx context.Context, b keyring.TokenBundle) (*flo
 		return nil, nil, err
 	}
 	return tok, cfg.DPoP, nil
+}
+
+// CheckGrantFiles refuses g's key, assertion and ID token files when group
+// or others may access them (CheckPrivateFile), unless login was told to
+// allow it. At login and at every renewal: a key may be loosened later.
+func CheckGrantFiles(g *keyring.GrantInfo) error {
+	for _, f := range []struct{ flag, path string }{
+		{"--private-key-file", g.PrivateKeyFile}, {"--jwt-bearer-assertion-file", g.AssertionFile}, {"--id-token-file", g.IDTokenFile},
+	} {
+		if err := CheckPrivateFile(f.flag, f.path, g.AllowInsecureKeyFile); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readSecret reads an assertion or token from file, else from the

@@ -20,6 +20,9 @@ type SecretFlag struct {
 	name  string
 	value *string
 	file  string
+	// allowOpen is set by Private: its file must then be owner-only
+	// unless *allowOpen (CheckPrivateFile).
+	allowOpen *bool
 }
 
 // BindSecret adds --name and --name-file to fl, filling *p on Resolve.
@@ -27,6 +30,14 @@ func BindSecret(fl *pflag.FlagSet, p *string, name, usage string) *SecretFlag {
 	s := &SecretFlag{name: name, value: p}
 	fl.StringVar(p, name, "", fmt.Sprintf("%s (\"-\" reads standard input; also --%s-file, env %s)", usage, name, EnvName(name)))
 	fl.StringVar(&s.file, name+"-file", "", fmt.Sprintf("read --%s from this file (\"-\": standard input)", name))
+	return s
+}
+
+// Private makes Resolve refuse a file group or others may access, unless
+// *allow (the command's AllowInsecureKeyFileFlag): for a credential that
+// lets its holder act as the client.
+func (s *SecretFlag) Private(allow *bool) *SecretFlag {
+	s.allowOpen = allow
 	return s
 }
 
@@ -42,6 +53,9 @@ func (s *SecretFlag) Resolve(in io.Reader, getenv func(string) string) error {
 	case s.file == "-":
 		return s.read(in, "standard input")
 	case s.file != "":
+		if err := s.checkFile("--"+s.name+"-file", s.file); err != nil {
+			return err
+		}
 		f, err := os.Open(s.file)
 		if err != nil {
 			return FlagErrorf("--%s-file: %v", s.name, err)
@@ -53,6 +67,9 @@ func (s *SecretFlag) Resolve(in io.Reader, getenv func(string) string) error {
 		*s.value = strings.TrimSpace(getenv(EnvName(s.name)))
 	case getenv(EnvName(s.name+"-file")) != "":
 		path := getenv(EnvName(s.name + "-file"))
+		if err := s.checkFile(EnvName(s.name+"-file"), path); err != nil {
+			return err
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return FlagErrorf("%s: %v", EnvName(s.name+"-file"), err)
@@ -61,6 +78,13 @@ func (s *SecretFlag) Resolve(in io.Reader, getenv func(string) string) error {
 		return s.read(f, path)
 	}
 	return nil
+}
+
+func (s *SecretFlag) checkFile(flag, path string) error {
+	if s.allowOpen == nil {
+		return nil
+	}
+	return CheckPrivateFile(flag, path, *s.allowOpen)
 }
 
 // read takes the first line: a trailing newline from echo or an editor is

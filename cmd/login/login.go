@@ -24,6 +24,7 @@ type Options struct {
 	Port                                      int
 	Timeout                                   time.Duration
 	NoResource, NoBrowser                     bool
+	AllowInsecureKeyFile                      bool // key, secret and assertion files others may read
 	BrowserCommand, Scope                     string
 	Discover                                  cmdutil.DiscoverFlags
 	Machine                                   MachineOptions // machine.go
@@ -67,7 +68,9 @@ running the grant again. DPoP is used when the server advertises it.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
-	secret = cmdutil.BindSecret(fl, &opts.ClientSecret, "client-secret", "secret of the pre-registered client")
+	secret = cmdutil.BindSecret(fl, &opts.ClientSecret, "client-secret", "secret of the pre-registered client").Private(&opts.AllowInsecureKeyFile)
+	fl.BoolVar(&opts.AllowInsecureKeyFile, cmdutil.AllowInsecureKeyFileFlag[2:], false,
+		"use --private-key-file, --client-secret-file, --jwt-bearer-assertion-file and --id-token-file even when group or others may read them (unsafe)")
 	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", f.Getenv("MCPAUTH_CLIENT_METADATA_URL"), "client ID metadata document URL, used when the server supports them (env MCPAUTH_CLIENT_METADATA_URL)")
 	fl.IntVar(&opts.Port, "port", 0, "loopback port for the redirect (default: a registered or free port)")
 	fl.DurationVar(&opts.Timeout, "timeout", flows.DefaultLoginTimeout, "how long to wait for the browser")

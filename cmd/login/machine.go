@@ -131,7 +131,8 @@ func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
 		}
 	}
 	g := &keyring.GrantInfo{Type: grant, Scope: opts.Scope, NoResource: opts.NoResource,
-		PrivateKeyFile: keyFile, SigningAlg: m.SigningAlg, KeyID: m.KeyID, AssertionAudience: m.AssertionAudience}
+		PrivateKeyFile: keyFile, SigningAlg: m.SigningAlg, KeyID: m.KeyID, AssertionAudience: m.AssertionAudience,
+		AllowInsecureKeyFile: opts.AllowInsecureKeyFile}
 	switch grant {
 	case keyring.GrantJWTBearer:
 		if m.AssertionFile != "" {
@@ -146,6 +147,10 @@ func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
 			idp.ClientSecret, idp.TokenEndpointAuthMethod = s, flows.AuthMethodBasic
 		}
 		g.IdPClient = idp
+	}
+	// Before any request too; renewals check again (MachineGrant).
+	if err := cmdutil.CheckGrantFiles(g); err != nil {
+		return keyring.TokenBundle{}, err
 	}
 	b := keyring.TokenBundle{Kind: keyring.KindOAuth, Grant: g}
 	if client.ClientID != "" {

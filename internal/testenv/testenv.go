@@ -1,6 +1,6 @@
 // Package testenv is for tests that need a real component the machine may
-// lack: headless Chromium, a Secret Service (gnome-keyring over D-Bus) or
-// PostgreSQL. Without it such a test skips, except under CI=true, where it
+// lack: headless Chromium, a Secret Service (gnome-keyring over D-Bus),
+// PostgreSQL, or root (to give a file to another user). Without it such a test skips, except under CI=true, where it
 // fails, so tests against real parts never silently vanish from CI.
 //
 // go test hides everything a passing package prints (without -v), skip
@@ -30,6 +30,7 @@ const (
 	Chromium Part = iota + 1
 	SecretService
 	PostgreSQL
+	Root // to give files to another user (GiveAway)
 )
 
 func (p Part) String() string {
@@ -40,6 +41,8 @@ func (p Part) String() string {
 		return "Secret Service"
 	case PostgreSQL:
 		return "PostgreSQL"
+	case Root:
+		return "root"
 	}
 	return fmt.Sprintf("Part(%d)", int(p))
 }
@@ -53,12 +56,30 @@ func (p Part) Enable() string {
 		return "run go test under scripts/with-keyring.sh"
 	case PostgreSQL:
 		return "run go test under scripts/with-postgres.sh"
+	case Root:
+		return "run go test as root, as CI does"
 	}
 	return "no known way"
 }
 
 // CI reports whether the tests run in CI, where a missing part is a failure.
 func CI() bool { return os.Getenv("CI") == "true" }
+
+// Nobody is the uid GiveAway gives files to: a user other than root and
+// other than the one running the tests.
+const Nobody = 65534
+
+// GiveAway makes path (not a link's target) belong to Nobody, for tests of
+// files another user planted. That takes root: without it, Missing.
+func GiveAway(tb testing.TB, path string) {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		Missing(tb, Root, "giving a file to uid 65534 (nobody) takes root")
+	}
+	if err := os.Lchown(path, Nobody, Nobody); err != nil {
+		tb.Fatalf("giving %s to uid %d: %v", path, Nobody, err)
+	}
+}
 
 // recorder collects the tests skipped for a missing part. It is the one
 // piece of package state: a test binary is one process, testing.M offers no
