@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
 // Entry is one item of a List: its key (a server or probe URL) on a line of
@@ -53,7 +55,7 @@ func flow(fields []string, w int) []string {
 		}
 		parts := []string{f}
 		if w >= 1 {
-			parts = Wrap(f, w)
+			parts = textwrap.Lines(f, w)
 		}
 		lines = append(lines, parts[:len(parts)-1]...)
 		line = parts[len(parts)-1]
@@ -82,7 +84,7 @@ func Pairs(rows [][2]string, width int) string {
 		b.WriteString(label + "\n")
 		lines := []string{value}
 		if !isURL(value) {
-			lines = Wrap(value, width-len(Indent))
+			lines = textwrap.Lines(value, width-len(Indent))
 		}
 		for _, l := range lines {
 			b.WriteString(Indent + l + "\n")
@@ -116,5 +118,5 @@ func PathURL(s string, w int) string {
 	}
 	r := []rune(host)
 	keep := hostW - 1
-	return head + takeWidth(r, keep-keep/2) + "…" + takeWidthFromEnd(r, keep/2) + path
+	return head + textwrap.Take(r, keep-keep/2) + "…" + takeWidthFromEnd(r, keep/2) + path
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
+
+	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
 // Kind says how a column gives up width.
@@ -162,9 +164,9 @@ func fitCell(s string, k Kind, w int) []string {
 				lines = append(lines, MiddleURL(line, w))
 				break
 			}
-			lines = append(lines, Wrap(line, w)...) // a note among URLs
+			lines = append(lines, textwrap.Lines(line, w)...) // a note among URLs
 		case Text:
-			lines = append(lines, Wrap(line, w)...)
+			lines = append(lines, textwrap.Lines(line, w)...)
 		default:
 			lines = append(lines, cutEnd(line, w))
 		}
@@ -248,41 +250,7 @@ func MiddleURL(s string, w int) string {
 		}
 	}
 	r := []rune(s)
-	return takeWidth(r, head) + "…" + takeWidthFromEnd(r, avail-head)
-}
-
-// Wrap breaks s at spaces into lines of at most w columns; a word longer
-// than w is cut into pieces.
-func Wrap(s string, w int) []string {
-	if lipgloss.Width(s) <= w || w < 1 {
-		return []string{s}
-	}
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		for lipgloss.Width(word) > w {
-			if line != "" {
-				lines, line = append(lines, line), ""
-			}
-			piece := takeWidth([]rune(word), w)
-			if piece == "" { // a wide rune in a one-column cell
-				piece = string([]rune(word)[:1])
-			}
-			lines, word = append(lines, piece), word[len(piece):]
-		}
-		switch {
-		case line == "":
-			line = word
-		case lipgloss.Width(line)+1+lipgloss.Width(word) <= w:
-			line += " " + word
-		default:
-			lines, line = append(lines, line), word
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
+	return textwrap.Take(r, head) + "…" + takeWidthFromEnd(r, avail-head)
 }
 
 // cutEnd shortens s to w columns, ending with "…" when cut.
@@ -291,21 +259,9 @@ func cutEnd(s string, w int) string {
 		return s
 	}
 	if w <= 1 {
-		return takeWidth([]rune(s), w)
+		return textwrap.Take([]rune(s), w)
 	}
-	return takeWidth([]rune(s), w-1) + "…"
-}
-
-func takeWidth(r []rune, w int) string {
-	n, i := 0, 0
-	for ; i < len(r); i++ {
-		rw := lipgloss.Width(string(r[i]))
-		if n+rw > w {
-			break
-		}
-		n += rw
-	}
-	return string(r[:i])
+	return textwrap.Take([]rune(s), w-1) + "…"
 }
 
 func takeWidthFromEnd(r []rune, w int) string {

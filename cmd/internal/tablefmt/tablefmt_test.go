@@ -31,23 +31,6 @@ func TestMiddleURL(t *testing.T) {
 	}
 }
 
-func TestWrap(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		w    int
-		want []string
-	}{
-		{"short", 10, []string{"short"}},
-		{"no protected resource metadata found", 16, []string{"no protected", "resource", "metadata found"}},
-		{"ab abcdefghij", 4, []string{"ab", "abcd", "efgh", "ij"}},
-		{"日本語", 1, []string{"日", "本", "語"}}, // wider than the cell: one rune a line
-	} {
-		if got := tablefmt.Wrap(tt.in, tt.w); strings.Join(got, "|") != strings.Join(tt.want, "|") {
-			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.in, tt.w, got, tt.want)
-		}
-	}
-}
-
 func sample() tablefmt.Table {
 	return tablefmt.Table{
 		Columns: []tablefmt.Column{tablefmt.Col("PROBE", tablefmt.URL), tablefmt.Col("STATUS", tablefmt.Fixed), tablefmt.Col("VERDICT", tablefmt.Text)},
