@@ -441,3 +441,31 @@ func TestSessionCookieAndAPIKey(t *testing.T) {
 		}
 	}
 }
+
+// The text report of a real run fits the terminal at 80 and 120 columns
+// with the target URL whole; a pipe (no width) gets every title whole.
+// The target is a path the server does not serve, so most checks fail
+// with long reasons naming URLs.
+func TestReportFitsTheTerminal(t *testing.T) {
+	target := startServe(t) + "/some/long/path/mcp"
+	for _, width := range []int{80, 120, 0} {
+		res := runCmd(t, nil, func(ios *cmdutil.IOStreams) { ios.Width = width }, "--profile", "mcp", target)
+		if res.code != cmdutil.ExitCheckFailed {
+			t.Fatalf("exit %d, want %d\n%s%s", res.code, cmdutil.ExitCheckFailed, res.stdout, res.stderr)
+		}
+		if w := tablefmt.Widest(res.stdout); width > 0 && w > width {
+			t.Errorf("COLUMNS=%d: a line %d wide:\n%s", width, w, res.stdout)
+		}
+		if !strings.Contains(res.stdout, target+"\n") {
+			t.Errorf("COLUMNS=%d: the target URL is not whole:\n%s", width, res.stdout)
+		}
+		if width == 0 {
+			for _, c := range conformance.MCPCatalogue() {
+				if !strings.Contains(res.stdout, " "+c.Title+"  ") {
+					t.Errorf("a pipe gets %s's title cut: %q\n%s", c.ID, c.Title, res.stdout)
+				}
+			}
+		}
+		t.Logf("COLUMNS=%d:\n%s", width, res.stdout)
+	}
+}
