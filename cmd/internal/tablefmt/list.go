@@ -68,7 +68,8 @@ func flow(fields []string, w int) []string {
 
 // Pairs renders label and value rows, labels padded to the longest. A value
 // that does not fit beside its label within width (0: unlimited) goes on
-// the next line, indented: a URL whole, as in List, other text wrapped.
+// the next line, indented: a URL whole if it fits there, else shortened in
+// its host (PathURL); other text wrapped.
 func Pairs(rows [][2]string, width int) string {
 	lw := 0
 	for _, r := range rows {
@@ -82,7 +83,7 @@ func Pairs(rows [][2]string, width int) string {
 			continue
 		}
 		b.WriteString(label + "\n")
-		lines := []string{value}
+		lines := []string{PathURL(value, width-len(Indent))}
 		if !isURL(value) {
 			lines = textwrap.Lines(value, width-len(Indent))
 		}
