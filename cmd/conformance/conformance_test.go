@@ -285,6 +285,13 @@ func TestProgressOnATerminal(t *testing.T) {
 	if !strings.Contains(res.stderr, "running DEV-15") || !strings.HasSuffix(res.stderr, "\r\x1b[K") {
 		t.Errorf("want a status line naming the running check, cleared at the end; got %q", res.stderr)
 	}
+	// The status line is rewritten in place: it must never wrap.
+	narrow := runCmd(t, nil, func(s *cmdutil.IOStreams) { s.StderrTTY, s.Width = true, 20 }, "--local", "--run", "^DEV-1[56]$")
+	for _, line := range strings.Split(narrow.stderr, "\r\x1b[K") {
+		if n := len([]rune(line)); n > 19 {
+			t.Errorf("a status line of %d columns on a 20-column terminal: %q", n, line)
+		}
+	}
 	quiet := runCmd(t, nil, nil, "--local", "--run", "^DEV-1[56]$")
 	if quiet.stderr != "" {
 		t.Errorf("progress on a non-terminal stderr: %q", quiet.stderr)
