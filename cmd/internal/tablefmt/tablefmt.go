@@ -1,6 +1,6 @@
 // Package tablefmt lays out the CLI's tables within a terminal's width:
 // long URLs lose their middle, long text wraps, and no line is wider than
-// the width. Terminals get a box; pipes get plain aligned text.
+// the width: plain aligned text, on a terminal as on a pipe.
 package tablefmt
 
 import (
@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
 
 	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
@@ -50,18 +49,15 @@ const (
 	minText = 8
 )
 
-// Render lays t out in width columns (0: unlimited). boxed draws a rounded
-// border for terminals; otherwise the columns are separated by Gap. A width
-// narrower than one character per column plus separators cannot be met.
-func Render(t Table, width int, boxed bool) string {
+// Render lays t out in width columns (0: unlimited), the columns separated
+// by Gap. A width narrower than one character per column plus separators
+// cannot be met.
+func Render(t Table, width int) string {
 	n := len(t.Columns)
 	if n == 0 {
 		return ""
 	}
 	overhead := len(Gap) * (n - 1)
-	if boxed {
-		overhead = n + 1
-	}
 	widths := natural(t)
 	if width > 0 {
 		fit(t.Columns, widths, width-overhead)
@@ -81,9 +77,6 @@ func Render(t Table, width int, boxed bool) string {
 			row[i] = fitCell(cell(r, i), t.Columns[i].Kind, widths[i])
 		}
 		cells = append(cells, row)
-	}
-	if boxed {
-		return box(cells, header)
 	}
 	return plain(cells, widths, header, t.HeaderStyle)
 }
@@ -172,25 +165,6 @@ func fitCell(s string, k Kind, w int) []string {
 		}
 	}
 	return lines
-}
-
-func box(cells [][][]string, header bool) string {
-	join := func(row [][]string) []string {
-		out := make([]string, len(row))
-		for i, lines := range row {
-			out[i] = strings.Join(lines, "\n")
-		}
-		return out
-	}
-	t := table.New()
-	for i, row := range cells {
-		if i == 0 && header {
-			t.Headers(join(row)...)
-			continue
-		}
-		t.Row(join(row)...)
-	}
-	return t.Render()
 }
 
 func plain(cells [][][]string, w []int, header bool, style func(string) string) string {
