@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -227,5 +228,40 @@ func TestHTTPClock(t *testing.T) {
 	}
 	if err := (&HTTPClock{URL: s.URL + "/nope"}).Advance(ctx, time.Second); err == nil {
 		t.Errorf("advancing a missing clock endpoint succeeded")
+	}
+}
+
+// The report fits the terminal: at 80 and 120 columns long titles and
+// notes wrap under their row and the target URL stays whole; without a
+// width (a pipe, a CI log) every title and note is one line, whole.
+func TestTextReportFitsWidth(t *testing.T) {
+	const target = "https://mcp-gateway.eu-west-1.internal.example-corporation.com/tenants/acme/mcp"
+	const title = "a refresh token replayed after rotation revokes the whole family, access tokens issued from it included"
+	rep := sampleReport(t)
+	rep.Target = target
+	rep.Results = append(rep.Results, Result{ID: "REF-09", Title: title, Area: "refresh", Source: "RFC 9700 §4.14.2", Verdict: VerdictFail,
+		Reason: "want HTTP 400 invalid_grant from http://127.0.0.1:18080/some/long/path/token, got HTTP 200 with a new access token", Duration: 1500 * time.Millisecond})
+	for _, width := range []int{80, 120, 0} {
+		var buf bytes.Buffer
+		if err := rep.WriteText(&buf, TextOptions{Width: width, Verbose: true}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		lines := strings.Split(out, "\n")
+		for _, line := range lines {
+			if width > 0 && len([]rune(line)) > width {
+				t.Errorf("width %d: a line is %d wide: %q", width, len([]rune(line)), line)
+			}
+		}
+		if !strings.Contains(out, target+"\n") {
+			t.Errorf("width %d: the target URL is not whole:\n%s", width, out)
+		}
+		if width == 0 {
+			if !strings.Contains(out, title+"  1.5s\n") || !strings.Contains(out, rep.Results[6].Reason+"\n") {
+				t.Errorf("no width: titles and notes must be whole:\n%s", out)
+			}
+			continue
+		}
+		golden(t, fmt.Sprintf("report-%d.txt", width), buf.Bytes())
 	}
 }

@@ -8,12 +8,17 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+
+	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
 // TextOptions tune the human-readable report.
 type TextOptions struct {
 	Color   bool // false: plain text (NO_COLOR, pipes, CI logs)
 	Verbose bool // also show the source of each check
+	// Width is the terminal's width: titles and notes wrap to fit it. 0
+	// (pipes, CI logs) prints every title and note whole on one line.
+	Width int
 }
 
 // ColorFromEnv reports whether colour is wanted: never when NO_COLOR is set
@@ -46,14 +51,13 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 		faint  = re.NewStyle().Faint(true)
 		reason = re.NewStyle().PaddingLeft(6)
 	)
-	titleW := 0
-	for _, res := range r.Results {
-		titleW = max(titleW, len([]rune(res.Title)))
-	}
-	titleW = min(titleW, 72)
-
+	lay := newLayout(r.Results, opts.Width)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s\n", area.Render("mcpauth conformance"), r.Target)
+	header := area.Render("mcpauth conformance") + " " + r.Target
+	if opts.Width > 0 && lipgloss.Width(header) > opts.Width {
+		header = area.Render("mcpauth conformance") + "\n" + r.Target // the URL whole, on a line of its own
+	}
+	b.WriteString(header + "\n")
 	last := ""
 	for _, res := range r.Results {
 		if res.Area != last {
@@ -73,9 +77,12 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 		default:
 			mark = skip.Render("−")
 		}
-		title := truncate(res.Title, titleW)
-		pad := strings.Repeat(" ", titleW-len([]rune(title)))
-		fmt.Fprintf(&b, "  %s %-9s %s%s  %s\n", mark, res.ID, title, pad, faint.Render(fmtDuration(res.Duration)))
+		title := lay.wrap(res.Title, lay.titleW)
+		pad := strings.Repeat(" ", lay.titleW-lipgloss.Width(title[0]))
+		fmt.Fprintf(&b, "  %s %-9s %s%s  %s\n", mark, res.ID, title[0], pad, faint.Render(fmtDuration(res.Duration)))
+		for _, line := range title[1:] {
+			b.WriteString(strings.Repeat(" ", rowIndent) + line + "\n")
+		}
 		note := res.Reason
 		if res.Expected {
 			note = "expected failure (baseline): " + note
@@ -90,16 +97,20 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 			case res.Verdict == VerdictWarn:
 				st = st.Inherit(warn)
 			}
-			b.WriteString(st.Render(note) + "\n")
+			lay.note(&b, st, note)
 		}
 		if opts.Verbose {
-			b.WriteString(reason.Inherit(faint).Render(res.Source) + "\n")
+			lay.note(&b, reason.Inherit(faint), res.Source)
 		}
 	}
 	if len(r.Stale) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", fail.Render("stale baseline"))
 		for _, s := range r.Stale {
-			fmt.Fprintf(&b, "  %s %s\n", fail.Render("✗"), s)
+			lines := lay.wrap(s, lay.width-4)
+			fmt.Fprintf(&b, "  %s %s\n", fail.Render("✗"), lines[0])
+			for _, line := range lines[1:] {
+				b.WriteString("    " + line + "\n")
+			}
 		}
 	}
 	s := r.Summary()
@@ -115,12 +126,49 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	return nil
 }
 
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+// A row is "  ✓ DISC-01   title  12ms": the title starts at rowIndent, a
+// note under it at noteIndent.
+const (
+	rowIndent  = 14
+	noteIndent = 6
+	minTitle   = 24 // narrower terminals wrap titles a word or two a line
+)
+
+// layout is how wide the report's columns are.
+type layout struct {
+	width  int // 0: unlimited
+	titleW int
+}
+
+// newLayout gives titles the columns a row leaves beside its duration.
+func newLayout(results []Result, width int) layout {
+	l := layout{width: width}
+	durW := 0
+	for _, res := range results {
+		l.titleW = max(l.titleW, lipgloss.Width(res.Title))
+		durW = max(durW, len(fmtDuration(res.Duration)))
 	}
-	return string(r[:n-1]) + "…"
+	if width > 0 {
+		l.titleW = min(l.titleW, max(width-rowIndent-2-durW, minTitle))
+	}
+	return l
+}
+
+// wrap breaks s into lines of at most w columns, at spaces where it can;
+// with no width it is one line, whole.
+func (l layout) wrap(s string, w int) []string {
+	if l.width <= 0 || lipgloss.Width(s) <= w {
+		return []string{s}
+	}
+	return textwrap.Lines(s, max(w, 1))
+}
+
+// note writes a reason or source under its row, styled line by line so
+// that no line is padded.
+func (l layout) note(b *strings.Builder, st lipgloss.Style, s string) {
+	for _, line := range l.wrap(s, l.width-noteIndent) {
+		b.WriteString(st.Render(line) + "\n")
+	}
 }
 
 func fmtDuration(d time.Duration) string {

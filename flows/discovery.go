@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -62,6 +63,25 @@ type Discovery struct {
 	// (say, default endpoints guessed for a server without metadata).
 	Warnings []string `json:"warnings,omitempty"`
 	Probes   []Probe  `json:"probes"`
+
+	// down holds the hosts that took no connection: every other URL on
+	// them would fail the same way, so they are not probed again.
+	down map[string]bool
+}
+
+// ErrUnreachable is the MCP server's host taking no connection (refused,
+// unknown name, no route): discovery stops after that first probe.
+var ErrUnreachable = errors.New("the server took no connection")
+
+// noteDown marks u's host down when err says it took no connection.
+func (d *Discovery) noteDown(u *url.URL, err error) {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		if d.down == nil {
+			d.down = map[string]bool{}
+		}
+		d.down[u.Host] = true
+	}
 }
 
 // SupportsDeviceFlow reports whether the authorization server has a device
@@ -110,6 +130,9 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 	ch, err := d.probeChallenge(ctx, cfg.HTTPClient, d.MCPURL)
 	if err != nil {
 		return d, err
+	}
+	if d.down[mu.Host] {
+		return d, fmt.Errorf("discover: %s: %w", mu.Host, ErrUnreachable)
 	}
 	if ch != nil {
 		d.ChallengeScope = ch.Params["scope"]
@@ -309,6 +332,7 @@ func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL 
 		if resp != nil {
 			p.Status = resp.StatusCode
 		}
+		d.noteDown(req.URL, err)
 		d.Probes = append(d.Probes, p)
 		return nil, nil
 	}
@@ -332,6 +356,9 @@ func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL 
 // fetchJSON GETs u into v and records the probe. ok is false when the probe
 // failed in a way that moves discovery on; err is set only when ctx ended.
 func (d *Discovery) fetchJSON(ctx context.Context, hc *http.Client, u string, v any) (ok bool, err error) {
+	if pu, perr := url.Parse(u); perr == nil && d.down[pu.Host] {
+		return false, nil // its first refusal is the probe to show
+	}
 	p := Probe{URL: u}
 	defer func() {
 		if err == nil {
@@ -356,6 +383,7 @@ func (d *Discovery) fetchJSON(ctx context.Context, hc *http.Client, u string, v 
 		return false, nil
 	case err != nil:
 		p.Verdict, p.Err = "network error", err.Error()
+		d.noteDown(req.URL, err)
 		return false, nil
 	case resp.StatusCode != http.StatusOK:
 		p.Verdict = fmt.Sprintf("HTTP %d", resp.StatusCode)

@@ -285,13 +285,18 @@ func selected(profile string, filter *regexp.Regexp) []conformance.Check {
 // writeReports writes the text table (to stdout, or to stderr when a
 // machine-readable report takes stdout) and the requested files.
 func writeReports(opts *Options, rep *conformance.Report) error {
-	text, tty := opts.IO.Out, opts.IO.StdoutTTY
+	text, tty, width := opts.IO.Out, opts.IO.StdoutTTY, opts.IO.TerminalWidth()
 	if opts.JSON == "-" || opts.JUnit == "-" {
-		text, tty = opts.IO.ErrOut, opts.IO.StderrTTY
+		text, tty, width = opts.IO.ErrOut, opts.IO.StderrTTY, opts.IO.Width
+		if width == 0 && tty {
+			width = 80 // as TerminalWidth does for stdout
+		}
 	}
+	// A pipe or a CI log gets every title whole: width 0.
 	err := rep.WriteText(text, conformance.TextOptions{
 		Color:   conformance.ColorFromEnv(opts.Getenv, tty),
 		Verbose: opts.Verbose,
+		Width:   width,
 	})
 	if err != nil {
 		return err

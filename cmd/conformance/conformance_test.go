@@ -285,6 +285,13 @@ func TestProgressOnATerminal(t *testing.T) {
 	if !strings.Contains(res.stderr, "running DEV-15") || !strings.HasSuffix(res.stderr, "\r\x1b[K") {
 		t.Errorf("want a status line naming the running check, cleared at the end; got %q", res.stderr)
 	}
+	// The status line is rewritten in place: it must never wrap.
+	narrow := runCmd(t, nil, func(s *cmdutil.IOStreams) { s.StderrTTY, s.Width = true, 20 }, "--local", "--run", "^DEV-1[56]$")
+	for _, line := range strings.Split(narrow.stderr, "\r\x1b[K") {
+		if n := len([]rune(line)); n > 19 {
+			t.Errorf("a status line of %d columns on a 20-column terminal: %q", n, line)
+		}
+	}
 	quiet := runCmd(t, nil, nil, "--local", "--run", "^DEV-1[56]$")
 	if quiet.stderr != "" {
 		t.Errorf("progress on a non-terminal stderr: %q", quiet.stderr)
@@ -439,5 +446,33 @@ func TestSessionCookieAndAPIKey(t *testing.T) {
 		if got[id] != v {
 			t.Errorf("%s: %s, want %s", id, got[id], v)
 		}
+	}
+}
+
+// The text report of a real run fits the terminal at 80 and 120 columns
+// with the target URL whole; a pipe (no width) gets every title whole.
+// The target is a path the server does not serve, so most checks fail
+// with long reasons naming URLs.
+func TestReportFitsTheTerminal(t *testing.T) {
+	target := startServe(t) + "/some/long/path/mcp"
+	for _, width := range []int{80, 120, 0} {
+		res := runCmd(t, nil, func(ios *cmdutil.IOStreams) { ios.Width = width }, "--profile", "mcp", target)
+		if res.code != cmdutil.ExitCheckFailed {
+			t.Fatalf("exit %d, want %d\n%s%s", res.code, cmdutil.ExitCheckFailed, res.stdout, res.stderr)
+		}
+		if w := tablefmt.Widest(res.stdout); width > 0 && w > width {
+			t.Errorf("COLUMNS=%d: a line %d wide:\n%s", width, w, res.stdout)
+		}
+		if !strings.Contains(res.stdout, target+"\n") {
+			t.Errorf("COLUMNS=%d: the target URL is not whole:\n%s", width, res.stdout)
+		}
+		if width == 0 {
+			for _, c := range conformance.MCPCatalogue() {
+				if !strings.Contains(res.stdout, " "+c.Title+"  ") {
+					t.Errorf("a pipe gets %s's title cut: %q\n%s", c.ID, c.Title, res.stdout)
+				}
+			}
+		}
+		t.Logf("COLUMNS=%d:\n%s", width, res.stdout)
 	}
 }

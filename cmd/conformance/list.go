@@ -44,8 +44,7 @@ func writeList(opts *Options, checks []conformance.Check) error {
 		}
 		return nil
 	}
-	// Plain columns even on a terminal, as before: the catalogue is long
-	// and a box would only add lines; bold headers when color is on.
+	// Bold headers when color is on.
 	t := tablefmt.Table{Columns: []tablefmt.Column{
 		tablefmt.Col("ID", tablefmt.Fixed), tablefmt.Col("AREA", tablefmt.Fixed), tablefmt.Col("SEVERITY", tablefmt.Fixed),
 		tablefmt.Col("NEEDS", tablefmt.Text), tablefmt.Col("TITLE", tablefmt.Text),
@@ -63,7 +62,7 @@ func writeList(opts *Options, checks []conformance.Check) error {
 		}
 		t.Rows = append(t.Rows, []string{c.ID, c.Area, c.Severity.String(), n, c.Title})
 	}
-	_, err := fmt.Fprintf(opts.IO.Out, "%s\n%d checks\n", tablefmt.Render(t, opts.IO.TerminalWidth(), false), len(checks))
+	_, err := fmt.Fprintf(opts.IO.Out, "%s\n%d checks\n", tablefmt.Render(t, opts.IO.TerminalWidth()), len(checks))
 	return err
 }
 

@@ -16,6 +16,7 @@ import (
 // finished checks are printed as lines so a CI log shows the run is alive.
 type progress struct {
 	w       io.Writer
+	width   int // of the status line: one column short of the terminal's, so it never wraps
 	live    bool
 	waits   bool
 	verbose bool
@@ -30,8 +31,12 @@ type progress struct {
 func newProgress(opts *Options, total int) *progress {
 	// A person answering prompts on stderr must not have them overwritten.
 	live := opts.IO.StderrTTY && opts.Approve != ApproveManual
+	width := opts.IO.Width
+	if width == 0 {
+		width = 80 // as TerminalWidth assumes for a terminal that did not say
+	}
 	return &progress{
-		w: opts.IO.ErrOut, live: live, total: total,
+		w: opts.IO.ErrOut, live: live, total: total, width: max(width-1, 10),
 		waits:   !live && (opts.IO.StderrTTY || opts.RealTime || opts.Verbose),
 		verbose: !live && opts.Verbose,
 	}
@@ -70,8 +75,8 @@ func (p *progress) status(msg string) {
 		return
 	}
 	line := fmt.Sprintf("[%d/%d] %s", p.done, p.total, msg)
-	if r := []rune(line); len(r) > 100 {
-		line = string(r[:99]) + "…"
+	if r := []rune(line); len(r) > p.width {
+		line = string(r[:p.width-1]) + "…"
 	}
 	fmt.Fprint(p.w, "\r\x1b[K"+line)
 	p.shown = true

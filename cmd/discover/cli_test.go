@@ -1,11 +1,13 @@
 package discover_test
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,33 +50,144 @@ func TestDiscoverReferenceServerGolden(t *testing.T) {
 	clitest.Golden(t, "discover.json", stdout)
 }
 
-// Tables fit COLUMNS: plain text on a pipe, a box on a terminal; no line
-// wider than the width, and JSON the same whatever the width.
+// longHost is an authorization server's name as long as real ones get.
+const longHost = "login.eu-west-1.identity.example-corporation.com"
+
+// longURLs serves an MCP server at a long path on plain loopback HTTP whose
+// metadata names an authorization server at https://longHost/tenants/acme:
+// a TLS server on loopback that client reaches for longHost, trusting its
+// certificate for that name.
+func longURLs(t *testing.T) (mcp string, client *http.Client) {
+	as := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		const iss = "https://" + longHost + "/tenants/acme"
+		if r.URL.Path != "/.well-known/oauth-authorization-server/tenants/acme" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"issuer": iss, "authorization_endpoint": iss + "/oauth2/v1/authorize", "token_endpoint": iss + "/oauth2/v1/token",
+			"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
+			"scopes_supported": []string{"mcp:tools", "mcp:resources", "offline_access"},
+		})
+	}))
+	as.StartTLS()
+	t.Cleanup(as.Close)
+	tr := as.Client().Transport.(*http.Transport).Clone()
+	tr.TLSClientConfig.ServerName = "example.com" // a name the test certificate holds
+	dialer := &net.Dialer{}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if strings.HasPrefix(addr, longHost+":") {
+			addr = as.Listener.Addr().String()
+		}
+		return dialer.DialContext(ctx, network, addr)
+	}
+	const path, prm = "/some/long/path/mcp", "/.well-known/oauth-protected-resource/some/long/path/mcp"
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case path:
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+prm+`"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		case prm:
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"resource": srv.URL + path, "authorization_servers": []string{"https://" + longHost + "/tenants/acme"}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + path, &http.Client{Transport: tr}
+}
+
+// Output fits COLUMNS, the same on a pipe and a terminal, with long real
+// URLs: the resource and issuer whole, each probe URL with its .well-known
+// path whole (a long host gives way in its middle), no line wider than
+// the width; JSON the same whatever the width.
 func TestDiscoverFitsWidth(t *testing.T) {
-	env := servertest.New(t, servertest.Options{})
-	for _, tty := range []bool{false, true} {
-		for _, width := range []int{80, 200} {
-			name := fmt.Sprintf("discover-%d.txt", width)
-			if tty {
-				name = fmt.Sprintf("discover-%d-tty.txt", width)
+	mcp, client := longURLs(t)
+	var js string
+	for _, width := range []int{80, 120} {
+		for _, tty := range []bool{false, true} {
+			c := clitest.New(t, nil)
+			c.Vars["COLUMNS"] = strconv.Itoa(width)
+			c.Wrap = func(f *cmdutil.Factory) {
+				f.IO.StdoutTTY = tty
+				f.HTTPClient = func() (*http.Client, error) { return client, nil }
 			}
-			t.Run(name, func(t *testing.T) {
-				c := clitest.New(t, env)
-				c.Vars["COLUMNS"] = strconv.Itoa(width)
-				c.Wrap = func(f *cmdutil.Factory) { f.IO.StdoutTTY = tty }
-				code, stdout, stderr := c.Run("discover", env.URL+"/mcp")
-				if code != 0 {
-					t.Fatalf("exit %d: %s", code, stderr)
+			code, stdout, stderr := c.Run("discover", mcp)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if w := tablefmt.Widest(stdout); w > width || strings.Contains(stdout, "\x1b") {
+				t.Fatalf("widest line %d (or ANSI) at COLUMNS=%d:\n%s", w, width, stdout)
+			}
+			for _, whole := range []string{mcp, "https://" + longHost + "/tenants/acme\n", "/.well-known/oauth-authorization-server/tenants/acme\n",
+				strings.Replace(mcp, "/some/", "/.well-known/oauth-protected-resource/some/", 1) + "\n"} {
+				if !strings.Contains(stdout, whole) {
+					t.Errorf("COLUMNS=%d tty=%v: %s is not whole:\n%s", width, tty, whole, stdout)
 				}
-				if w := tablefmt.Widest(stdout); w > width || strings.Contains(stdout, "\x1b") {
-					t.Fatalf("widest line %d (or ANSI) at COLUMNS=%d:\n%s", w, width, stdout)
-				}
-				clitest.Golden(t, name, stdout)
-				_, js, _ := c.Run("discover", env.URL+"/mcp", "-o", "json")
-				clitest.Golden(t, "discover.json", js)
-			})
+			}
+			clitest.Golden(t, fmt.Sprintf("discover-%d.txt", width), stdout)
+			_, out, _ := c.Run("discover", mcp, "-o", "json")
+			if js != "" && out != js {
+				t.Errorf("COLUMNS=%d: the JSON changed with the width", width)
+			}
+			js = out
 		}
 	}
+}
+
+// A closed port refuses the first probe: discovery stops there, and the
+// one line of the error is all the text output says; the JSON keeps that
+// probe. An authorization server on a closed port is probed once too.
+func TestDiscoverStopsAtARefusal(t *testing.T) {
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadBase := "http://" + dead.Addr().String()
+	dead.Close()
+	c := clitest.New(t, nil)
+	code, stdout, stderr := c.Run("discover", deadBase+"/some/long/path/mcp")
+	if code != cmdutil.ExitNetwork || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "connection refused") {
+		t.Errorf("closed port: exit %d, stdout %q, stderr %q; want exit 6 and one line", code, stdout, stderr)
+	}
+	_, js, _ := c.Run("discover", deadBase+"/mcp", "-o", "json")
+	if probes := probeURLs(t, js); len(probes) != 1 {
+		t.Errorf("closed port: probes %q, want the first alone", probes)
+	}
+
+	srv := otherServer(t, map[string]func(string) any{
+		"/.well-known/oauth-protected-resource/mcp": func(base string) any {
+			return map[string]any{"resource": base + "/mcp", "authorization_servers": []string{deadBase}}
+		},
+	})
+	code, stdout, _ = c.Run("discover", srv.URL+"/mcp", "-o", "json")
+	var toDead []string
+	for _, u := range probeURLs(t, stdout) {
+		if strings.HasPrefix(u, deadBase) {
+			toDead = append(toDead, u)
+		}
+	}
+	if code != cmdutil.ExitNetwork || len(toDead) != 1 {
+		t.Errorf("authorization server on a closed port: exit %d, probes there %q, want one", code, toDead)
+	}
+}
+
+func probeURLs(t *testing.T, js string) []string {
+	t.Helper()
+	var d struct {
+		Probes []struct{ URL string } `json:"probes"`
+	}
+	if err := json.Unmarshal([]byte(js), &d); err != nil {
+		t.Fatalf("%v\n%s", err, js)
+	}
+	var urls []string
+	for _, p := range d.Probes {
+		urls = append(urls, p.URL)
+	}
+	return urls
 }
 
 // otherServer simulates servers other than the reference server (which

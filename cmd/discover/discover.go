@@ -59,18 +59,32 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return err
 	}
-	if disc != nil {
+	// A server that answered nothing (a closed port, say) gets the one
+	// line of the error; --output json still lists the probe.
+	if disc != nil && (err == nil || answered(disc)) {
 		printText(f, disc, err == nil)
 	}
 	return err
 }
 
+func answered(d *flows.Discovery) bool {
+	for _, p := range d.Probes {
+		if p.Status != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// printText shows what was found as labelled values, then each probe as
+// its URL with the status and verdict under it: a list, so that the URL
+// gets the whole width and, when even that is too narrow, gives way in the
+// host, keeping the .well-known path that tells probes apart.
 func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
-	w, width, boxed := f.IO.Out, f.IO.TerminalWidth(), f.IO.StdoutTTY
+	w, width := f.IO.Out, f.IO.TerminalWidth()
 	if ok {
 		as := d.AuthServer
-		t := tablefmt.Table{Columns: []tablefmt.Column{tablefmt.Col("", tablefmt.Fixed), tablefmt.Col("", tablefmt.URL)}}
-		t.Rows = [][]string{
+		rows := [][2]string{
 			{"resource", d.Resource},
 			{"issuer", d.Issuer},
 			{"authorization_endpoint", as.AuthorizationEndpoint},
@@ -83,11 +97,12 @@ func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
 			{"scope to request", orNone(d.Scope)},
 		}
 		if d.Legacy {
-			t.Rows = append(t.Rows, []string{"note", "no protected resource metadata: base URL taken as the authorization server"})
+			rows = append(rows, [2]string{"note", "no protected resource metadata: base URL taken as the authorization server"})
 		}
-		fmt.Fprintln(w, tablefmt.Render(t, width, boxed))
+		fmt.Fprintln(w, tablefmt.Pairs(rows, width))
+		fmt.Fprintln(w)
 	}
-	t := tablefmt.Table{Columns: []tablefmt.Column{tablefmt.Col("PROBE", tablefmt.URL), tablefmt.Col("STATUS", tablefmt.Fixed), tablefmt.Col("VERDICT", tablefmt.Text)}}
+	probes := make([]tablefmt.Entry, 0, len(d.Probes))
 	for _, p := range d.Probes {
 		status := "-"
 		if p.Status != 0 {
@@ -100,9 +115,10 @@ func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
 		if p.Err != "" {
 			verdict += ": " + p.Err
 		}
-		t.Rows = append(t.Rows, []string{p.URL, status, verdict})
+		probes = append(probes, tablefmt.Entry{Key: p.URL, Fields: []string{status, verdict}})
 	}
-	fmt.Fprintln(w, tablefmt.Render(t, width, boxed))
+	fmt.Fprintln(w, "probes")
+	fmt.Fprintln(w, tablefmt.List(probes, width, tablefmt.PathURL))
 }
 
 func yesNo(b bool) string {

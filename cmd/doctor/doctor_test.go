@@ -1,6 +1,7 @@
 package doctor_test
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -149,5 +150,46 @@ func TestBrokenSetup(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("checks %v, want exactly %v", got, want)
+	}
+}
+
+// File storage is the documented choice on a machine without a keyring.
+// With it chosen, for one command (MCPAUTH_STORAGE=file) or remembered
+// (`mcpauth config set storage file`), and no session bus at all (the
+// injected environment has neither DBUS_SESSION_BUS_ADDRESS nor
+// XDG_RUNTIME_DIR), the missing keyring is information and doctor exits 0.
+// A stored API key has no expiry, and nothing is said about one.
+func TestFileStorageWithoutABus(t *testing.T) {
+	env := servertest.New(t, servertest.Options{})
+	key, err := env.Browser("erin").APIKey(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clitest.New(t, env)
+	mcp := env.URL + "/mcp"
+	c.Stdin = key + "\n"
+	if code, _, stderr := c.Run("apikey", "set", mcp); code != 0 {
+		t.Fatalf("apikey set: exit %d: %s", code, stderr)
+	}
+	c.Stdin = ""
+	c.Vars["MCPAUTH_BROWSER"] = "true" // any command on PATH; doctor only looks it up
+	for _, how := range []string{"MCPAUTH_STORAGE=file", "remembered"} {
+		if how == "remembered" {
+			delete(c.Vars, "MCPAUTH_STORAGE")
+			if code, _, stderr := c.Run("config", "set", "storage", "file"); code != 0 {
+				t.Fatalf("config set storage file: exit %d: %s", code, stderr)
+			}
+		}
+		code, stdout, stderr := c.Run("doctor", mcp)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%s: doctor exit %d, want 0; stderr %q\n%s", how, code, stderr, stdout)
+		}
+		if !strings.Contains(stdout, "✓ keyring: not needed: ") || !strings.Contains(stdout, "no D-Bus session bus") || strings.Contains(stdout, "✗") {
+			t.Errorf("%s: want the missing keyring as information:\n%s", how, stdout)
+		}
+		if !strings.Contains(stdout, "✓ credential: api_key credential in a plain file: valid, no expiry\n") {
+			t.Errorf("%s: the API key's line:\n%s", how, stdout)
+		}
+		clitest.Golden(t, map[bool]string{true: "file_storage_remembered.txt", false: "file_storage_env.txt"}[how == "remembered"], normalise(stdout, c.Vars["MCPAUTH_CONFIG_DIR"]))
 	}
 }

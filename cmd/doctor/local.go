@@ -79,7 +79,10 @@ func tokenFiles(opts *Options) Check {
 // throwaway item.
 func keyringCheck(ctx context.Context, opts *Options) Check {
 	c := Check{ID: "keyring"}
-	fileChosen := opts.F.Globals.Storage == string(keyring.StorageFile)
+	// An unreadable settings file or a bad --storage is the command's to
+	// report; here it only means file storage was not chosen.
+	choice, _ := opts.F.StorageChoice()
+	fileChosen := choice.Storage == keyring.StorageFile
 	probeCtx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
 	err := keyring.ProbeSecretService(probeCtx, opts.Getenv)
@@ -91,17 +94,37 @@ func keyringCheck(ctx context.Context, opts *Options) Check {
 	}
 	switch {
 	case err == nil && fileChosen:
-		c.Status, c.Detail, c.Fix = Warn, "the OS keyring is usable, but --storage=file keeps tokens in plain files", "drop --storage=file (unset MCPAUTH_STORAGE) and log in again"
+		c.Status, c.Detail, c.Fix = Warn, "the OS keyring is usable, but "+fileWhy(choice)+" keeps tokens in plain files", fileUndo(choice)
 		return c
 	case err == nil:
 		c.Status, c.Detail = Pass, "OS keyring usable: a throwaway item was written, read back and deleted"
 		return c
+	case fileChosen:
+		// The documented choice for machines without one: nothing to fix.
+		c.Status, c.Detail = Pass, "not needed: "+fileWhy(choice)+" keeps tokens in owner-only files; "+keyringDetail(err)
+		return c
 	}
 	c.Status, c.Detail, c.Fix = Fail, keyringDetail(err), keyringFix(err)
-	if fileChosen {
-		c.Status, c.Detail = Warn, c.Detail+" (tokens go to plain files: --storage=file)"
-	}
 	return c
+}
+
+// fileWhy names where the file storage choice comes from.
+func fileWhy(c cmdutil.StorageChoice) string {
+	switch {
+	case c.Overridden:
+		return "--storage=file (or MCPAUTH_STORAGE=file)"
+	case c.Remembered.Reason != "":
+		return "the remembered choice `storage: file` (" + c.Remembered.Reason + ")"
+	}
+	return "the remembered choice `storage: file`"
+}
+
+// fileUndo is how to go back to the keyring from where file storage came.
+func fileUndo(c cmdutil.StorageChoice) string {
+	if c.Overridden {
+		return "drop --storage=file (unset MCPAUTH_STORAGE) and log in again"
+	}
+	return "run `mcpauth config set storage auto` and log in again"
 }
 
 // roundTrip goes through go-keyring, which finds the bus in the process's

@@ -184,7 +184,7 @@ func credentialCheck(opts *Options, target string) Check {
 	case expired:
 		c.Status, c.Detail, c.Fix = Fail, fmt.Sprintf("%s credential in a %s: expired at %s, no refresh token", e.Kind, where, e.Expiry.UTC().Format(time.RFC3339)), login
 	default:
-		c.Status, c.Detail = Pass, fmt.Sprintf("%s credential in a %s: valid%s, %s", e.Kind, where, expiresIn(e.Expiry, now), refreshable(e.Refreshable))
+		c.Status, c.Detail = Pass, fmt.Sprintf("%s credential in a %s: valid%s%s", e.Kind, where, expiresIn(e.Expiry, now), refreshable(e.Refreshable, e.Expiry))
 	}
 	return c
 }
@@ -196,9 +196,14 @@ func expiresIn(expiry, now time.Time) string {
 	return fmt.Sprintf(" for %s", expiry.Sub(now).Round(time.Minute))
 }
 
-func refreshable(r bool) string {
-	if r {
-		return "refreshable"
+// refreshable says what happens at expiry; nothing for a credential that
+// never expires, such as an API key.
+func refreshable(r bool, expiry time.Time) string {
+	switch {
+	case r:
+		return ", refreshable"
+	case expiry.IsZero():
+		return ""
 	}
-	return "not refreshable (log in again when it expires)"
+	return ", not refreshable (log in again when it expires)"
 }

@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,11 +50,12 @@ func (f *fixedClock) After(d time.Duration) <-chan time.Time { return time.After
 // with it; an entry without a refresh token is not refreshable.
 func TestStatusRefreshExpiry(t *testing.T) {
 	c := clitest.New(t, nil)
+	c.Clock = &fixedClock{clock.NewFake(servertest.Start)}
 	st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: c.Vars["MCPAUTH_CONFIG_DIR"]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	until := servertest.Start.Add(48 * time.Hour)
 	client := &keyring.ClientInfo{ClientID: "cid"}
 	for _, b := range []struct {
 		server string
@@ -67,13 +69,14 @@ func TestStatusRefreshExpiry(t *testing.T) {
 		}
 	}
 	code, stdout, stderr := c.Run("status", "--storage", "file")
-	if code != 0 || !strings.Contains(stdout, "refreshable until "+until.Format(time.RFC3339)) || strings.Count(stdout, "refreshable") != 1 {
+	if code != 0 || !strings.Contains(stdout, "  refreshable for 2d") || !strings.Contains(stdout, "  not refreshable") {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 }
 
-// The table fits COLUMNS, plain on a pipe and boxed on a terminal: long
-// server URLs lose their middle, long cells wrap, no line is wider.
+// Each entry fits COLUMNS, the same on a pipe and a terminal: the server
+// URL is a line of its own, whole; the details move down a line, the
+// expiry is relative and a long user id shortened.
 func TestStatusFitsWidth(t *testing.T) {
 	c := clitest.New(t, nil)
 	now := clock.NewFake(servertest.Start)
@@ -83,28 +86,39 @@ func TestStatusFitsWidth(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := &keyring.ClientInfo{ClientID: "cid"}
-	for server, b := range map[string]keyring.TokenBundle{
-		"https://mcp.example.com/mcp": {AccessToken: "a", Expiry: servertest.Start.Add(time.Hour), UserID: "u_1", UserName: "mona", Client: client},
-		"https://tools.internal.example.org/tenants/acme-corporation/mcp": {AccessToken: "b", RefreshToken: "r",
-			TokenEndpoint: "https://tools.internal.example.org/token", Client: client, RefreshExpiry: servertest.Start.Add(48 * time.Hour)},
-	} {
+	servers := map[string]keyring.TokenBundle{
+		"http://127.0.0.1:18080/some/long/path/mcp": {AccessToken: "a", Expiry: servertest.Start.Add(23*time.Hour + 59*time.Minute),
+			UserID: "u_Zq3vN8kP2rT6wY1a", UserName: "mona", Client: client},
+		"https://mcp-gateway.eu-west-1.internal.example-corporation.com/tenants/acme/mcp": {AccessToken: "b", RefreshToken: "r",
+			TokenEndpoint: "https://tools.internal.example.org/token", Client: client, RefreshExpiry: servertest.Start.Add(30 * 24 * time.Hour)},
+		"https://mcp.example.com/mcp": {Kind: keyring.KindAPIKey, APIKey: "k", UserID: "u_2"},
+	}
+	for server, b := range servers {
 		if err := st.Save(server, "", b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, width := range []int{80, 200} {
+	for _, width := range []int{80, 120} {
+		c.Vars["COLUMNS"] = strconv.Itoa(width)
+		var pipe string
 		for _, tty := range []bool{false, true} {
-			c.Vars["COLUMNS"] = strconv.Itoa(width)
 			c.Wrap = func(f *cmdutil.Factory) { f.IO.StdoutTTY = tty }
 			code, stdout, stderr := c.Run("status")
 			if w := tablefmt.Widest(stdout); code != 0 || w > width {
 				t.Errorf("COLUMNS=%d tty=%v: exit %d, a line %d wide:\n%s%s", width, tty, code, w, stdout, stderr)
 			}
-			name := fmt.Sprintf("status-%d.txt", width)
-			if tty {
-				name = fmt.Sprintf("status-%d-tty.txt", width)
+			lines := strings.Split(stdout, "\n")
+			for server := range servers {
+				if !slices.Contains(lines, server) {
+					t.Errorf("COLUMNS=%d: %s is not a line of its own:\n%s", width, server, stdout)
+				}
 			}
-			clitest.Golden(t, name, stdout)
+			if !tty {
+				pipe = stdout
+				clitest.Golden(t, fmt.Sprintf("status-%d.txt", width), stdout)
+			} else if stdout != pipe {
+				t.Errorf("COLUMNS=%d: a terminal gets another layout than a pipe:\n%s\n%s", width, stdout, pipe)
+			}
 		}
 	}
 }

@@ -81,10 +81,8 @@ func Run(_ context.Context, opts *Options) error {
 		ui.Info("No stored credentials. Log in with: mcpauth login <mcp-url>")
 		return nil
 	}
-	t := tablefmt.Table{Columns: []tablefmt.Column{
-		tablefmt.Col("SERVER", tablefmt.URL), tablefmt.Col("ACCOUNT", tablefmt.Fixed), tablefmt.Col("USER", tablefmt.Text), tablefmt.Col("KIND", tablefmt.Fixed),
-		tablefmt.Col("STORAGE", tablefmt.Text), tablefmt.Col("EXPIRES", tablefmt.Text), tablefmt.Col("REFRESH", tablefmt.Text),
-	}}
+	width := f.IO.TerminalWidth()
+	list := make([]tablefmt.Entry, 0, len(entries))
 	plaintext := false
 	for _, e := range entries {
 		backend := e.Backend
@@ -92,37 +90,68 @@ func Run(_ context.Context, opts *Options) error {
 			backend += " (no keyring!)"
 			plaintext = true
 		}
-		user := cmdutil.User{ID: e.UserID, Name: e.Name}.String()
-		if user == "" {
-			user = "-" // stored before names were kept, or the server said nothing
+		fields := []string{"account " + e.Account, "user " + user(e, width > 0), e.Kind, backend, expiry(e, now)}
+		if e.Kind != string(keyring.KindAPIKey) { // an API key has no refresh token to speak of
+			fields = append(fields, refresh(e, now))
 		}
-		t.Rows = append(t.Rows, []string{e.Server, e.Account, user, e.Kind, backend, expiry(e, now), refresh(e, now)})
+		list = append(list, tablefmt.Entry{Key: e.Server, Fields: fields})
 	}
-	fmt.Fprintln(f.IO.Out, tablefmt.Render(t, f.IO.TerminalWidth(), f.IO.StdoutTTY))
+	// A list, as gh auth status prints: the server URL is each entry's
+	// key and is never cut; the details give way to the width instead.
+	fmt.Fprintln(f.IO.Out, tablefmt.List(list, width, nil))
 	if plaintext {
 		ui.Warn("entries marked 'no keyring' are in files under %s protected only by file permissions", st.Dir())
 	}
 	return nil
 }
 
+// user is the name with the id, or either alone, or "-" for entries stored
+// before names were kept or when the server said nothing. short cuts a
+// long id: in a terminal its first characters tell users apart.
+func user(e entry, short bool) string {
+	id := e.UserID
+	if r := []rune(id); short && e.Name != "" && len(r) > 10 {
+		id = string(r[:8]) + "…"
+	}
+	if u := (cmdutil.User{ID: id, Name: e.Name}).String(); u != "" {
+		return u
+	}
+	return "-"
+}
+
+// expiry and refresh are relative ("in 23h"): the timestamps are in
+// --output json.
 func expiry(e entry, now time.Time) string {
 	switch {
 	case e.Expiry.IsZero():
 		return "no expiry"
 	case e.Expired:
-		return "expired " + e.Expiry.UTC().Format(time.RFC3339)
+		return "expired " + approx(now.Sub(e.Expiry)) + " ago"
 	}
-	return fmt.Sprintf("%s (in %s)", e.Expiry.UTC().Format(time.RFC3339), e.Expiry.Sub(now).Round(time.Minute))
+	return "expires in " + approx(e.Expiry.Sub(now))
 }
 
 func refresh(e entry, now time.Time) string {
 	switch {
 	case !e.Refreshable:
-		return "no"
+		return "not refreshable"
 	case e.RefreshExpiry.IsZero():
 		return "refreshable"
 	case !now.Before(e.RefreshExpiry):
-		return "expired " + e.RefreshExpiry.UTC().Format(time.RFC3339)
+		return "refresh token expired " + approx(now.Sub(e.RefreshExpiry)) + " ago"
 	}
-	return "refreshable until " + e.RefreshExpiry.UTC().Format(time.RFC3339)
+	return "refreshable for " + approx(e.RefreshExpiry.Sub(now))
+}
+
+// approx is d in its largest whole unit, rounded down: 59m, 23h, 3d.
+func approx(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "<1m"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }

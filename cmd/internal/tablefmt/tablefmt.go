@@ -1,6 +1,6 @@
 // Package tablefmt lays out the CLI's tables within a terminal's width:
 // long URLs lose their middle, long text wraps, and no line is wider than
-// the width. Terminals get a box; pipes get plain aligned text.
+// the width: plain aligned text, on a terminal as on a pipe.
 package tablefmt
 
 import (
@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/lipgloss/table"
+
+	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
 // Kind says how a column gives up width.
@@ -48,18 +49,15 @@ const (
 	minText = 8
 )
 
-// Render lays t out in width columns (0: unlimited). boxed draws a rounded
-// border for terminals; otherwise the columns are separated by Gap. A width
-// narrower than one character per column plus separators cannot be met.
-func Render(t Table, width int, boxed bool) string {
+// Render lays t out in width columns (0: unlimited), the columns separated
+// by Gap. A width narrower than one character per column plus separators
+// cannot be met.
+func Render(t Table, width int) string {
 	n := len(t.Columns)
 	if n == 0 {
 		return ""
 	}
 	overhead := len(Gap) * (n - 1)
-	if boxed {
-		overhead = n + 1
-	}
 	widths := natural(t)
 	if width > 0 {
 		fit(t.Columns, widths, width-overhead)
@@ -79,9 +77,6 @@ func Render(t Table, width int, boxed bool) string {
 			row[i] = fitCell(cell(r, i), t.Columns[i].Kind, widths[i])
 		}
 		cells = append(cells, row)
-	}
-	if boxed {
-		return box(cells, header)
 	}
 	return plain(cells, widths, header, t.HeaderStyle)
 }
@@ -162,33 +157,14 @@ func fitCell(s string, k Kind, w int) []string {
 				lines = append(lines, MiddleURL(line, w))
 				break
 			}
-			lines = append(lines, Wrap(line, w)...) // a note among URLs
+			lines = append(lines, textwrap.Lines(line, w)...) // a note among URLs
 		case Text:
-			lines = append(lines, Wrap(line, w)...)
+			lines = append(lines, textwrap.Lines(line, w)...)
 		default:
 			lines = append(lines, cutEnd(line, w))
 		}
 	}
 	return lines
-}
-
-func box(cells [][][]string, header bool) string {
-	join := func(row [][]string) []string {
-		out := make([]string, len(row))
-		for i, lines := range row {
-			out[i] = strings.Join(lines, "\n")
-		}
-		return out
-	}
-	t := table.New()
-	for i, row := range cells {
-		if i == 0 && header {
-			t.Headers(join(row)...)
-			continue
-		}
-		t.Row(join(row)...)
-	}
-	return t.Render()
 }
 
 func plain(cells [][][]string, w []int, header bool, style func(string) string) string {
@@ -248,41 +224,7 @@ func MiddleURL(s string, w int) string {
 		}
 	}
 	r := []rune(s)
-	return takeWidth(r, head) + "…" + takeWidthFromEnd(r, avail-head)
-}
-
-// Wrap breaks s at spaces into lines of at most w columns; a word longer
-// than w is cut into pieces.
-func Wrap(s string, w int) []string {
-	if lipgloss.Width(s) <= w || w < 1 {
-		return []string{s}
-	}
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		for lipgloss.Width(word) > w {
-			if line != "" {
-				lines, line = append(lines, line), ""
-			}
-			piece := takeWidth([]rune(word), w)
-			if piece == "" { // a wide rune in a one-column cell
-				piece = string([]rune(word)[:1])
-			}
-			lines, word = append(lines, piece), word[len(piece):]
-		}
-		switch {
-		case line == "":
-			line = word
-		case lipgloss.Width(line)+1+lipgloss.Width(word) <= w:
-			line += " " + word
-		default:
-			lines, line = append(lines, line), word
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
+	return textwrap.Take(r, head) + "…" + takeWidthFromEnd(r, avail-head)
 }
 
 // cutEnd shortens s to w columns, ending with "…" when cut.
@@ -291,21 +233,9 @@ func cutEnd(s string, w int) string {
 		return s
 	}
 	if w <= 1 {
-		return takeWidth([]rune(s), w)
+		return textwrap.Take([]rune(s), w)
 	}
-	return takeWidth([]rune(s), w-1) + "…"
-}
-
-func takeWidth(r []rune, w int) string {
-	n, i := 0, 0
-	for ; i < len(r); i++ {
-		rw := lipgloss.Width(string(r[i]))
-		if n+rw > w {
-			break
-		}
-		n += rw
-	}
-	return string(r[:i])
+	return textwrap.Take([]rune(s), w-1) + "…"
 }
 
 func takeWidthFromEnd(r []rune, w int) string {

@@ -31,23 +31,6 @@ func TestMiddleURL(t *testing.T) {
 	}
 }
 
-func TestWrap(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		w    int
-		want []string
-	}{
-		{"short", 10, []string{"short"}},
-		{"no protected resource metadata found", 16, []string{"no protected", "resource", "metadata found"}},
-		{"ab abcdefghij", 4, []string{"ab", "abcd", "efgh", "ij"}},
-		{"日本語", 1, []string{"日", "本", "語"}}, // wider than the cell: one rune a line
-	} {
-		if got := tablefmt.Wrap(tt.in, tt.w); strings.Join(got, "|") != strings.Join(tt.want, "|") {
-			t.Errorf("Wrap(%q, %d) = %q, want %q", tt.in, tt.w, got, tt.want)
-		}
-	}
-}
-
 func sample() tablefmt.Table {
 	return tablefmt.Table{
 		Columns: []tablefmt.Column{tablefmt.Col("PROBE", tablefmt.URL), tablefmt.Col("STATUS", tablefmt.Fixed), tablefmt.Col("VERDICT", tablefmt.Text)},
@@ -60,38 +43,31 @@ func sample() tablefmt.Table {
 	}
 }
 
-// Renders the same table boxed and plain at 80 and 200 columns: goldens
-// show the layout, and no line may be wider than the width.
+// Renders the same table at 80 and 200 columns: goldens show the layout,
+// and no line may be wider than the width.
 func TestRenderWidths(t *testing.T) {
-	for _, boxed := range []bool{false, true} {
-		for _, width := range []int{80, 200} {
-			name := fmt.Sprintf("probes-%d-plain.txt", width)
-			if boxed {
-				name = fmt.Sprintf("probes-%d-boxed.txt", width)
+	for _, width := range []int{80, 200} {
+		name := fmt.Sprintf("probes-%d-plain.txt", width)
+		t.Run(name, func(t *testing.T) {
+			got := tablefmt.Render(sample(), width) + "\n"
+			AssertWidth(t, got, width)
+			if strings.Contains(got, "\x1b") {
+				t.Errorf("ANSI escape in output:\n%s", got)
 			}
-			t.Run(name, func(t *testing.T) {
-				got := tablefmt.Render(sample(), width, boxed) + "\n"
-				AssertWidth(t, got, width)
-				if strings.Contains(got, "\x1b") {
-					t.Errorf("ANSI escape in output:\n%s", got)
-				}
-				clitest.Golden(t, name, got)
-			})
-		}
+			clitest.Golden(t, name, got)
+		})
 	}
 }
 
 // Narrow widths shrink fixed columns too: still no line wider.
 func TestRenderNarrow(t *testing.T) {
-	for _, boxed := range []bool{false, true} {
-		for width := 16; width <= 60; width += 11 {
-			AssertWidth(t, tablefmt.Render(sample(), width, boxed), width)
-		}
+	for width := 16; width <= 60; width += 11 {
+		AssertWidth(t, tablefmt.Render(sample(), width), width)
 	}
 }
 
 func TestRenderUnlimitedKeepsEverything(t *testing.T) {
-	got := tablefmt.Render(sample(), 0, false)
+	got := tablefmt.Render(sample(), 0)
 	for _, r := range sample().Rows {
 		if !strings.Contains(got, r[0]) || !strings.Contains(got, r[2]) {
 			t.Fatalf("row %q shortened without a width:\n%s", r, got)
@@ -101,13 +77,13 @@ func TestRenderUnlimitedKeepsEverything(t *testing.T) {
 
 func TestURLColumnWrapsNotes(t *testing.T) {
 	tb := tablefmt.Table{Columns: []tablefmt.Column{tablefmt.Col("", tablefmt.URL)}, Rows: [][]string{{"no protected resource metadata here"}}}
-	if got := tablefmt.Render(tb, 20, false); got != "no protected\nresource metadata\nhere" {
+	if got := tablefmt.Render(tb, 20); got != "no protected\nresource metadata\nhere" {
 		t.Fatalf("got %q", got)
 	}
 }
 
 func TestRenderKeyValueHasNoHeader(t *testing.T) {
-	got := tablefmt.Render(tablefmt.Table{Columns: []tablefmt.Column{tablefmt.Col("", tablefmt.Fixed), tablefmt.Col("", tablefmt.URL)}, Rows: [][]string{{"issuer", "http://127.0.0.1:1"}}}, 80, false)
+	got := tablefmt.Render(tablefmt.Table{Columns: []tablefmt.Column{tablefmt.Col("", tablefmt.Fixed), tablefmt.Col("", tablefmt.URL)}, Rows: [][]string{{"issuer", "http://127.0.0.1:1"}}}, 80)
 	if got != "issuer  http://127.0.0.1:1" {
 		t.Fatalf("got %q", got)
 	}
