@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcpauth/mcpauth/pkce"
@@ -33,6 +34,27 @@ var authzParams = []string{"response_type", "client_id", "redirect_uri", "scope"
 type pageError struct {
 	Status        int
 	Message, Code string
+	// Title replaces the page's "not valid" heading, and RetryAfter is sent
+	// as Retry-After, for a refusal that passes (a limit).
+	Title      string
+	RetryAfter time.Duration
+}
+
+// badRequestPage is a pageError for a request that cannot be served as sent.
+func badRequestPage(status int, msg, code string) *pageError {
+	return &pageError{Status: status, Message: msg, Code: code}
+}
+
+// renderPageError shows perr as the authorization error page.
+func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, perr *pageError) {
+	title := "This sign-in request is not valid"
+	if perr.Title != "" {
+		title = perr.Title
+	}
+	if perr.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(perr.RetryAfter)))
+	}
+	s.renderError(w, r, perr.Status, title, perr.Message, perr.Code)
 }
 
 // parseAuthorize validates params. A pageError means show an HTML page and
@@ -42,28 +64,32 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 	var req authzRequest
 	for _, k := range []string{"client_id", "redirect_uri"} {
 		if len(params[k]) > 1 {
-			return req, &pageError{http.StatusBadRequest, "The request repeats the " + k + " parameter.", errInvalidRequest}, nil
+			return req, badRequestPage(http.StatusBadRequest, "The request repeats the "+k+" parameter.", errInvalidRequest), nil
 		}
 	}
 	clientID := params.Get("client_id")
 	if clientID == "" {
-		return req, &pageError{http.StatusBadRequest, "The request does not name a client (client_id is missing).", errInvalidRequest}, nil
+		return req, badRequestPage(http.StatusBadRequest, "The request does not name a client (client_id is missing).", errInvalidRequest), nil
 	}
 	c, err := s.client(ctx, clientID)
 	var ce *cimdError
+	var ue *cimdUnavailableError
+	if errors.As(err, &ue) {
+		return req, ue.pageError(), nil
+	}
 	if errors.As(err, &ce) {
-		return req, &pageError{http.StatusBadRequest, "The application's client metadata document (" + truncate(clientID, 200) + ") cannot be used: " + ce.reason + ".", errInvalidClient}, nil
+		return req, badRequestPage(http.StatusBadRequest, "The application's client metadata document ("+truncate(clientID, 200)+") cannot be used: "+ce.reason+".", errInvalidClient), nil
 	}
 	if isNotFound(err) {
-		return req, &pageError{http.StatusBadRequest, "The application asking for access is not registered here.", errInvalidClient}, nil
+		return req, badRequestPage(http.StatusBadRequest, "The application asking for access is not registered here.", errInvalidClient), nil
 	}
 	if err != nil {
-		return req, &pageError{http.StatusInternalServerError, "Something went wrong. Try again.", errServerError}, nil
+		return req, badRequestPage(http.StatusInternalServerError, "Something went wrong. Try again.", errServerError), nil
 	}
 	req.Client = c
 	req.RedirectURI = params.Get("redirect_uri")
 	if req.RedirectURI == "" || !redirectURIRegistered(c.RedirectURIs, req.RedirectURI) {
-		return req, &pageError{http.StatusBadRequest, "The application's return address is not one it registered, so you were not sent back to it.", errInvalidRequest}, nil
+		return req, badRequestPage(http.StatusBadRequest, "The application's return address is not one it registered, so you were not sent back to it.", errInvalidRequest), nil
 	}
 	// From here on errors go back to the client, with the state whenever
 	// one unambiguous state was sent (RFC 6749 §4.1.2.1), even if another
@@ -187,7 +213,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	req, perr, oerr := s.parseAuthorize(r.Context(), q)
 	if perr != nil {
-		s.renderError(w, r, perr.Status, "This sign-in request is not valid", perr.Message, perr.Code)
+		s.renderPageError(w, r, perr)
 		return
 	}
 	if oerr != nil {
@@ -240,7 +266,7 @@ func (s *Server) handleAuthorizeDecision(w http.ResponseWriter, r *http.Request)
 	}
 	req, perr, oerr := s.parseAuthorize(r.Context(), params)
 	if perr != nil {
-		s.renderError(w, r, perr.Status, "This sign-in request is not valid", perr.Message, perr.Code)
+		s.renderPageError(w, r, perr)
 		return
 	}
 	if oerr != nil {

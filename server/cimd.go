@@ -54,6 +54,15 @@ type MetadataDocumentConfig struct {
 	// LookupIP resolves a host name or IP literal; nil means the system
 	// resolver. Every address it returns is checked before it is dialled.
 	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	// MaxFetches caps the fetches in flight across the server; zero means 8.
+	MaxFetches int
+	// SlotWait is how long a fetch waits for a free slot before its request
+	// is answered 503 temporarily_unavailable; zero means 2 s.
+	SlotWait time.Duration
+	// FailureCache is how long a document that could not be used is
+	// remembered (in memory), so naming it again fetches nothing; zero
+	// means 60 s.
+	FailureCache time.Duration
 }
 
 // cimdError says why a metadata document cannot be used; reason is shown to
@@ -108,33 +117,71 @@ func checkMetadataDocumentURL(raw string) string {
 
 // metadataClient returns the client a metadata document describes: from
 // the store's cache while it is fresh on the server's clock, else fetched.
+// A request that would fetch is charged to its caller's fetch budget first,
+// and joins a fetch of the same URL already in flight.
 func (s *Server) metadataClient(ctx context.Context, id string) (store.Client, error) {
 	if reason := checkMetadataDocumentURL(id); reason != "" {
 		return store.Client{}, cimdErrorf("the client_id URL %s", reason)
 	}
+	if c, ok, err := s.cachedMetadataClient(ctx, id); ok {
+		return c, err
+	}
+	if ok, wait := s.limits.cimdFetch.Allow(callerIP(ctx)); !ok {
+		return store.Client{}, &cimdUnavailableError{wait: wait}
+	}
+	// Detached from the request that starts it, so that request going away
+	// does not fail the others waiting; the fetch timeout bounds it.
+	v, err, _ := s.cimdFlights.Do(id, func() (any, error) {
+		return s.fetchMetadataClient(context.WithoutCancel(ctx), id)
+	})
+	c, _ := v.(store.Client)
+	return c, err
+}
+
+// cachedMetadataClient answers from the store's cache, or with the failure
+// remembered for id; ok is false when neither knows the document. The
+// store comes first: another instance may have fetched a good copy since.
+func (s *Server) cachedMetadataClient(ctx context.Context, id string) (c store.Client, ok bool, err error) {
 	now := s.clock.Now()
 	d, err := s.store.GetMetadataDocument(ctx, id)
 	switch {
 	case err == nil && now.Before(d.ExpiresAt):
 		if c, perr := parseMetadataDocument(id, d.Body); perr == nil {
 			c.CreatedAt = d.FetchedAt
-			return c, nil
+			return c, true, nil
 		}
 		// Cached under older rules: fetch it again.
 	case err != nil && !isNotFound(err):
-		return store.Client{}, fmt.Errorf("reading cached metadata document: %w", err)
+		return store.Client{}, true, fmt.Errorf("reading cached metadata document: %w", err)
 	}
+	if err := s.cimdFailed.get(id, now); err != nil {
+		return store.Client{}, true, err
+	}
+	return store.Client{}, false, nil
+}
+
+// fetchMetadataClient fetches, checks and caches the document: a good one
+// in the store for its max-age, a failed one in memory for FailureCache,
+// so a fix on the client's side applies within that time.
+func (s *Server) fetchMetadataClient(ctx context.Context, id string) (store.Client, error) {
+	// The fetch that ran while this request looked may have settled it.
+	if c, ok, err := s.cachedMetadataClient(ctx, id); ok {
+		return c, err
+	}
+	now := s.clock.Now()
 	body, maxAge, err := s.cimd.fetch(ctx, id)
 	var c store.Client
 	if err == nil {
 		c, err = parseMetadataDocument(id, body)
 	}
-	if err != nil {
+	var ce *cimdError
+	if errors.As(err, &ce) {
+		s.cimdFailed.put(id, err, s.clock.Now())
 		s.log.Warn("client metadata document refused", "request_id", requestID(ctx), "client_id", truncate(id, 200), "err", err)
+	}
+	if err != nil {
 		return store.Client{}, err
 	}
-	// Only valid documents are cached: a broken one is fetched again on the
-	// next request, so a fix on the client's side applies at once.
 	if err := s.store.PutMetadataDocument(ctx, store.MetadataDocument{URL: id, Body: body, FetchedAt: now, ExpiresAt: now.Add(maxAge)}); err != nil {
 		return store.Client{}, fmt.Errorf("caching metadata document: %w", err)
 	}
@@ -226,9 +273,10 @@ func parseMetadataDocument(clientID string, body []byte) (store.Client, error) {
 type cimdFetcher struct {
 	client  *http.Client
 	timeout time.Duration
+	slots   *fetchSlots
 }
 
-func newCIMDFetcher(cfg MetadataDocumentConfig) *cimdFetcher {
+func newCIMDFetcher(cfg MetadataDocumentConfig, busy func()) *cimdFetcher {
 	timeout := cfg.Timeout
 	if timeout <= 0 {
 		timeout = cimdTimeout
@@ -253,6 +301,7 @@ func newCIMDFetcher(cfg MetadataDocumentConfig) *cimdFetcher {
 	}
 	return &cimdFetcher{
 		timeout: timeout,
+		slots:   newFetchSlots(cfg.MaxFetches, cfg.SlotWait, busy),
 		client: &http.Client{
 			Transport:     tr,
 			Timeout:       timeout, // dial, TLS, headers and body together
@@ -261,8 +310,14 @@ func newCIMDFetcher(cfg MetadataDocumentConfig) *cimdFetcher {
 	}
 }
 
-// fetch GETs the document and returns its body and how long to cache it.
+// fetch GETs the document, in one of the server's fetch slots, and returns
+// its body and how long to cache it.
 func (f *cimdFetcher) fetch(ctx context.Context, rawURL string) ([]byte, time.Duration, error) {
+	release, err := f.slots.acquire()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer release()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, 0, cimdErrorf("the client_id URL is not valid")

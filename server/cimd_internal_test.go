@@ -136,7 +136,7 @@ func TestCIMDGuardAtDialTime(t *testing.T) {
 		fmt.Fprint(w, `{}`)
 	})
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	strict := newCIMDFetcher(MetadataDocumentConfig{RootCAs: srv.roots(), Timeout: 2 * time.Second, LookupIP: loopbackOnly("client.example")})
+	strict := newCIMDFetcher(MetadataDocumentConfig{RootCAs: srv.roots(), Timeout: 2 * time.Second, LookupIP: loopbackOnly("client.example")}, nil)
 	// The resolved address is refused before any socket exists (the
 	// reason names both, which the socket-level check below cannot).
 	_, _, err := strict.fetch(t.Context(), fmt.Sprintf("https://client.example:%d/c.json", port))
@@ -156,7 +156,7 @@ func TestCIMDGuardAtDialTime(t *testing.T) {
 	// The same name with private addresses allowed is dialled (at
 	// 127.0.0.1: the certificate, made for 127.0.0.1 and example.com, then
 	// fails, which proves the resolver's answer was used).
-	relaxed := newCIMDFetcher(MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: srv.roots(), Timeout: 2 * time.Second, LookupIP: loopbackOnly("client.example")})
+	relaxed := newCIMDFetcher(MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: srv.roots(), Timeout: 2 * time.Second, LookupIP: loopbackOnly("client.example")}, nil)
 	_, _, err = relaxed.fetch(t.Context(), fmt.Sprintf("https://client.example:%d/c.json", port))
 	var be *blockedAddrError
 	if errors.As(err, &be) {
@@ -234,7 +234,7 @@ func TestCIMDFetch(t *testing.T) {
 			fmt.Fprint(w, `"x"}`)
 		}
 	})
-	f := newCIMDFetcher(MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: srv.roots(), Timeout: 200 * time.Millisecond, LookupIP: loopbackOnly()})
+	f := newCIMDFetcher(MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: srv.roots(), Timeout: 200 * time.Millisecond, LookupIP: loopbackOnly()}, nil)
 
 	body, maxAge, err := f.fetch(t.Context(), srv.URL+"/ok")
 	if err != nil || string(body) != `{"client_id":"x"}` || maxAge != 10*time.Minute {

@@ -28,6 +28,9 @@ type docHost struct {
 	mu          sync.Mutex
 	docs        map[string]docResponse
 	hits, conns atomic.Int64
+	// hold, when set before the first request, runs before each answer
+	// (a slow document host).
+	hold func()
 }
 
 type docResponse struct {
@@ -42,6 +45,9 @@ func newDocHost(t *testing.T) *docHost {
 	d := &docHost{docs: map[string]docResponse{}}
 	d.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.hits.Add(1)
+		if d.hold != nil {
+			d.hold()
+		}
 		d.mu.Lock()
 		resp, ok := d.docs[r.URL.Path]
 		d.mu.Unlock()
@@ -95,10 +101,12 @@ func clientDoc(u string) map[string]any {
 	}
 }
 
-// cimdEnv is a server that may fetch from the loopback document host.
+// cimdEnv is a server that may fetch from the loopback document host; the
+// rest of opts.MetadataDocuments is kept.
 func cimdEnv(t *testing.T, host *docHost, opts servertest.Options) *servertest.Env {
 	t.Helper()
-	opts.MetadataDocuments = server.MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: host.roots()}
+	opts.MetadataDocuments.AllowPrivateAddresses = true
+	opts.MetadataDocuments.RootCAs = host.roots()
 	return servertest.New(t, opts)
 }
 

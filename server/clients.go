@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 
@@ -17,12 +18,17 @@ type clientCache struct {
 }
 
 // knownClient is client for the token endpoints: an unknown id is answered
-// 401 invalid_client, a store failure 500; ok is false when w was answered.
+// 401 invalid_client, a metadata document not fetched for a limit 429 or
+// 503, a store failure 500; ok is false when w was answered.
 func (s *Server) knownClient(w http.ResponseWriter, r *http.Request, id string) (c store.Client, ok bool) {
 	c, err := s.client(r.Context(), id)
+	var ue *cimdUnavailableError
 	switch {
 	case isNotFound(err):
 		writeOAuthError(w, invalidClient("unknown client"))
+		return c, false
+	case errors.As(err, &ue):
+		writeOAuthError(w, ue.oauthError())
 		return c, false
 	case err != nil:
 		s.serverError(w, r, "looking up client", err)

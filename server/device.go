@@ -94,6 +94,10 @@ func (s *Server) checkDeviceClient(ctx context.Context, clientID string) *oauthE
 	if isNotFound(err) {
 		return invalidClient("unknown client")
 	}
+	var ue *cimdUnavailableError
+	if errors.As(err, &ue) {
+		return ue.oauthError()
+	}
 	if err != nil {
 		return newError(http.StatusInternalServerError, errServerError, "internal error")
 	}
@@ -192,8 +196,12 @@ func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[s
 	}
 	resp := newTokenResponse(tok)
 	// An unregistered device client (when allowed) gets no refresh token.
+	// The device code is spent: a metadata document not fetched for a limit
+	// counts as an unknown client, so the token is still issued (without a
+	// refresh token) rather than lost.
 	client, err := s.client(r.Context(), d.ClientID)
-	if err != nil && !isNotFound(err) {
+	var ue *cimdUnavailableError
+	if err != nil && !isNotFound(err) && !errors.As(err, &ue) {
 		s.serverError(w, r, "looking up client", err)
 		return
 	}

@@ -37,6 +37,10 @@ const (
 	limiterAuthorize = "authorize"
 	limiterRegister  = "register"
 	limiterUserCode  = "usercode"
+	limiterCIMD      = "cimd"
+	// Not a rate limit: metadata document fetches refused because every
+	// fetch slot stayed taken (503).
+	limiterCIMDSlots = "cimd_slots"
 )
 
 // NewMetrics builds the metrics and their registry, with the Go runtime's
@@ -68,7 +72,7 @@ func NewMetrics() *Metrics {
 	for _, g := range []string{metricGrantCode, metricGrantDevice, metricGrantRefresh} {
 		m.tokens.With(g)
 	}
-	for _, l := range []string{limiterDevice, limiterAuthorize, limiterRegister, limiterUserCode} {
+	for _, l := range []string{limiterDevice, limiterAuthorize, limiterRegister, limiterUserCode, limiterCIMD, limiterCIMDSlots} {
 		m.rateLimited.With(l)
 	}
 	reg.Gauges(promtext.RuntimeGauges)

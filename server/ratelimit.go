@@ -23,6 +23,10 @@ type Limits struct {
 	AuthorizePerClient  Limit // GET /oauth/authorize
 	RegisterPerIP       Limit // POST /oauth/register
 	WrongUserCodePerKey Limit // wrong user codes at /auth/device, per session and per IP
+	// MetadataFetchPerIP charges every request that would fetch a client
+	// metadata document (neither cache knows it), at any endpoint, to its
+	// caller's address, before the fetch.
+	MetadataFetchPerIP Limit
 	// Disabled turns every limit off (benchmarks only).
 	Disabled bool
 }
@@ -35,6 +39,7 @@ func DefaultLimits() Limits {
 		AuthorizePerClient:  Limit{Rate: 2, Burst: 120},
 		RegisterPerIP:       Limit{Rate: 1, Burst: 60},
 		WrongUserCodePerKey: Limit{Rate: 1.0 / 30, Burst: 10},
+		MetadataFetchPerIP:  Limit{Rate: 0.5, Burst: 20},
 	}
 }
 
@@ -49,11 +54,12 @@ func (l Limits) withDefaults() Limits {
 	fill(&l.AuthorizePerClient, d.AuthorizePerClient)
 	fill(&l.RegisterPerIP, d.RegisterPerIP)
 	fill(&l.WrongUserCodePerKey, d.WrongUserCodePerKey)
+	fill(&l.MetadataFetchPerIP, d.MetadataFetchPerIP)
 	return l
 }
 
 type limiters struct {
-	deviceCode, authorize, register, wrongUserCode *keyedLimiter
+	deviceCode, authorize, register, wrongUserCode, cimdFetch *keyedLimiter
 }
 
 func newLimiters(l Limits, clk clock.Clock, m *Metrics) *limiters {
@@ -65,6 +71,7 @@ func newLimiters(l Limits, clk clock.Clock, m *Metrics) *limiters {
 		authorize:     mk(l.AuthorizePerClient, limiterAuthorize),
 		register:      mk(l.RegisterPerIP, limiterRegister),
 		wrongUserCode: mk(l.WrongUserCodePerKey, limiterUserCode),
+		cimdFetch:     mk(l.MetadataFetchPerIP, limiterCIMD),
 	}
 }
 

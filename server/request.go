@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -21,10 +22,21 @@ func jsonEncode(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) 
 
 // clientIP is the peer address. Forwarding headers are not trusted: behind a
 // proxy every client shares the proxy's budget (documented in README).
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+func clientIP(r *http.Request) string { return hostOf(r.RemoteAddr) }
+
+// callerIP is clientIP for code below the handlers, which has only the
+// request's context.
+func callerIP(ctx context.Context) string {
+	if st := stateFrom(ctx); st != nil {
+		return hostOf(st.peer)
+	}
+	return ""
+}
+
+func hostOf(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return r.RemoteAddr
+		return addr
 	}
 	return host
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/pages"
 	"github.com/mcpauth/mcpauth/server/store"
@@ -92,6 +94,10 @@ type Server struct {
 	pages     *pages.Renderer
 	mcp       http.Handler
 	handler   http.Handler
+
+	// Bounds on metadata document fetching besides s.cimd's slots.
+	cimdFailed  *failureCache      // documents that failed, for a while
+	cimdFlights singleflight.Group // one fetch per URL at a time
 }
 
 // New validates cfg, fills defaults and builds the server.
@@ -130,8 +136,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		limits:    newLimiters(cfg.Limits.withDefaults(), cfg.Clock, cfg.Metrics),
 		metrics:   cfg.Metrics,
 		clients:   clientCache{m: map[string]store.Client{}},
-		cimd:      newCIMDFetcher(cfg.MetadataDocuments),
+		cimd:      newCIMDFetcher(cfg.MetadataDocuments, cfg.Metrics.rejections(limiterCIMDSlots)),
 	}
+	s.cimdFailed = newFailureCache(cfg.MetadataDocuments.FailureCache)
 	s.reqLog, _ = cfg.Logger.Handler().(*LogHandler)
 	if cfg.MetadataDocuments.AllowPrivateAddresses {
 		cfg.Logger.Warn("client metadata documents may be fetched from loopback, private and link-local addresses (--cimd-allow-private): anyone who can reach this server can make it send requests into its network; local testing only")

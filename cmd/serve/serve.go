@@ -55,6 +55,10 @@ type Options struct {
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics on a
 	// listener of its own; off by default.
 	MetricsAddr string
+	// CIMDMaxFetches and CIMDFailureCache bound client metadata document
+	// fetching (zero: the server's defaults, 8 and 60 s).
+	CIMDMaxFetches   int
+	CIMDFailureCache time.Duration
 
 	// Server timeouts (documented in README): slow clients cannot hold
 	// connections or goroutines for long.
@@ -124,10 +128,12 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	oidcSecret = cmdutil.BindSecret(fl, &opts.OIDCClientSecret, "oidc-client-secret", "client secret at the OpenID Connect provider")
 	fl.StringVar(&opts.DevIdPAddr, "dev-idp-addr", "127.0.0.1:0", "address of the development identity provider (without --oidc-issuer)")
 	fl.BoolVar(&opts.TestClock, "test-clock", false, "expose /api/test/clock to move the server's time (loopback only; for conformance runs)")
-	fl.StringVar(&opts.Limits, "limits", "", `rate limits as name=rate:burst, rate per second; names: device, authorize, register, usercode (e.g. "device=0.5:30,register=1:20")`)
+	fl.StringVar(&opts.Limits, "limits", "", `rate limits as name=rate:burst, rate per second; names: device, authorize, register, usercode, cimd (e.g. "device=0.5:30,register=1:20")`)
 	fl.BoolVar(&opts.NoRateLimits, "no-rate-limits", false, "turn rate limiting off (benchmarks only)")
 	fl.BoolVar(&opts.AllowUnregisteredDeviceClients, "allow-unregistered-device-clients", false, "accept any client_id at the device endpoints")
 	fl.BoolVar(&opts.CIMDAllowPrivate, "cimd-allow-private", false, "fetch client metadata documents from loopback and private addresses too (local testing only)")
+	fl.IntVar(&opts.CIMDMaxFetches, "cimd-max-fetches", 8, "client metadata document fetches in flight across the server at most; a request that waits 2 s for one gets 503")
+	fl.DurationVar(&opts.CIMDFailureCache, "cimd-failure-cache", time.Minute, "how long a client metadata document that could not be used is remembered, so naming it again fetches nothing")
 	fl.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to send the request headers")
 	fl.DurationVar(&opts.ReadTimeout, "read-timeout", 30*time.Second, "time a client has to send the whole request")
 	fl.DurationVar(&opts.WriteTimeout, "write-timeout", 60*time.Second, "time to write a response (also caps MCP streams)")
@@ -168,6 +174,9 @@ func Run(ctx context.Context, opts *Options) error {
 		return cmdutil.FlagErrorf("--limits: %v", err)
 	}
 	limits.Disabled = opts.NoRateLimits
+	if opts.CIMDMaxFetches < 0 || opts.CIMDFailureCache < 0 {
+		return cmdutil.FlagErrorf("--cimd-max-fetches and --cimd-failure-cache cannot be negative")
+	}
 	if err := checkExposure(opts); err != nil {
 		return err
 	}
@@ -213,7 +222,9 @@ func Run(ctx context.Context, opts *Options) error {
 		SigningKey: keys.jwt, PreviousSigningKeys: keys.jwtPrevious,
 		SealingKey: keys.sealing, PreviousSealingKeys: keys.sealingPrevious,
 		AllowUnregisteredDeviceClients: opts.AllowUnregisteredDeviceClients,
-		MetadataDocuments:              server.MetadataDocumentConfig{AllowPrivateAddresses: opts.CIMDAllowPrivate},
+		MetadataDocuments: server.MetadataDocumentConfig{
+			AllowPrivateAddresses: opts.CIMDAllowPrivate, MaxFetches: opts.CIMDMaxFetches, FailureCache: opts.CIMDFailureCache,
+		},
 		// Only one instance writes a SQLite file, so a process-local cache
 		// sees every invalidation; PostgreSQL means several instances.
 		CacheCredentials: !sqlstore.IsPostgres(dsn),
@@ -511,8 +522,10 @@ func parseLimits(spec string) (server.Limits, error) {
 			l.RegisterPerIP = lim
 		case "usercode":
 			l.WrongUserCodePerKey = lim
+		case "cimd":
+			l.MetadataFetchPerIP = lim
 		default:
-			return l, fmt.Errorf("unknown limit %q (device, authorize, register, usercode)", name)
+			return l, fmt.Errorf("unknown limit %q (device, authorize, register, usercode, cimd)", name)
 		}
 	}
 	return l, nil
