@@ -27,7 +27,8 @@
 //     Connect path-appended ({issuer}/.well-known/openid-configuration).
 //
 // Any 4xx, 5xx, non-JSON body, body over 1 MiB or network error moves on to
-// the next candidate. Without any protected resource metadata the base URL
+// the next candidate, except a refused connection: that host is not probed
+// again, and a refusing MCP host ends discovery (ErrUnreachable). Without any protected resource metadata the base URL
 // is taken as the authorization server (MCP 2025-03-26 behaviour); without
 // its metadata either, and only when the MCP URL answered 401, the default
 // endpoints {origin}/authorize, /token and /register, with a warning in
