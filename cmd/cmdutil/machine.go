@@ -121,10 +121,20 @@ func clientOf(ci *keyring.ClientInfo) flows.Client {
 	return flows.Client{ID: ci.ClientID, Secret: ci.ClientSecret, AuthMethod: ci.TokenEndpointAuthMethod}
 }
 
-// FillToken puts tok (and the DPoP key) into b.
+// FillToken puts a token response (and the DPoP key it is bound to, nil
+// for Bearer) into b: the one mapping from a token response to what is
+// stored, for logins, renewals and refreshes. A response without scope
+// keeps the scope b had (RFC 6749 §5.1: the same as before), and a refresh
+// token's expiry changes with the refresh token or when the server says.
 func FillToken(b *keyring.TokenBundle, tok *flows.Token, d *flows.DPoP) error {
 	b.Kind = keyring.KindOAuth
-	b.AccessToken, b.TokenType, b.RefreshToken, b.Expiry, b.Scope = tok.AccessToken, tok.TokenType, tok.RefreshToken, tok.Expiry, tok.Scope
+	if !tok.RefreshExpiry.IsZero() || tok.RefreshToken != b.RefreshToken {
+		b.RefreshExpiry = tok.RefreshExpiry
+	}
+	b.AccessToken, b.TokenType, b.RefreshToken, b.Expiry = tok.AccessToken, tok.TokenType, tok.RefreshToken, tok.Expiry
+	if tok.Scope != "" {
+		b.Scope = tok.Scope
+	}
 	b.DPoPKey = ""
 	if d != nil {
 		k, err := d.MarshalKey()

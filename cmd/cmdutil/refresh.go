@@ -102,8 +102,12 @@ func (f *Factory) credential(ctx context.Context, arg, rejected string) (Credent
 	if err != nil {
 		return Credential{}, err
 	}
+	key, err := f.dpopOf(b) // a bound refresh token needs its key's proof
+	if err != nil {
+		return Credential{}, err
+	}
 	tok, err := flows.Refresh(ctx, flows.RefreshConfig{
-		HTTPClient: hc, Clock: f.Clock, TokenURL: b.TokenEndpoint, Resource: b.Resource,
+		HTTPClient: hc, Clock: f.Clock, TokenURL: b.TokenEndpoint, Resource: b.Resource, Issuer: b.Issuer, DPoP: key,
 		Client: flows.Client{ID: b.Client.ClientID, Secret: b.Client.ClientSecret, AuthMethod: authMethod(b.Client)},
 	}, b.RefreshToken)
 	now := f.Clock.Now()
@@ -119,12 +123,8 @@ func (f *Factory) credential(ctx context.Context, arg, rejected string) (Credent
 		return Credential{}, WithExit(ExitNetwork, fmt.Errorf("refreshing the token for %s: %w", e.Server, err))
 	}
 	nb := b
-	nb.AccessToken, nb.TokenType, nb.RefreshToken, nb.Expiry = tok.AccessToken, tok.TokenType, tok.RefreshToken, tok.Expiry
-	if tok.Scope != "" {
-		nb.Scope = tok.Scope
-	}
-	if !tok.RefreshExpiry.IsZero() || tok.RefreshToken != b.RefreshToken {
-		nb.RefreshExpiry = tok.RefreshExpiry
+	if err := FillToken(&nb, tok, key); err != nil {
+		return Credential{}, err
 	}
 	// Saved before use: with rotation the old refresh token is now spent,
 	// and a token used but not saved would strand the next command.

@@ -71,15 +71,16 @@ func ResolveServer(st *keyring.Store, arg, account string) (keyring.EntryInfo, e
 	return keyring.EntryInfo{}, WithExit(ExitAuthRequired, fmt.Errorf("no stored credential for %s; run: mcpauth login %s", arg, arg))
 }
 
-// SaveToken stores a token from a flow.
-func SaveToken(st *keyring.Store, account string, disc *flows.Discovery, client flows.Client, tok *flows.Token, user User) error {
+// SaveToken stores a token from a flow, with the DPoP key it is bound to
+// (nil for Bearer).
+func SaveToken(st *keyring.Store, account string, disc *flows.Discovery, client flows.Client, tok *flows.Token, d *flows.DPoP, user User) error {
 	b := keyring.TokenBundle{
-		UserID: user.ID, UserName: user.Name,
-		Kind: keyring.KindOAuth, Issuer: disc.Issuer, Resource: disc.Resource,
-		AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
-		Expiry: tok.Expiry, Scope: tok.Scope, RefreshExpiry: tok.RefreshExpiry,
+		UserID: user.ID, UserName: user.Name, Issuer: disc.Issuer, Resource: disc.Resource,
 		TokenEndpoint: disc.AuthServer.TokenEndpoint, RevocationEndpoint: disc.AuthServer.RevocationEndpoint,
 		Client: &keyring.ClientInfo{ClientID: client.ID, ClientSecret: client.Secret, TokenEndpointAuthMethod: client.AuthMethod, RedirectURIs: client.RedirectURIs},
+	}
+	if err := FillToken(&b, tok, d); err != nil {
+		return err
 	}
 	if err := st.Save(StoreKey(disc), account, b); err != nil {
 		return WithExit(ExitStorage, fmt.Errorf("storing the token: %w", err))

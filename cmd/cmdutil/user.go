@@ -29,12 +29,20 @@ func (u User) String() string {
 
 // LookupUser asks the server who token belongs to with one GET /api/ping,
 // where the server offers it; the name is an extension some servers add.
-// Best effort: any failure leaves what the token itself says (its sub).
-func (f *Factory) LookupUser(ctx context.Context, disc *flows.Discovery, token string) User {
+// Best effort: any failure leaves what the token itself says (its sub). A
+// DPoP-bound token (key non-nil) is presented with a proof.
+func (f *Factory) LookupUser(ctx context.Context, disc *flows.Discovery, token string, key *flows.DPoP) User {
 	u := User{ID: Subject(token)}
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return u
+	}
+	if key != nil {
+		o, err := flows.OriginOf(disc.Resource)
+		if err != nil {
+			return u
+		}
+		hc = key.Client(hc, o, token)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -24,6 +24,7 @@ type Options struct {
 
 	ClientID, Scope, BrowserCommand, Dialect string
 	Clipboard, NoResource                    bool
+	DPoP                                     cmdutil.DPoPChoice
 	Discover                                 cmdutil.DiscoverFlags
 }
 
@@ -53,6 +54,8 @@ server's interval (5 s longer after each slow_down) and stores the token.`,
 	fl.BoolVar(&opts.Clipboard, "clipboard", false, "copy the code to the clipboard (it is still printed)")
 	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that opens the verification URL when you press Enter (env MCPAUTH_BROWSER)")
 	fl.StringVar(&opts.Dialect, "dialect", "", "device endpoint dialect: json (mcpauth contract) or form (RFC 8628); default from the metadata")
+	fl.BoolVar(&opts.DPoP.Insist, "dpop", false, "bind tokens to a key (DPoP, RFC 9449); automatic when the server advertises DPoP")
+	fl.BoolVar(&opts.DPoP.Refuse, "no-dpop", false, "do not use DPoP even when the server advertises it")
 	fl.BoolVar(&opts.NoResource, "no-resource", false, "do not send the RFC 8707 resource parameter (form dialect)")
 	opts.Discover.Bind(fl)
 	return cmd
@@ -73,6 +76,9 @@ func (noDeviceFlow) Is(target error) bool { return target == ErrNoDeviceFlow }
 // Run performs the device flow. Ctrl-C (ctx cancelled) says what it
 // interrupted, on a clean line.
 func Run(ctx context.Context, opts *Options) error {
+	if err := opts.DPoP.Check(); err != nil {
+		return err
+	}
 	var phase cmdutil.Phase
 	return cmdutil.Cancelled(ctx, "device login", &phase, run(ctx, opts, &phase))
 }
@@ -118,12 +124,16 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	if err != nil {
 		return cmdutil.FlowError("choosing a client identity", err)
 	}
+	key, err := f.LoginDPoP(st, disc, opts.DPoP)
+	if err != nil {
+		return err
+	}
 	phase.Set("requesting a device code")
 	spin := newCountdown(f, ui)
 	defer spin.stop()
 	tok, err := flows.Device(ctx, flows.DeviceConfig{
 		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, Scope: opts.Scope,
-		NoResource: opts.NoResource, Dialect: dialect,
+		NoResource: opts.NoResource, Dialect: dialect, DPoP: key,
 		ShowCode: func(da flows.DeviceAuthorization) {
 			phase.Set("waiting for code " + da.UserCode + " to be approved")
 			showCode(ctx, opts, ui, da)
@@ -145,8 +155,8 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return cmdutil.FlowError("device login", err)
 	}
 	phase.Set("storing the token")
-	user := f.LookupUser(ctx, disc, tok.AccessToken)
-	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, user); err != nil {
+	user := f.LookupUser(ctx, disc, tok.AccessToken, key)
+	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return err
 	}
 	return f.ReportLogin(disc, tok, st, user)

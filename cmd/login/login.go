@@ -85,6 +85,9 @@ running the grant again. DPoP is used when the server advertises it.`,
 
 // Run logs in. Ctrl-C (ctx cancelled) says what it interrupted.
 func Run(ctx context.Context, opts *Options) error {
+	if err := (cmdutil.DPoPChoice{Insist: opts.Machine.DPoP, Refuse: opts.Machine.NoDPoP}).Check(); err != nil {
+		return err
+	}
 	if grant := opts.machineGrant(); grant != "" {
 		return runMachine(ctx, opts, grant)
 	}
@@ -161,8 +164,12 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 		}
 		return nil
 	}
+	key, err := f.LoginDPoP(st, disc, cmdutil.DPoPChoice{Insist: opts.Machine.DPoP, Refuse: opts.Machine.NoDPoP})
+	if err != nil {
+		return nil, nil, nil, none, err
+	}
 	tok, err := flows.AuthCode(ctx, flows.AuthCodeConfig{
-		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, OpenBrowser: open,
+		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, OpenBrowser: open, DPoP: key,
 		Port: opts.Port, Timeout: opts.Timeout, NoResource: opts.NoResource, Scope: opts.Scope,
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
 	})
@@ -172,11 +179,11 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 				return nil, nil, nil, none, perr
 			}
 		}
-		return nil, nil, nil, none, cmdutil.FlowError("logging in", err)
+		return nil, nil, nil, none, cmdutil.FlowError(loggingIn(err), err)
 	}
 	phase.Set("storing the token")
-	user := f.LookupUser(ctx, disc, tok.AccessToken)
-	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, user); err != nil {
+	user := f.LookupUser(ctx, disc, tok.AccessToken, key)
+	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return nil, nil, nil, none, err
 	}
 	return disc, tok, st, user, nil

@@ -45,7 +45,7 @@ func (m *MachineOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&m.SigningAlg, "signing-alg", "", "JWS algorithm for client assertions: RS256, PS256, ES256, EdDSA, … (default: from the key)")
 	fl.StringVar(&m.KeyID, "key-id", "", "kid header of client assertions, for servers that hold several keys of the client")
 	fl.StringVar(&m.TokenAuth, "token-auth", "", "how a client secret is sent: basic (client_secret_basic, default) or post (client_secret_post)")
-	fl.StringVar(&m.AssertionAudience, "assertion-audience", flows.AudienceTokenEndpoint, "aud of client assertions: token-endpoint or issuer")
+	fl.StringVar(&m.AssertionAudience, "assertion-audience", flows.AudienceIssuer, "aud of client assertions: issuer (rfc7523bis) or token-endpoint (older servers)")
 	fl.BoolVar(&m.DPoP, "dpop", false, "bind tokens to a key (DPoP, RFC 9449); automatic when the server advertises DPoP")
 	fl.BoolVar(&m.NoDPoP, "no-dpop", false, "do not use DPoP even when the server advertises it")
 	fl.StringVar(&m.AssertionFile, "jwt-bearer-assertion-file", "", "file holding a JWT (workload identity token) for the JWT bearer grant (or the JWT itself in env "+envAssertion+")")
@@ -74,9 +74,9 @@ func (opts *Options) machineGrant() string {
 // they would be silently ignored.
 func (m *MachineOptions) checkBrowserLogin() error {
 	for flag, set := range map[string]bool{
-		"--dpop": m.DPoP, "--private-key-file": m.PrivateKeyFile != "", "--signing-alg": m.SigningAlg != "",
+		"--private-key-file": m.PrivateKeyFile != "", "--signing-alg": m.SigningAlg != "",
 		"--key-id": m.KeyID != "", "--token-auth": m.TokenAuth != "", "--idp-client-id": m.IdPClientID != "",
-		"--idp-client-secret": m.IdPClientSecret != "", "--assertion-audience": m.AssertionAudience != "" && m.AssertionAudience != flows.AudienceTokenEndpoint,
+		"--idp-client-secret": m.IdPClientSecret != "", "--assertion-audience": m.AssertionAudience != "" && m.AssertionAudience != flows.AudienceIssuer,
 	} {
 		if set {
 			return cmdutil.FlagErrorf("%s applies to machine logins (--client-credentials, --jwt-bearer-assertion-file, --id-token-file)", flag)
@@ -92,8 +92,6 @@ func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
 	secret := firstNonEmpty(opts.ClientSecret, getenv(envClientSecret))
 	keyFile := firstNonEmpty(m.PrivateKeyFile, getenv(envPrivateKeyFile))
 	switch {
-	case m.DPoP && m.NoDPoP:
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--dpop and --no-dpop contradict each other")
 	case secret != "" && keyFile != "":
 		return keyring.TokenBundle{}, cmdutil.FlagErrorf("give a client secret or a private key, not both")
 	case grant == keyring.GrantClientCredentials && opts.ClientID == "":
@@ -186,36 +184,18 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	}
 	server := cmdutil.ServerKey(disc.Resource)
 
-	advertised, es256 := flows.DPoPSupported(md)
-	required := disc.ResourceMetadata != nil && disc.ResourceMetadata.DPoPBoundAccessTokensRequired
-	useDPoP := opts.Machine.DPoP || (advertised || required) && !opts.Machine.NoDPoP
-	if useDPoP && advertised && !es256 {
-		if opts.Machine.DPoP {
-			return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("--dpop: %w (it lists %v)", flows.ErrDPoPAlgUnsupported, md.DPoPSigningAlgValuesSupported))
-		}
-		cmdutil.NewUI(f).Warn("the server advertises DPoP without ES256 (%v); continuing without DPoP", md.DPoPSigningAlgValuesSupported)
-		useDPoP = false
+	key, err := f.LoginDPoP(st, disc, cmdutil.DPoPChoice{Insist: opts.Machine.DPoP, Refuse: opts.Machine.NoDPoP})
+	if err != nil {
+		return err
 	}
-	if useDPoP {
-		// One key per (issuer, resource): keep the one a previous login used.
-		if old, err := st.Load(server, f.Globals.Account); err == nil && old.Issuer == disc.Issuer && old.DPoPKey != "" {
-			b.DPoPKey = old.DPoPKey
-		} else {
-			d, err := flows.NewDPoP(f.Clock)
-			if err != nil {
-				return err
-			}
-			if b.DPoPKey, err = d.MarshalKey(); err != nil {
-				return err
-			}
+	if key != nil {
+		if b.DPoPKey, err = key.MarshalKey(); err != nil {
+			return err
 		}
 	}
 	tok, d, err := f.MachineGrant(ctx, b)
 	if err != nil {
-		if errors.Is(err, flows.ErrNotDPoPBound) {
-			return cmdutil.FlowError("logging in (nothing stored; --no-dpop accepts a Bearer token)", err)
-		}
-		return cmdutil.FlowError("logging in", err)
+		return cmdutil.FlowError(loggingIn(err), err)
 	}
 	if err := cmdutil.FillToken(&b, tok, d); err != nil {
 		return err
@@ -252,4 +232,13 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// loggingIn is what a failed login was doing, with the way out when the
+// server would not bind the token to the key.
+func loggingIn(err error) string {
+	if errors.Is(err, flows.ErrNotDPoPBound) {
+		return "logging in (nothing stored; --no-dpop accepts a Bearer token)"
+	}
+	return "logging in"
 }

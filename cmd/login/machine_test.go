@@ -86,7 +86,7 @@ func newMachineServer(t *testing.T, dpop bool) *machineServer {
 			}
 			m.assertions[a] = false
 		} else if ca := r.PostForm.Get("client_assertion"); ca != "" {
-			if err := m.clientAssertion(ca, u+"/oauth/token"); err != nil {
+			if err := m.clientAssertion(ca, u); err != nil { // aud: the issuer (rfc7523bis)
 				js(w, 401, map[string]string{"error": "invalid_client", "error_description": err.Error()})
 				return
 			}
@@ -345,7 +345,7 @@ func TestMachineLoginErrors(t *testing.T) {
 		{[]string{"--client-credentials", "--client-id", "bot", "--token-auth", "jwt"}, "basic or post"},
 		{[]string{"--client-credentials", "--client-id", "bot", "--dpop", "--no-dpop"}, "contradict"},
 		{[]string{"--client-id", "bot", "--id-token-file", junk}, "--idp-token-endpoint"},
-		{[]string{"--dpop"}, "applies to machine logins"},
+		{[]string{"--dpop", "--no-dpop"}, "contradict"},
 		{[]string{"--private-key-file", junk}, "applies to machine logins"},
 	} {
 		code, _, stderr := c.Run(append([]string{"login", m.srv.URL + "/mcp"}, tc.args...)...)

@@ -60,17 +60,24 @@ type Server struct {
 	MCPHandler http.Handler
 	// NoPing makes /api/ping a 404 (an MCP server that is not ours).
 	NoPing bool
+	// DPoP makes the server advertise and require DPoP (dpop.go);
+	// DPoPNonce, when set, is demanded in token endpoint proofs.
+	DPoP      bool
+	DPoPNonce string
+	// ProofsChecked counts the DPoP proofs accepted.
+	ProofsChecked int
 
-	reqs     []Request
-	regs     []flows.ClientMetadata
-	codes    map[string]grant
-	access   map[string]grant
-	refresh  map[string]string // refresh token -> family
-	spent    map[string]string // spent refresh token -> family
-	revoked  map[string]bool   // family -> revoked
-	families map[string]grant
-	n        int
-	prefix   string // unique per server, so two servers never issue equal strings
+	reqs      []Request
+	regs      []flows.ClientMetadata
+	codes     map[string]grant
+	access    map[string]grant
+	refresh   map[string]string // refresh token -> family
+	spent     map[string]string // spent refresh token -> family
+	revoked   map[string]bool   // family -> revoked
+	families  map[string]grant
+	n         int
+	proofJTIs map[string]bool
+	prefix    string // unique per server, so two servers never issue equal strings
 }
 
 // Request is one request the server received.
@@ -84,12 +91,14 @@ type Request struct {
 type grant struct {
 	clientID, scope, resource, family string
 	expiry                            time.Time
+	jkt                               string // the DPoP key the grant is bound to
 }
 
 // NewServer starts a Server; it is closed when the test ends.
 func NewServer(t *testing.T) *Server {
 	s := &Server{t: t, Clock: flows.RealClock{}, codes: map[string]grant{}, access: map[string]grant{},
-		refresh: map[string]string{}, spent: map[string]string{}, revoked: map[string]bool{}, families: map[string]grant{}}
+		refresh: map[string]string{}, spent: map[string]string{}, revoked: map[string]bool{}, families: map[string]grant{},
+		proofJTIs: map[string]bool{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	u, _ := url.Parse(s.URL)
@@ -165,12 +174,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if scopes == nil {
 			scopes = []string{"mcp", flows.ScopeOfflineAccess}
 		}
-		writeJSON(w, 200, map[string]any{
+		md := map[string]any{
 			"issuer": s.issuer(), "authorization_endpoint": s.URL + "/oauth/authorize", "token_endpoint": s.URL + "/oauth/token",
 			"registration_endpoint": s.URL + "/oauth/register", "revocation_endpoint": s.URL + "/oauth/revoke",
 			"code_challenge_methods_supported": []string{"S256"}, "scopes_supported": scopes,
 			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "response_types_supported": []string{"code"},
-		})
+		}
+		if s.DPoP {
+			md["dpop_signing_alg_values_supported"] = []string{"ES256"}
+		}
+		writeJSON(w, 200, md)
 	case p == "/oauth/register" || p == "/register":
 		s.register(w, r, body)
 	case p == "/oauth/authorize" || p == "/authorize":
@@ -261,6 +274,13 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	jkt := ""
+	if s.DPoP {
+		var ok bool
+		if jkt, ok = s.tokenProof(w, r); !ok {
+			return
+		}
+	}
 	var g grant
 	switch f.Get("grant_type") {
 	case "authorization_code":
@@ -273,6 +293,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		}
 		s.n++
 		g.family = fmt.Sprintf("fam-%d", s.n)
+		g.jkt = jkt
 		s.families[g.family] = g
 	case "refresh_token":
 		rt := f.Get("refresh_token")
@@ -287,6 +308,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		g = s.families[fam]
+		if g.jkt != jkt {
+			oauthError(w, 400, "invalid_grant", "refresh token bound to another DPoP key")
+			return
+		}
 		if g.clientID != f.Get("client_id") {
 			oauthError(w, 400, "invalid_grant", "client mismatch")
 			return
@@ -309,7 +334,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	at := fmt.Sprintf("at-%s-%d", s.prefix, s.n)
 	g.expiry = s.Clock.Now().Add(ttl)
 	s.access[at] = g
-	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(ttl / time.Second), "scope": g.scope}
+	tokenType := "Bearer"
+	if g.jkt != "" {
+		tokenType = "DPoP"
+	}
+	resp := map[string]any{"access_token": at, "token_type": tokenType, "expires_in": int(ttl / time.Second), "scope": g.scope}
 	if slices.Contains(strings.Fields(g.scope), flows.ScopeOfflineAccess) {
 		rt := fmt.Sprintf("rt-%s-%d", s.prefix, s.n)
 		s.refresh[rt] = g.family
@@ -321,10 +350,16 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 // checkBearer answers 401 or 403 and returns false unless the request
 // carries a live token with the Required scopes.
 func (s *Server) checkBearer(w http.ResponseWriter, r *http.Request) bool {
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	s.mu.Lock()
 	g, ok := s.access[tok]
 	live := ok && s.Clock.Now().Before(g.expiry) && !s.revoked[g.family]
+	if live && g.jkt != "" { // bound: "DPoP" and a proof from the key, for this request
+		jkt, err := s.checkProof(r.Header.Get("DPoP"), r.Method, s.URL+r.URL.Path, tok)
+		live = strings.EqualFold(scheme, "DPoP") && err == nil && jkt == g.jkt
+	} else if live {
+		live = strings.EqualFold(scheme, "Bearer")
+	}
 	s.mu.Unlock()
 	if !live {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
