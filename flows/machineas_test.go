@@ -3,12 +3,10 @@ package flows_test
 import (
 	"crypto"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,6 +18,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/flows/flowstest"
 )
 
 // machineAS is a fake authorization server and resource for the machine
@@ -245,7 +244,7 @@ func (a *machineAS) checkProof(p, method, htu, token, nonce string) (string, err
 			return nil, errors.New("typ is not dpop+jwt")
 		}
 		var err error
-		pub, err = jwkKey(t.Header["jwk"])
+		pub, err = flowstest.JWKPublicKey(t.Header["jwk"])
 		return pub, err
 	})
 	if err != nil {
@@ -276,29 +275,7 @@ func (a *machineAS) checkProof(p, method, htu, token, nonce string) (string, err
 	if nonce != "" && claims["nonce"] != nonce || a.newNonce {
 		return "", errNeedNonce
 	}
-	return jwkThumbprint(pub), nil
-}
-
-func jwkKey(v any) (*ecdsa.PublicKey, error) {
-	m, ok := v.(map[string]any)
-	if !ok || m["kty"] != "EC" || m["crv"] != "P-256" {
-		return nil, errors.New("jwk is not a P-256 key")
-	}
-	if _, ok := m["d"]; ok {
-		return nil, errors.New("jwk holds the private key")
-	}
-	x, err1 := base64.RawURLEncoding.DecodeString(fmt.Sprint(m["x"]))
-	y, err2 := base64.RawURLEncoding.DecodeString(fmt.Sprint(m["y"]))
-	if err1 != nil || err2 != nil || len(x) != 32 || len(y) != 32 {
-		return nil, errors.New("jwk coordinates")
-	}
-	return &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}, nil
-}
-
-func jwkThumbprint(k *ecdsa.PublicKey) string {
-	b := func(i *big.Int) string { return base64.RawURLEncoding.EncodeToString(i.FillBytes(make([]byte, 32))) }
-	sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + b(k.X) + `","y":"` + b(k.Y) + `"}`))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
+	return flowstest.JWKThumbprint(pub), nil
 }
 
 // checkBearerAssertion verifies a JWT bearer grant's assertion (RFC 7523

@@ -35,7 +35,7 @@ func (s *Server) checkProof(proof, method, htu, token string) (string, error) {
 			return nil, errors.New("typ is not dpop+jwt")
 		}
 		var err error
-		pub, err = jwkKey(t.Header["jwk"])
+		pub, err = JWKPublicKey(t.Header["jwk"])
 		return pub, err
 	})
 	if err != nil {
@@ -62,7 +62,7 @@ func (s *Server) checkProof(proof, method, htu, token string) (string, error) {
 		return "", errNeedNonce
 	}
 	s.ProofsChecked++
-	return thumbprint(pub), nil
+	return JWKThumbprint(pub), nil
 }
 
 // tokenProof checks the token endpoint's proof and answers the error when
@@ -81,7 +81,8 @@ func (s *Server) tokenProof(w http.ResponseWriter, r *http.Request) (jkt string,
 	return jkt, true
 }
 
-func jwkKey(v any) (*ecdsa.PublicKey, error) {
+// JWKPublicKey reads a DPoP proof header's public P-256 JWK.
+func JWKPublicKey(v any) (*ecdsa.PublicKey, error) {
 	m, ok := v.(map[string]any)
 	if !ok || m["kty"] != "EC" || m["crv"] != "P-256" || m["d"] != nil {
 		return nil, errors.New("jwk is not a public P-256 key")
@@ -94,8 +95,8 @@ func jwkKey(v any) (*ecdsa.PublicKey, error) {
 	return &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}, nil
 }
 
-// thumbprint is the RFC 7638 thumbprint of an EC key.
-func thumbprint(k *ecdsa.PublicKey) string {
+// JWKThumbprint is the RFC 7638 thumbprint of an EC key (a DPoP jkt).
+func JWKThumbprint(k *ecdsa.PublicKey) string {
 	b := func(i *big.Int) string { return base64.RawURLEncoding.EncodeToString(i.FillBytes(make([]byte, 32))) }
 	sum := sha256.Sum256([]byte(`{"crv":"P-256","kty":"EC","x":"` + b(k.X) + `","y":"` + b(k.Y) + `"}`))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
