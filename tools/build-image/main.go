@@ -23,7 +23,11 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	err := run(context.Background(), os.Args[1:], os.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h: the flag package has printed the usage
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "build-image:", err)
 		os.Exit(1)
 	}
