@@ -43,7 +43,7 @@ func benchCodeExchange(b *testing.B, st store.Store) {
 		}
 	}
 	var next atomic.Int64
-	b.SetParallelism(8) // 16 callers on 2 cores, as mcpauth bench runs
+	b.SetParallelism(8) // 16 callers on 2 cores, as tools/bench runs
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -52,7 +52,7 @@ func benchPing(b *testing.B, h http.Handler, auth string) {
 	}
 }
 
-// The baseline of `mcpauth bench`, in a recorder.
+// The baseline of tools/bench, in a recorder.
 func BenchmarkPingBare(b *testing.B) {
 	body := []byte(`{"status":"ok","user_id":"u_baseline00000000"}` + "\n")
 	benchPing(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

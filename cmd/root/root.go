@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/apikey"
-	"github.com/mcpauth/mcpauth/cmd/bench"
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/completion"
 	"github.com/mcpauth/mcpauth/cmd/config"
@@ -111,7 +110,6 @@ func subcommands() []subcommand {
 		{"apikey", func(f *cmdutil.Factory) *cobra.Command { return apikey.NewCmd(f, nil) }},
 		{"config", func(f *cmdutil.Factory) *cobra.Command { return config.NewCmd(f, nil, nil) }},
 		{"conformance", func(f *cmdutil.Factory) *cobra.Command { return conformance.NewCmd(f, nil) }},
-		{"bench", bench.NewCmd},
 		{"serve", func(f *cmdutil.Factory) *cobra.Command { return serve.NewCmd(f, nil) }},
 		{"version", version.NewCmd},
 		{"completion", completion.NewCmd},
@@ -122,7 +120,7 @@ func subcommands() []subcommand {
 func NewCmd(f *cmdutil.Factory) *cobra.Command { return newCmd(f, nil) }
 
 // newCmd builds the tree args run in. When args start with a command's
-// name, only that command is built: building the other sixteen, with all
+// name, only that command is built: building the other fifteen, with all
 // their flags, was a measurable part of every run's start-up. Anything else
 // (flags first, help, an unknown or misspelt name, which cobra answers with
 // suggestions) gets the whole tree, and so does completion, which walks it.

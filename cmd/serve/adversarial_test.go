@@ -57,7 +57,7 @@ const (
 // every slow connection must be cut by the server, no code, approval or key
 // may be lost or duplicated, and heap and goroutines must return to their
 // baseline. Latencies are reported (t.Logf), not asserted: they measure the
-// machine as much as the server (see `mcpauth bench` for figures).
+// machine as much as the server (see tools/bench for figures).
 func TestAdversarialLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("adversarial load is not short")

@@ -1,7 +1,8 @@
-// Package testenv is for tests that need a real component the machine may
-// lack: headless Chromium, a Secret Service (gnome-keyring over D-Bus),
-// PostgreSQL, or root (to give a file to another user). Without it such a test skips, except under CI=true, where it
-// fails, so tests against real parts never silently vanish from CI.
+// Package testenv is a test helper, for tests that need a real component
+// the machine may lack: headless Chromium, a Secret Service (gnome-keyring
+// over D-Bus), PostgreSQL, or root (to give a file to another user).
+// Without it such a test skips, except under CI=true, where it fails, so
+// tests against real parts never silently vanish from CI.
 //
 // go test hides everything a passing package prints (without -v), skip
 // reasons included, so a developer would not notice that the browser tests

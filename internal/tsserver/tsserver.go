@@ -1,11 +1,12 @@
-// Package tsserver starts an MCP server nobody here wrote, for tests: the
-// MCP TypeScript SDK's example server simpleStreamableHttp with --oauth,
-// which runs a demo OAuth authorization server (dynamic registration, PKCE,
-// consent approved at once, opaque tokens checked by introspection) beside
-// the MCP server. The SDK is pinned in testdata/mcp-ts-server (package.json
-// and package-lock.json; `npm ci --prefix testdata/mcp-ts-server` installs
-// it), and testdata/mcp-ts-server/serve.mjs runs the example on sockets the
-// test opened, so parallel tests never collide on a port.
+// Package tsserver is a test helper: it starts an MCP server nobody here
+// wrote, the MCP TypeScript SDK's example server simpleStreamableHttp with
+// --oauth, which runs a demo OAuth authorization server (dynamic
+// registration, PKCE, consent approved at once, opaque tokens checked by
+// introspection) beside the MCP server. The SDK is pinned in
+// testdata/mcp-ts-server (package.json and package-lock.json; `npm ci
+// --prefix testdata/mcp-ts-server` installs it), and
+// testdata/mcp-ts-server/serve.mjs runs the example on sockets the test
+// opened, so parallel tests never collide on a port.
 //
 // Without node, or without the installed SDK, Start skips the test with the
 // command that installs what is missing; with CI=true it fails instead.

@@ -47,7 +47,7 @@ type ScaleResult struct {
 // a fresh server, for opts.FlowDuration of polling.
 func RunScale(ctx context.Context, opts Options) ([]ScaleResult, error) {
 	if opts.Exe == "" {
-		return nil, errNoExe
+		return nil, errors.New("the scale mode needs the mcpauth binary (Options.Exe)")
 	}
 	if opts.FlowDuration <= 0 {
 		return nil, errors.New("the polling duration must be positive")

@@ -16,20 +16,25 @@ import (
 )
 
 // Out-of-process mode: the measured server and the bare baseline each run
-// as a child process (the mcpauth binary re-executed), so the load
-// generator's goroutines, garbage and scheduler do not share a Go runtime
-// with the server it measures. In-process mode shares one runtime, which
-// flatters or penalises paths depending on how much garbage each side makes.
+// as a child process (the mcpauth binary under test, and the bench tool
+// re-executed with BaselineArg), so the load generator's goroutines,
+// garbage and scheduler do not share a Go runtime with the server it
+// measures. In-process mode shares one runtime, which flatters or
+// penalises paths depending on how much garbage each side makes.
 
 // BaselineBanner starts the line ServeBaseline prints once it listens.
 const BaselineBanner = "bare baseline on "
+
+// BaselineArg makes Options.Baseline serve the bare baseline (a hidden
+// flag of tools/bench): the out-of-process baseline's command line.
+const BaselineArg = "--baseline-server"
 
 // serveBanner is what `mcpauth serve` prints once it accepts connections.
 const serveBanner = "mcpauth reference server on "
 
 // ServeBaseline serves the bare ping handler on a loopback port, prints
 // BaselineBanner and its URL to w, and serves until ctx ends: the child
-// process of the out-of-process baseline (`mcpauth bench --baseline-server`).
+// process of the out-of-process baseline (`bench --baseline-server`).
 func ServeBaseline(ctx context.Context, w io.Writer) error {
 	base, stop, err := startBaseline()
 	if err != nil {
@@ -131,4 +136,4 @@ func tail(b []byte) string {
 	return string(b)
 }
 
-var errNoExe = errors.New("out-of-process mode needs the mcpauth binary (Options.Exe)")
+var errNoExe = errors.New("out-of-process mode needs the baseline's binary (Options.Baseline) and, for the local reference server, mcpauth's (Options.Exe)")

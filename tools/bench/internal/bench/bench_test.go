@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -112,7 +113,7 @@ func TestRunLocal(t *testing.T) {
 // freshly built binary, pinned when the machine allows, and every path
 // answers without errors.
 func TestRunOutOfProcess(t *testing.T) {
-	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5}
+	opts := Options{Exe: buildExe(t), Baseline: selfExe(t), Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5}
 	if PinSupported && runtime.NumCPU() >= 2 {
 		opts.ServerCPUs, opts.LoadCPUs = []int{1}, []int{0}
 	}
@@ -133,7 +134,7 @@ func TestRunOutOfProcess(t *testing.T) {
 // With SQLiteFullSync the serve child runs with --sqlite-sync full (an
 // unknown flag would stop it from starting), and the report says so.
 func TestRunOutOfProcessFullSync(t *testing.T) {
-	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5,
+	opts := Options{Exe: buildExe(t), Baseline: selfExe(t), Modes: []Mode{OutOfProcess}, Rounds: 1, Duration: 30 * time.Millisecond, Concurrency: 2, Codes: 5,
 		SQLiteFullSync: true, Only: "exchange"}
 	reps, err := Run(context.Background(), opts)
 	if err != nil {
@@ -215,6 +216,17 @@ func TestMarkdownKeepsHandWrittenNotes(t *testing.T) {
 	}
 }
 
+// selfExe is this test binary, which serves the bare baseline when run
+// with BaselineArg (TestMain), as tools/bench does.
+func selfExe(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
 // buildExe builds the mcpauth binary into a temp dir.
 func buildExe(t *testing.T) string {
 	t.Helper()
@@ -235,7 +247,7 @@ func buildExe(t *testing.T) string {
 // write (an fsync) on a loaded machine can outlast a shorter slice.
 func TestRunOutOfProcessPostgres(t *testing.T) {
 	dsn := pgtest.FreshDB(t)
-	opts := Options{Exe: buildExe(t), Modes: []Mode{OutOfProcess}, Postgres: dsn, Rounds: 1, Duration: 300 * time.Millisecond, Concurrency: 2, Codes: 5}
+	opts := Options{Exe: buildExe(t), Baseline: selfExe(t), Modes: []Mode{OutOfProcess}, Postgres: dsn, Rounds: 1, Duration: 300 * time.Millisecond, Concurrency: 2, Codes: 5}
 	reps, err := Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)

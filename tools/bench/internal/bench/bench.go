@@ -1,5 +1,6 @@
 // Package bench measures what authentication costs per request, as a ratio to
-// a bare handler measured in the same run: the engine of `mcpauth bench`.
+// a bare handler measured in the same run: the engine of tools/bench, a
+// development tool kept out of the mcpauth binary.
 // Credentials and the measured OAuth requests go through package flows, the
 // client the CLI is, so the benchmark loads the server the way clients do.
 package bench
@@ -52,11 +53,16 @@ type Options struct {
 	Codes int
 	// Progress, when set, gets one line per step and per measurement.
 	Progress func(format string, args ...any)
-	// Exe is the mcpauth binary, re-executed as `serve` and as the bare
-	// baseline in out-of-process mode. Empty: in-process mode only.
+	// Exe is the mcpauth binary under test, run as `serve` in
+	// out-of-process mode and by RunScale.
 	Exe string
+	// Baseline is the binary that serves the bare baseline when run with
+	// BaselineArg (tools/bench itself): the baseline is no part of mcpauth.
+	// Out-of-process mode needs it, and Exe unless Target is set.
+	Baseline string
 	// Modes to run, one report each; empty: out-of-process then in-process
-	// when Exe is set, in-process alone otherwise.
+	// when out-of-process has the binaries it needs, in-process alone
+	// otherwise.
 	Modes []Mode
 	// ServerCPUs and LoadCPUs pin, in out-of-process mode on Linux, the
 	// server processes (the baseline and the reference server) and this
@@ -140,7 +146,7 @@ func Run(ctx context.Context, opts Options) ([]*Report, error) {
 	modes := opts.Modes
 	if len(modes) == 0 {
 		modes = []Mode{InProcess}
-		if opts.Exe != "" {
+		if opts.Baseline != "" && (opts.Exe != "" || opts.Target != "") {
 			modes = []Mode{OutOfProcess, InProcess}
 		}
 	}
@@ -173,7 +179,7 @@ func Run(ctx context.Context, opts Options) ([]*Report, error) {
 // round, and summarises the medians.
 func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 	progress := opts.Progress
-	if mode == OutOfProcess && opts.Exe == "" {
+	if mode == OutOfProcess && (opts.Baseline == "" || opts.Exe == "" && opts.Target == "") {
 		return nil, errNoExe
 	}
 	client := &http.Client{Transport: &http.Transport{
@@ -200,7 +206,7 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 
 	var baseURL string
 	if mode == OutOfProcess {
-		c, u, err := startChild(ctx, opts.Exe, []string{"bench", "--baseline-server"}, filepath.Join(dir, "baseline.log"), BaselineBanner, serverCPUs)
+		c, u, err := startChild(ctx, opts.Baseline, []string{BaselineArg}, filepath.Join(dir, "baseline.log"), BaselineBanner, serverCPUs)
 		if err != nil {
 			return nil, fmt.Errorf("bare baseline: %w", err)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/mcpauth/mcpauth/internal/ociimage"
+	"github.com/mcpauth/mcpauth/tools/build-image/internal/ociimage"
 )
 
 const testVersion = "v0.0.0-imagetest"
@@ -30,7 +30,7 @@ func TestServeImage(t *testing.T) {
 	dir := t.TempDir()
 	plat := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 	bin := filepath.Join(dir, "mcpauth-build")
-	if err := ociimage.BuildBinary(t.Context(), "../..", plat, testVersion, bin); err != nil {
+	if err := ociimage.BuildBinary(t.Context(), "../../../..", plat, testVersion, bin); err != nil {
 		t.Fatal(err)
 	}
 	binary, err := os.ReadFile(bin)

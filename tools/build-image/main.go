@@ -1,6 +1,8 @@
-// Command build-image builds the `mcpauth serve` image for several
-// platforms into tarballs, without a container engine or registry access
-// (scripts/build-image.sh runs it). It is not part of the mcpauth binary.
+// Command build-image, a release tool, builds the `mcpauth serve` image for
+// several platforms into tarballs, without a container engine or registry
+// access (scripts/build-image.sh runs it from the module root, which it
+// builds ./cmd/mcpauth of). It lives under tools/ so that no user's mcpauth
+// binary links it.
 package main
 
 import (
@@ -17,11 +19,15 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/mcpauth/mcpauth/internal/ociimage"
+	"github.com/mcpauth/mcpauth/tools/build-image/internal/ociimage"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	err := run(context.Background(), os.Args[1:], os.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h: the flag package has printed the usage
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "build-image:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,42 @@
+// Command bench measures what authentication costs per request on the
+// reference server, as a ratio to a bare handler, and regenerates
+// BENCHMARKS.md and BENCHMARKS.svg. It is a development tool: it lives
+// under tools/ so that no user's mcpauth binary links the load generator,
+// nor the server and conformance suite it drives in process. Run it from
+// the module, which it builds ./cmd/mcpauth of unless --mcpauth names a
+// built binary:
+//
+//	go run ./tools/bench --markdown BENCHMARKS.md --chart BENCHMARKS.svg
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+)
+
+func main() {
+	// SIGTERM too: it is how a parent bench stops this binary when it runs
+	// as the baseline child.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newCmd(os.Stdin, os.Stdout, os.Stderr, os.Getenv).ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitCode is 2 for usage errors, as mcpauth's own commands exit, else 1.
+func exitCode(err error) int {
+	var ee *cmdutil.ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return 1
+}
