@@ -440,8 +440,8 @@ func (c *countingStore) AddCounter(ctx context.Context, name string, delta int64
 func (c *countingStore) CreateRefreshToken(ctx context.Context, t store.RefreshToken) error {
 	return c.count(c.Store.CreateRefreshToken(ctx, t))
 }
-func (c *countingStore) RotateRefreshToken(ctx context.Context, h string, next store.RefreshToken, now time.Time) (store.RefreshToken, error) {
-	t, err := c.Store.RotateRefreshToken(ctx, h, next, now)
+func (c *countingStore) RotateRefreshToken(ctx context.Context, h string, next store.RefreshToken, now time.Time, successor []byte) (store.RefreshToken, error) {
+	t, err := c.Store.RotateRefreshToken(ctx, h, next, now, successor)
 	return t, c.count(err)
 }
 func (c *countingStore) RevokeRefreshFamily(ctx context.Context, id string) ([]store.RevokedToken, error) {

@@ -176,7 +176,7 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 	}
 	// Spend before signing: of concurrent refreshes exactly one gets here.
 	next := store.RefreshToken{Hash: hashSecret(raw), CreatedAt: now, TokenID: jti, TokenExp: now.Truncate(time.Second).Add(AccessTokenLifetime)}
-	cur, err := s.store.RotateRefreshToken(ctx, hash, next, now)
+	cur, err := s.store.RotateRefreshToken(ctx, hash, next, now, nil)
 	switch {
 	case errors.Is(err, store.ErrAlreadyUsed) && cur.Revoked:
 		writeOAuthError(w, invalidGrant("refresh token revoked"))
