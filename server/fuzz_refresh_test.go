@@ -36,8 +36,8 @@ func (s *issueCountingStore) CreateRefreshToken(ctx context.Context, t store.Ref
 	return err
 }
 
-func (s *issueCountingStore) RotateRefreshToken(ctx context.Context, h string, next store.RefreshToken, now time.Time) (store.RefreshToken, error) {
-	t, err := s.Store.RotateRefreshToken(ctx, h, next, now)
+func (s *issueCountingStore) RotateRefreshToken(ctx context.Context, h string, next store.RefreshToken, now time.Time, successor []byte) (store.RefreshToken, error) {
+	t, err := s.Store.RotateRefreshToken(ctx, h, next, now, successor)
 	if err == nil {
 		s.issued.Add(1)
 	}
@@ -107,7 +107,7 @@ func (fx *tokenFixture) refreshToken(t *testing.T, clientID string, spent bool) 
 	if spent {
 		next := rt
 		next.Hash = sha256Hex(raw + "-next")
-		if _, err := fx.inner.RotateRefreshToken(t.Context(), rt.Hash, next, now); err != nil {
+		if _, err := fx.inner.RotateRefreshToken(t.Context(), rt.Hash, next, now, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -267,13 +267,20 @@ func pollDeviceForm(t *testing.T, env *servertest.Env, clientID, deviceCode stri
 // and headers, and returns it.
 func mustToken(t *testing.T, resp *http.Response, body []byte) tokenBody {
 	t.Helper()
+	return mustTokenAged(t, resp, body, 0)
+}
+
+// mustTokenAged is mustToken for an access token issued age ago (a pair
+// answered again within the refresh reuse interval).
+func mustTokenAged(t *testing.T, resp *http.Response, body []byte, age time.Duration) tokenBody {
+	t.Helper()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("token: status %d: %s", resp.StatusCode, body)
 	}
 	var tok tokenBody
 	mustJSON(t, body, &tok)
-	if tok.AccessToken == "" || tok.TokenType != "Bearer" || tok.ExpiresIn != 86400 {
-		t.Fatalf("token response %s: want an access_token, token_type Bearer, expires_in 86400", body)
+	if want := int64((24*time.Hour - age) / time.Second); tok.AccessToken == "" || tok.TokenType != "Bearer" || tok.ExpiresIn != want {
+		t.Fatalf("token response %s: want an access_token, token_type Bearer, expires_in %d", body, want)
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Fatalf("token response Content-Type %q", ct)
@@ -440,8 +447,8 @@ func (c *countingStore) AddCounter(ctx context.Context, name string, delta int64
 func (c *countingStore) CreateRefreshToken(ctx context.Context, t store.RefreshToken) error {
 	return c.count(c.Store.CreateRefreshToken(ctx, t))
 }
-func (c *countingStore) RotateRefreshToken(ctx context.Context, h string, next store.RefreshToken, now time.Time) (store.RefreshToken, error) {
-	t, err := c.Store.RotateRefreshToken(ctx, h, next, now)
+func (c *countingStore) RotateRefreshToken(ctx context.Context, h string, next store.RefreshToken, now time.Time, successor []byte) (store.RefreshToken, error) {
+	t, err := c.Store.RotateRefreshToken(ctx, h, next, now, successor)
 	return t, c.count(err)
 }
 func (c *countingStore) RevokeRefreshFamily(ctx context.Context, id string) ([]store.RevokedToken, error) {

@@ -121,9 +121,9 @@ func (s *timedStore) GetRefreshToken(ctx context.Context, hash string) (store.Re
 	return timed(s, "GetRefreshToken", func() (store.RefreshToken, error) { return s.next.GetRefreshToken(ctx, hash) })
 }
 
-func (s *timedStore) RotateRefreshToken(ctx context.Context, hash string, next store.RefreshToken, now time.Time) (store.RefreshToken, error) {
+func (s *timedStore) RotateRefreshToken(ctx context.Context, hash string, next store.RefreshToken, now time.Time, successor []byte) (store.RefreshToken, error) {
 	return timed(s, "RotateRefreshToken", func() (store.RefreshToken, error) {
-		return s.next.RotateRefreshToken(ctx, hash, next, now)
+		return s.next.RotateRefreshToken(ctx, hash, next, now, successor)
 	})
 }
 

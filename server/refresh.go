@@ -110,7 +110,8 @@ func cmpErr(e, fallback *oauthError) *oauthError {
 
 // refreshGrant is grant_type=refresh_token at /oauth/token (RFC 6749 §6):
 // the presented token is spent and a new access and refresh token issued;
-// a spent one presented again revokes its family (RFC 9700 §4.14.2).
+// a spent one presented again revokes its family (RFC 9700 §4.14.2),
+// unless the reuse interval allows it (spentRefresh).
 func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[string]string) {
 	ctx := r.Context()
 	for _, k := range []string{"refresh_token", "client_id"} {
@@ -146,7 +147,7 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 		writeOAuthError(w, invalidGrant("refresh token revoked"))
 		return
 	case rt.Used:
-		s.replayedRefresh(w, r, rt)
+		s.spentRefresh(w, r, rt, p["refresh_token"])
 		return
 	case !now.Before(rt.ExpiresAt):
 		writeOAuthError(w, invalidGrant("refresh token expired"))
@@ -174,15 +175,28 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 		s.serverError(w, r, "generating refresh token", err)
 		return
 	}
-	// Spend before signing: of concurrent refreshes exactly one gets here.
-	next := store.RefreshToken{Hash: hashSecret(raw), CreatedAt: now, TokenID: jti, TokenExp: now.Truncate(time.Second).Add(AccessTokenLifetime)}
-	cur, err := s.store.RotateRefreshToken(ctx, hash, next, now)
+	// Signed before the rotation, which keeps the pair for a reuse; of
+	// concurrent refreshes only the one whose rotation wins sends its pair.
+	tok, err := s.tokens.issueForClient(rt.UserID, client.ID, jti)
+	if err != nil {
+		s.serverError(w, r, "issuing access token", err)
+		return
+	}
+	resp := newTokenResponse(tok)
+	resp.Scope, resp.RefreshToken = scope, raw
+	kept, err := s.keepSuccessor(p["refresh_token"], hash, resp, tok.ExpiresAt)
+	if err != nil {
+		s.serverError(w, r, "sealing the new pair", err)
+		return
+	}
+	next := store.RefreshToken{Hash: hashSecret(raw), CreatedAt: now, TokenID: jti, TokenExp: tok.ExpiresAt}
+	cur, err := s.store.RotateRefreshToken(ctx, hash, next, now, kept)
 	switch {
 	case errors.Is(err, store.ErrAlreadyUsed) && cur.Revoked:
 		writeOAuthError(w, invalidGrant("refresh token revoked"))
 		return
 	case errors.Is(err, store.ErrAlreadyUsed):
-		s.replayedRefresh(w, r, cur)
+		s.spentRefresh(w, r, cur, p["refresh_token"])
 		return
 	case isNotFound(err):
 		writeOAuthError(w, invalidGrant("unknown refresh token"))
@@ -191,13 +205,6 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 		s.serverError(w, r, "rotating refresh token", err)
 		return
 	}
-	tok, err := s.tokens.issueForClient(rt.UserID, client.ID, jti)
-	if err != nil {
-		s.serverError(w, r, "issuing access token", err)
-		return
-	}
-	resp := newTokenResponse(tok)
-	resp.Scope, resp.RefreshToken = scope, raw
 	s.issued(w, r, metricGrantRefresh, rt.UserID, client.ID, resp)
 }
 

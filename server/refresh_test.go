@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 	"github.com/mcpauth/mcpauth/server/servertest"
 	"github.com/mcpauth/mcpauth/server/store"
 	"github.com/mcpauth/mcpauth/server/store/memory"
-	"github.com/mcpauth/mcpauth/server/store/sqlstore"
 )
 
 var refreshShape = regexp.MustCompile(`^mcpr_[0-9A-Za-z]{43}$`)
@@ -345,22 +343,11 @@ func TestRefreshFamilyExpiry(t *testing.T) {
 	}
 }
 
-// Of 50 concurrent refreshes with one token exactly one succeeds, on the
-// memory and the SQLite store; the others are invalid_grant, never 5xx.
+// Of 50 concurrent refreshes with one token exactly one succeeds, on each
+// store; the others are invalid_grant, never 5xx.
 func TestRefreshConcurrent(t *testing.T) {
 	t.Parallel()
-	stores := map[string]func(t *testing.T) store.Store{
-		"memory": func(*testing.T) store.Store { return memory.New() },
-		"sqlite": func(t *testing.T) store.Store {
-			s, err := sqlstore.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "mcpauth.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-	}
-	for name, open := range stores {
+	for name, open := range storeBackends() {
 		t.Run(name, func(t *testing.T) {
 			const n = 50
 			gs := &gatedStore{Store: open(t), n: n, all: make(chan struct{})}

@@ -158,17 +158,12 @@ func validateRegistration(req *registrationRequest) *oauthError {
 		return bad("the refresh_token grant needs the authorization_code or device_code grant")
 	}
 	usesCode := slices.Contains(req.GrantTypes, grantAuthCode)
-	if len(req.ResponseTypes) == 0 && usesCode {
-		req.ResponseTypes = []string{"code"}
-	}
 	for _, rt := range req.ResponseTypes {
 		if rt != "code" {
 			return bad("unsupported response type %q; supported: code", rt)
 		}
 	}
-	if len(req.ResponseTypes) > 0 && !usesCode {
-		return bad("response type code requires the authorization_code grant")
-	}
+	req.ResponseTypes = responseTypesFor(req.GrantTypes)
 	scope, oerr := normalizeScope(req.Scope)
 	if oerr != nil {
 		return bad("unsupported scope %q; supported: mcp, offline_access", truncate(req.Scope, 100))
@@ -189,6 +184,19 @@ func validateRegistration(req *registrationRequest) *oauthError {
 		}
 	}
 	return checkApplicationType(req)
+}
+
+// responseTypesFor is the response_types that fit grants: code exactly
+// when the authorization_code grant is registered, else none. Registration
+// stores this rather than what the client sent (decisions.md
+// "Registration"): RFC 7591 §2.1 lets a server correct metadata that does
+// not fit together, and clients such as mcp-remote --device-code send
+// response_types ["code"] beside the device grant alone.
+func responseTypesFor(grants []string) []string {
+	if slices.Contains(grants, grantAuthCode) {
+		return []string{"code"}
+	}
+	return nil
 }
 
 // checkRedirectURI returns why u is not an acceptable redirect URI, or "".

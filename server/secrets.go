@@ -89,40 +89,41 @@ func looksLikeAPIKey(s string) bool {
 	return true
 }
 
-// sealer encrypts API keys at rest (AES-256-GCM) so Settings can show a key
-// that the store only otherwise knows by hash.
+// sealer encrypts secrets at rest (AES-256-GCM): API keys, so Settings can
+// show a key the store otherwise only knows by hash, and the pair a refresh
+// rotation keeps for its reuse interval.
 type sealer struct{ aead cipher.AEAD }
 
 func newSealer(key []byte) (*sealer, error) {
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, fmt.Errorf("api key sealer: %w", err)
+		return nil, fmt.Errorf("sealer: %w", err)
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, fmt.Errorf("api key sealer: %w", err)
+		return nil, fmt.Errorf("sealer: %w", err)
 	}
 	return &sealer{aead: aead}, nil
 }
 
-// seal binds the ciphertext to the user, so a sealed key cannot be moved to
-// another user's row and shown there.
-func (s *sealer) seal(plaintext, userID string) ([]byte, error) {
+// seal binds the ciphertext to its record (an API key's user), so a sealed
+// value cannot be moved to another record and opened there.
+func (s *sealer) seal(plaintext, record string) ([]byte, error) {
 	nonce := make([]byte, s.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, fmt.Errorf("reading random bytes: %w", err)
 	}
-	return s.aead.Seal(nonce, nonce, []byte(plaintext), []byte(userID)), nil
+	return s.aead.Seal(nonce, nonce, []byte(plaintext), []byte(record)), nil
 }
 
-func (s *sealer) open(sealed []byte, userID string) (string, error) {
+func (s *sealer) open(sealed []byte, record string) (string, error) {
 	n := s.aead.NonceSize()
 	if len(sealed) < n {
-		return "", errors.New("sealed api key too short")
+		return "", errors.New("sealed value too short")
 	}
-	pt, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(userID))
+	pt, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(record))
 	if err != nil {
-		return "", fmt.Errorf("opening sealed api key: %w", err)
+		return "", fmt.Errorf("opening sealed value: %w", err)
 	}
 	return string(pt), nil
 }

@@ -60,6 +60,11 @@ type Config struct {
 	// on one database, another instance's key regeneration would not reach
 	// this cache.
 	CacheCredentials bool
+	// RefreshReuseInterval is how long after a rotation the spent refresh
+	// token gets the same new pair again instead of revoking its family
+	// (decisions.md "Refresh tokens"); 0, the default, is strict. At most
+	// MaxRefreshReuseInterval.
+	RefreshReuseInterval time.Duration
 	// MetadataDocuments configures fetching Client ID Metadata Documents.
 	MetadataDocuments MetadataDocumentConfig
 	// Metrics, when set, records Prometheus metrics (see NewMetrics); nil
@@ -104,6 +109,9 @@ type Server struct {
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("server: Config.Store is required")
+	}
+	if cfg.RefreshReuseInterval < 0 || cfg.RefreshReuseInterval > MaxRefreshReuseInterval {
+		return nil, fmt.Errorf("server: the refresh reuse interval must be between 0 and %v, not %v", MaxRefreshReuseInterval, cfg.RefreshReuseInterval)
 	}
 	base, err := normalizeBaseURL(cfg.BaseURL)
 	if err != nil {

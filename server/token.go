@@ -162,6 +162,11 @@ func codeMismatch(code store.AuthCode, p map[string]string, now time.Time) *oaut
 func (s *Server) issued(w http.ResponseWriter, r *http.Request, grant, userID, clientID string, resp tokenResponse) {
 	s.metrics.tokenIssued(grant)
 	s.log.Info("access token issued", "request_id", requestID(r.Context()), "grant", grant, "user_id", userID, "client_id", clientID)
+	writeTokenResponse(w, resp)
+}
+
+// writeTokenResponse answers 200 with resp.
+func writeTokenResponse(w http.ResponseWriter, resp tokenResponse) {
 	setJSONHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(resp.appendJSON(make([]byte, 0, 512)))

@@ -50,6 +50,7 @@ type Options struct {
 	NoRateLimits                   bool
 	AllowUnregisteredDeviceClients bool
 	CIMDAllowPrivate               bool
+	RefreshReuseInterval           time.Duration // 0: a spent refresh token always revokes its family
 	LogFormat                      string
 	LogLevel                       string
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics on a
@@ -134,6 +135,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.BoolVar(&opts.CIMDAllowPrivate, "cimd-allow-private", false, "fetch client metadata documents from loopback and private addresses too (local testing only)")
 	fl.IntVar(&opts.CIMDMaxFetches, "cimd-max-fetches", 8, "client metadata document fetches in flight across the server at most; a request that waits 2 s for one gets 503")
 	fl.DurationVar(&opts.CIMDFailureCache, "cimd-failure-cache", time.Minute, "how long a client metadata document that could not be used is remembered, so naming it again fetches nothing")
+	fl.DurationVar(&opts.RefreshReuseInterval, "refresh-reuse-interval", 0, "for this long after a rotation, a spent refresh token gets the same new pair again instead of revoking its family (at most 1m; 0 is strict)")
 	fl.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to send the request headers")
 	fl.DurationVar(&opts.ReadTimeout, "read-timeout", 30*time.Second, "time a client has to send the whole request")
 	fl.DurationVar(&opts.WriteTimeout, "write-timeout", 60*time.Second, "time to write a response (also caps MCP streams)")
@@ -222,6 +224,7 @@ func Run(ctx context.Context, opts *Options) error {
 		SigningKey: keys.jwt, PreviousSigningKeys: keys.jwtPrevious,
 		SealingKey: keys.sealing, PreviousSealingKeys: keys.sealingPrevious,
 		AllowUnregisteredDeviceClients: opts.AllowUnregisteredDeviceClients,
+		RefreshReuseInterval:           opts.RefreshReuseInterval,
 		MetadataDocuments: server.MetadataDocumentConfig{
 			AllowPrivateAddresses: opts.CIMDAllowPrivate, MaxFetches: opts.CIMDMaxFetches, FailureCache: opts.CIMDFailureCache,
 		},

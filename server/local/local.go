@@ -37,6 +37,8 @@ type Options struct {
 	Wrap func(http.Handler) http.Handler
 	// CacheCredentials: see server.Config.
 	CacheCredentials bool
+	// RefreshReuseInterval: see server.Config.
+	RefreshReuseInterval time.Duration
 	// TestClock, when set, is the server's clock and is exposed at
 	// /api/test/clock, as `mcpauth serve --test-clock` does, so a suite can
 	// move time over HTTP. It overrides Clock.
@@ -91,7 +93,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
 		PreviousSigningKeys: opts.PreviousSigningKeys, SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys,
 		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
-		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics,
+		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,
 		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
 	if err != nil {

@@ -38,6 +38,8 @@ type Options struct {
 	PreviousSealingKeys [][]byte
 	// CacheCredentials turns on the in-process credential cache.
 	CacheCredentials bool
+	// RefreshReuseInterval: see server.Config.
+	RefreshReuseInterval time.Duration
 	// Verbose sends the server's logs to stderr.
 	Verbose bool
 	// Logger, when set, receives the server's logs (and Verbose is ignored).
@@ -87,7 +89,7 @@ func New(t testing.TB, opts Options) *Env {
 		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
 		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
 		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
-		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics,
+		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,
 	})
 	if err != nil {
 		t.Fatalf("servertest: %v", err)

@@ -164,6 +164,11 @@ type RefreshToken struct {
 	UsedAt time.Time
 	// Revoked: the whole family was revoked (RevokeRefreshFamily).
 	Revoked bool
+	// Successor is what the rotation that spent this token was given to
+	// keep (the server's sealed copy of the pair it issued, opaque to the
+	// store), while that rotation is its family's latest and the family
+	// is not revoked; nil otherwise, and nil when nothing was kept.
+	Successor []byte
 }
 
 // RevokedToken names an access token denied by RevokeRefreshFamily.
@@ -241,18 +246,21 @@ type Store interface {
 	// family's fields, or ErrNotFound.
 	GetRefreshToken(ctx context.Context, hash string) (RefreshToken, error)
 	// RotateRefreshToken atomically spends the unused token hash of a
-	// family that is not revoked and adds next to that family (only next's
-	// Hash, CreatedAt, TokenID and TokenExp are read). Of any number of
-	// concurrent calls for one hash exactly one succeeds. It returns the
-	// presented token as stored afterwards; ErrAlreadyUsed with that record
-	// when the token was spent or its family revoked (the record tells
-	// which), ErrNotFound for an unknown hash, ErrAlreadyExists (nothing
-	// changed) if next's hash is taken.
-	RotateRefreshToken(ctx context.Context, hash string, next RefreshToken, now time.Time) (RefreshToken, error)
+	// family that is not revoked, adds next to that family (only next's
+	// Hash, CreatedAt, TokenID and TokenExp are read) and keeps successor
+	// (nil for none) as the spent token's Successor, which drops the one
+	// an earlier rotation of the family kept. Of any number of concurrent
+	// calls for one hash exactly one succeeds. It returns the presented
+	// token as stored afterwards; ErrAlreadyUsed with that record when the
+	// token was spent or its family revoked (the record tells which, and
+	// a spent token's record has the winner's Successor), ErrNotFound for
+	// an unknown hash, ErrAlreadyExists (nothing changed) if next's hash
+	// is taken.
+	RotateRefreshToken(ctx context.Context, hash string, next RefreshToken, now time.Time, successor []byte) (RefreshToken, error)
 	// RevokeRefreshFamily marks the family revoked, so none of its refresh
-	// tokens is accepted again, and revokes (as RevokeToken) every access
-	// token issued with them, which it returns so the caller can update
-	// any cache. Once it returns, no rotation of the family can succeed, and
+	// tokens is accepted again, drops its kept Successor, and revokes (as
+	// RevokeToken) every access token issued with them, which it returns
+	// so the caller can update any cache. Once it returns, no rotation of the family can succeed, and
 	// none that succeeded is missing from the list. Idempotent; ErrNotFound
 	// for an unknown family.
 	RevokeRefreshFamily(ctx context.Context, familyID string) ([]RevokedToken, error)

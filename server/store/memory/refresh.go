@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -20,6 +21,9 @@ type refreshFamily struct {
 	expiresAt                         time.Time
 	revoked                           bool
 	hashes                            []string
+	// spent is the token the latest rotation spent, successor what it kept.
+	spent     string
+	successor []byte
 }
 
 func (r *refreshState) init() {
@@ -37,6 +41,9 @@ func (r *refreshState) get(hash string) (store.RefreshToken, bool) {
 	}
 	f := r.families[t.FamilyID]
 	t.ClientID, t.UserID, t.Scope, t.Resource, t.ExpiresAt, t.Revoked = f.clientID, f.userID, f.scope, f.resource, f.expiresAt, f.revoked
+	if f.spent == hash {
+		t.Successor = bytes.Clone(f.successor)
+	}
 	return t, true
 }
 
@@ -74,7 +81,7 @@ func (s *Store) GetRefreshToken(_ context.Context, hash string) (store.RefreshTo
 	return t, nil
 }
 
-func (s *Store) RotateRefreshToken(_ context.Context, hash string, next store.RefreshToken, now time.Time) (store.RefreshToken, error) {
+func (s *Store) RotateRefreshToken(_ context.Context, hash string, next store.RefreshToken, now time.Time, successor []byte) (store.RefreshToken, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &s.refresh
@@ -94,7 +101,8 @@ func (s *Store) RotateRefreshToken(_ context.Context, hash string, next store.Re
 	r.tokens[next.Hash] = tokenOnly(next, cur.FamilyID)
 	f := r.families[cur.FamilyID]
 	f.hashes = append(f.hashes, next.Hash)
-	cur.Used, cur.UsedAt = true, now
+	f.spent, f.successor = hash, bytes.Clone(successor)
+	cur.Used, cur.UsedAt, cur.Successor = true, now, bytes.Clone(f.successor)
 	return cur, nil
 }
 
@@ -105,7 +113,7 @@ func (s *Store) RevokeRefreshFamily(_ context.Context, familyID string) ([]store
 	if !ok {
 		return nil, fmt.Errorf("revoke refresh family: %w", store.ErrNotFound)
 	}
-	f.revoked = true
+	f.revoked, f.successor = true, nil
 	var out []store.RevokedToken
 	for _, h := range f.hashes {
 		t := s.refresh.tokens[h]

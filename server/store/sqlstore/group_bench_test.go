@@ -89,7 +89,7 @@ func (r *rotators) run(b *testing.B, n int) time.Duration {
 		wg.Go(func() {
 			for left.Add(-1) >= 0 {
 				next := store.RefreshToken{Hash: r.name(), CreatedAt: groupNow}
-				if _, err := r.s.RotateRefreshToken(b.Context(), r.cur[i], next, groupNow); err != nil {
+				if _, err := r.s.RotateRefreshToken(b.Context(), r.cur[i], next, groupNow, nil); err != nil {
 					b.Error(err)
 					return
 				}

@@ -117,6 +117,10 @@ var migrations = [][]string{
 		)`,
 		`CREATE INDEX refresh_tokens_family_id ON refresh_tokens (family_id)`,
 	},
+	{ // 6: what the family's latest rotation kept (the refresh reuse interval)
+		`ALTER TABLE refresh_families ADD COLUMN spent_hash TEXT NOT NULL DEFAULT ''`, // the token it spent
+		`ALTER TABLE refresh_families ADD COLUMN successor BLOB`,
+	},
 }
 
 // migrate applies the missing steps in one transaction. On SQLite the

@@ -13,19 +13,25 @@ import (
 // Refresh token families are two tables: the family row carries what the
 // tokens share and is the lock that orders a rotation against a revocation
 // (both write it first), so that on PostgreSQL a revocation waits for a
-// rotation in flight and then sees the token it added.
+// rotation in flight and then sees the token it added. The family row also
+// holds what its latest rotation kept, with the hash of the token that
+// rotation spent, so keeping one drops the last without another statement.
 
 const refreshCols = `t.hash, t.family_id, f.client_id, f.user_id, f.scope, f.resource, f.expires_at,
-	t.created_at, t.token_id, t.token_exp, t.used, t.used_at, f.revoked`
+	t.created_at, t.token_id, t.token_exp, t.used, t.used_at, f.revoked,
+	CASE WHEN f.spent_hash = t.hash THEN f.successor END`
 
 func scanRefresh(row scanner) (store.RefreshToken, error) {
 	var r store.RefreshToken
 	var expires, created, tokenExp, usedAt int64
 	var used, revoked int
 	err := row.Scan(&r.Hash, &r.FamilyID, &r.ClientID, &r.UserID, &r.Scope, &r.Resource, &expires,
-		&created, &r.TokenID, &tokenExp, &used, &usedAt, &revoked)
+		&created, &r.TokenID, &tokenExp, &used, &usedAt, &revoked, &r.Successor)
 	r.ExpiresAt, r.CreatedAt, r.TokenExp, r.UsedAt = fromMS(expires), fromMS(created), fromMS(tokenExp), fromMS(usedAt)
 	r.Used, r.Revoked = used != 0, revoked != 0
+	if len(r.Successor) == 0 {
+		r.Successor = nil // drivers differ on an empty BLOB
+	}
 	return r, err
 }
 
@@ -95,10 +101,11 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash string) (store.Refresh
 // the record as stored then says why.
 var errNotRotated = errors.New("not rotated")
 
-// RotateRefreshToken locks the family (a no-op UPDATE that only matches a
-// family not revoked), then flips used from 0 to 1 conditionally, as
-// ConsumeAuthCode does, and inserts the successor, all in one transaction.
-func (s *Store) RotateRefreshToken(ctx context.Context, hash string, next store.RefreshToken, now time.Time) (store.RefreshToken, error) {
+// RotateRefreshToken locks the family (an UPDATE that only matches a family
+// not revoked, and records what this rotation keeps), then flips used from
+// 0 to 1 conditionally, as ConsumeAuthCode does, and inserts the successor,
+// all in one transaction: a rotation that fails is rolled back whole.
+func (s *Store) RotateRefreshToken(ctx context.Context, hash string, next store.RefreshToken, now time.Time, successor []byte) (store.RefreshToken, error) {
 	err := s.grouped(ctx, "refresh:"+hash, func(ctx context.Context, tx querier) error {
 		var family string
 		err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT family_id FROM refresh_tokens WHERE hash = ?`), hash).Scan(&family)
@@ -108,7 +115,8 @@ func (s *Store) RotateRefreshToken(ctx context.Context, hash string, next store.
 		if err != nil {
 			return err
 		}
-		n, err := s.txExec(ctx, tx, `UPDATE refresh_families SET revoked = 0 WHERE id = ? AND revoked = 0`, family)
+		n, err := s.txExec(ctx, tx, `UPDATE refresh_families SET spent_hash = ?, successor = ? WHERE id = ? AND revoked = 0`,
+			hash, successor, family)
 		if err != nil || n == 0 {
 			return cmp(err, errNotRotated)
 		}
@@ -151,7 +159,7 @@ func (s *Store) RevokeRefreshFamily(ctx context.Context, familyID string) ([]sto
 	var out []store.RevokedToken
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = nil // a retried fn starts afresh
-		n, err := s.txExec(ctx, tx, `UPDATE refresh_families SET revoked = 1 WHERE id = ?`, familyID)
+		n, err := s.txExec(ctx, tx, `UPDATE refresh_families SET revoked = 1, successor = NULL WHERE id = ?`, familyID)
 		if err != nil {
 			return err
 		}

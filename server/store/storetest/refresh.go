@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -63,7 +64,7 @@ func testRotateRefreshToken(t *testing.T, s store.Store) {
 
 	// A successor whose hash is taken changes nothing.
 	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, newRefresh("rt-other", "fam-other")))
-	_, err := s.RotateRefreshToken(ctx, first.Hash, successor(first, "rt-other", "jti-x", now), now)
+	_, err := s.RotateRefreshToken(ctx, first.Hash, successor(first, "rt-other", "jti-x", now), now, nil)
 	wantErr(t, "RotateRefreshToken onto a taken hash", err, store.ErrAlreadyExists)
 	got, err := s.GetRefreshToken(ctx, first.Hash)
 	must(t, "GetRefreshToken", err)
@@ -71,7 +72,7 @@ func testRotateRefreshToken(t *testing.T, s store.Store) {
 
 	spent := first
 	spent.Used, spent.UsedAt = true, now
-	got, err = s.RotateRefreshToken(ctx, first.Hash, next, now)
+	got, err = s.RotateRefreshToken(ctx, first.Hash, next, now, nil)
 	must(t, "RotateRefreshToken", err)
 	same(t, "RotateRefreshToken result", got, spent, normRefresh)
 	got, err = s.GetRefreshToken(ctx, first.Hash)
@@ -82,7 +83,7 @@ func testRotateRefreshToken(t *testing.T, s store.Store) {
 	same(t, "successor (family fields inherited)", got, next, normRefresh)
 
 	// A spent token cannot rotate again, and the record says it was spent.
-	got, err = s.RotateRefreshToken(ctx, first.Hash, successor(first, "rt-3", "jti-3", now), now.Add(time.Second))
+	got, err = s.RotateRefreshToken(ctx, first.Hash, successor(first, "rt-3", "jti-3", now), now.Add(time.Second), nil)
 	wantErr(t, "RotateRefreshToken replay", err, store.ErrAlreadyUsed)
 	same(t, "RotateRefreshToken replay record", got, spent, normRefresh)
 	_, err = s.GetRefreshToken(ctx, "rt-3")
@@ -91,13 +92,13 @@ func testRotateRefreshToken(t *testing.T, s store.Store) {
 	// The successor rotates in turn, within the same family.
 	later := now.Add(time.Hour)
 	third := successor(next, "rt-3", "jti-3", later)
-	_, err = s.RotateRefreshToken(ctx, next.Hash, third, later)
+	_, err = s.RotateRefreshToken(ctx, next.Hash, third, later, nil)
 	must(t, "RotateRefreshToken successor", err)
 	got, err = s.GetRefreshToken(ctx, third.Hash)
 	must(t, "GetRefreshToken third", err)
 	same(t, "third token", got, third, normRefresh)
 
-	_, err = s.RotateRefreshToken(ctx, "no-such-token", successor(first, "rt-4", "jti-4", now), now)
+	_, err = s.RotateRefreshToken(ctx, "no-such-token", successor(first, "rt-4", "jti-4", now), now, nil)
 	wantErr(t, "RotateRefreshToken unknown", err, store.ErrNotFound)
 	_, err = s.GetRefreshToken(ctx, "rt-4")
 	wantErr(t, "successor of an unknown token", err, store.ErrNotFound)
@@ -109,10 +110,10 @@ func testRevokeRefreshFamily(t *testing.T, s store.Store) {
 	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, first))
 	now := base.Add(time.Hour)
 	second := successor(first, "rt-2", "jti-2", now)
-	_, err := s.RotateRefreshToken(ctx, first.Hash, second, now)
+	_, err := s.RotateRefreshToken(ctx, first.Hash, second, now, nil)
 	must(t, "RotateRefreshToken", err)
 	third := successor(second, "rt-3", "jti-3", now.Add(time.Minute))
-	_, err = s.RotateRefreshToken(ctx, second.Hash, third, now.Add(time.Minute))
+	_, err = s.RotateRefreshToken(ctx, second.Hash, third, now.Add(time.Minute), nil)
 	must(t, "RotateRefreshToken", err)
 	bystander := newRefresh("rt-b", "fam-b")
 	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, bystander))
@@ -136,7 +137,7 @@ func testRevokeRefreshFamily(t *testing.T, s store.Store) {
 		}
 	}
 	// The live token of a revoked family no longer rotates.
-	got, err := s.RotateRefreshToken(ctx, third.Hash, successor(third, "rt-4", "jti-4", now), now.Add(2*time.Minute))
+	got, err := s.RotateRefreshToken(ctx, third.Hash, successor(third, "rt-4", "jti-4", now), now.Add(2*time.Minute), nil)
 	wantErr(t, "RotateRefreshToken in a revoked family", err, store.ErrAlreadyUsed)
 	if !got.Revoked || got.Used {
 		t.Errorf("record of a refused rotation in a revoked family: Revoked=%v Used=%v, want true, false", got.Revoked, got.Used)
@@ -175,7 +176,8 @@ func checkRevokedSet(t *testing.T, got, want []store.RevokedToken) {
 }
 
 // testConcurrentRotate: of 50 rotations of one token exactly one succeeds;
-// the others get ErrAlreadyUsed and add nothing to the family.
+// the others get ErrAlreadyUsed, add nothing to the family, and find what
+// the winner kept in the record, never their own.
 func testConcurrentRotate(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	const n = 50
@@ -184,8 +186,9 @@ func testConcurrentRotate(t *testing.T, s store.Store) {
 	now := base.Add(time.Minute)
 	errs := make([]error, n)
 	results := make([]store.RefreshToken, n)
+	kept := func(i int) []byte { return []byte(fmt.Sprintf("sealed by %d", i)) }
 	race(n, func(i int) {
-		results[i], errs[i] = s.RotateRefreshToken(ctx, first.Hash, successor(first, fmt.Sprintf("rt-next-%d", i), fmt.Sprintf("jti-%d", i), now), now)
+		results[i], errs[i] = s.RotateRefreshToken(ctx, first.Hash, successor(first, fmt.Sprintf("rt-next-%d", i), fmt.Sprintf("jti-%d", i), now), now, kept(i))
 	})
 	winner := -1
 	for i, err := range errs {
@@ -202,6 +205,11 @@ func testConcurrentRotate(t *testing.T, s store.Store) {
 	}
 	if winner < 0 {
 		t.Fatal("no goroutine rotated the token")
+	}
+	for i, r := range results {
+		if !bytes.Equal(r.Successor, kept(winner)) {
+			t.Errorf("goroutine %d (winner %d): Successor %q, want the winner's", i, winner, r.Successor)
+		}
 	}
 	for i := range n {
 		_, err := s.GetRefreshToken(ctx, fmt.Sprintf("rt-next-%d", i))
@@ -231,7 +239,7 @@ func testConcurrentRotateRevoke(t *testing.T, s store.Store) {
 		var rotErr, revErr error
 		race(2, func(i int) {
 			if i == 0 {
-				_, rotErr = s.RotateRefreshToken(ctx, first.Hash, next, now)
+				_, rotErr = s.RotateRefreshToken(ctx, first.Hash, next, now, nil)
 			} else {
 				_, revErr = s.RevokeRefreshFamily(ctx, first.FamilyID)
 			}
@@ -264,7 +272,7 @@ func testRefreshGC(t *testing.T, s store.Store) {
 		must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, r))
 		n := successor(r, fam+"-2", fam+"-jti-2", base)
 		n.TokenExp = lastTokenExp
-		_, err := s.RotateRefreshToken(ctx, r.Hash, n, base)
+		_, err := s.RotateRefreshToken(ctx, r.Hash, n, base, nil)
 		must(t, "RotateRefreshToken", err)
 	}
 	family("gone", past, past)         // 2 tokens + the family

@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"RefreshGC", testRefreshGC},
 		{"ConcurrentRotateRefreshToken", testConcurrentRotate},
 		{"ConcurrentRotateAndRevoke", testConcurrentRotateRevoke},
+		{"RefreshSuccessor", testRefreshSuccessor},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
