@@ -182,46 +182,57 @@ func (s *Server) launch(tb testing.TB, mcpLn, authLn *net.TCPListener, mcpFile, 
 // missing.
 func Require(tb testing.TB) (dir, version string) {
 	tb.Helper()
+	return RequirePackage(tb, "mcp-ts-server", "@modelcontextprotocol/sdk", "MCP TypeScript SDK server")
+}
+
+// RequirePackage returns testdata/<subdir> and the version of the npm
+// package pkg installed there, which its package.json pins exactly, or
+// ends tb when node (20 or newer) or that exact version is missing: a skip
+// naming `npm ci --prefix testdata/<subdir>`, or a failure with CI=true,
+// where .ci/run has installed it. what names the package in the message.
+func RequirePackage(tb testing.TB, subdir, pkg, what string) (dir, version string) {
+	tb.Helper()
 	root, err := repoRoot()
 	if err != nil {
 		tb.Fatalf("finding the repository root: %v", err)
 	}
-	dir = filepath.Join(root, "testdata", "mcp-ts-server")
+	dir = filepath.Join(root, "testdata", subdir)
+	install := "npm ci --prefix testdata/" + subdir
 	node, err := exec.LookPath("node")
 	if err != nil {
-		unavailable(tb, "no node on PATH", "install Node.js 20 or newer with npm, then "+InstallCommand)
+		unavailable(tb, what, "no node on PATH", "install Node.js 20 or newer with npm, then "+install)
 	}
 	if v, err := exec.Command(node, "-p", "process.versions.node").Output(); err != nil {
-		unavailable(tb, fmt.Sprintf("%s does not run: %v", node, err), "install Node.js 20 or newer")
+		unavailable(tb, what, fmt.Sprintf("%s does not run: %v", node, err), "install Node.js 20 or newer")
 	} else if major, _, _ := strings.Cut(strings.TrimSpace(string(v)), "."); atoi(major) < 20 {
 		// The SDK says 18, but its Streamable HTTP server imports
 		// @hono/node-server, which needs 20.
-		unavailable(tb, fmt.Sprintf("node %s is too old for the MCP TypeScript SDK's server", strings.TrimSpace(string(v))), "install Node.js 20 or newer")
+		unavailable(tb, what, fmt.Sprintf("node %s is too old for the %s", strings.TrimSpace(string(v)), what), "install Node.js 20 or newer")
 	}
-	want, err := pinned(filepath.Join(dir, "package.json"))
+	want, err := pinned(filepath.Join(dir, "package.json"), pkg)
 	if err != nil {
-		tb.Fatalf("reading the pinned SDK version: %v", err)
+		tb.Fatalf("reading the pinned %s version: %v", pkg, err)
 	}
-	got, err := packageVersion(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	got, err := packageVersion(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json"))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		unavailable(tb, "the MCP TypeScript SDK is not installed in testdata/mcp-ts-server", InstallCommand)
+		unavailable(tb, what, fmt.Sprintf("%s is not installed in testdata/%s", pkg, subdir), install)
 	case err != nil:
-		tb.Fatalf("reading the installed SDK version: %v", err)
+		tb.Fatalf("reading the installed %s version: %v", pkg, err)
 	case got != want:
-		unavailable(tb, fmt.Sprintf("testdata/mcp-ts-server has SDK %s installed, package.json pins %s", got, want), InstallCommand)
+		unavailable(tb, what, fmt.Sprintf("testdata/%s has %s %s installed, package.json pins %s", subdir, pkg, got, want), install)
 	}
 	return dir, got
 }
 
 // unavailable skips tb with a one-line reason and the command that fixes
 // it, or fails it under CI=true, where these tests must run.
-func unavailable(tb testing.TB, why, fix string) {
+func unavailable(tb testing.TB, what, why, fix string) {
 	tb.Helper()
 	if os.Getenv("CI") == "true" {
-		tb.Fatalf("MCP TypeScript SDK server required with CI=true: %s (run: %s)", why, fix)
+		tb.Fatalf("%s required with CI=true: %s (run: %s)", what, why, fix)
 	}
-	tb.Skipf("no MCP TypeScript SDK server: %s (run: %s)", why, fix)
+	tb.Skipf("no %s: %s (run: %s)", what, why, fix)
 }
 
 // listen opens a loopback socket on port (0: a free one). A given port was
@@ -281,7 +292,7 @@ func repoRoot() (string, error) {
 	}
 }
 
-func pinned(packageJSON string) (string, error) {
+func pinned(packageJSON, pkg string) (string, error) {
 	var p struct {
 		Dependencies map[string]string `json:"dependencies"`
 	}
@@ -292,9 +303,9 @@ func pinned(packageJSON string) (string, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return "", fmt.Errorf("%s: %w", packageJSON, err)
 	}
-	v := p.Dependencies["@modelcontextprotocol/sdk"]
+	v := p.Dependencies[pkg]
 	if v == "" || strings.ContainsAny(v, "^~<>=* ") {
-		return "", fmt.Errorf("%s: @modelcontextprotocol/sdk must be pinned to an exact version, not %q", packageJSON, v)
+		return "", fmt.Errorf("%s: %s must be pinned to an exact version, not %q", packageJSON, pkg, v)
 	}
 	return v, nil
 }
