@@ -63,7 +63,10 @@ var mcpConformancePassing = []string{
 	"auth/iss-normalized",
 	"auth/metadata-issuer-mismatch",
 	// Extensions.
+	"auth/dpop",
+	"auth/dpop-nonce",
 	"auth/client-credentials-basic",
+	"auth/client-credentials-jwt",
 	"auth/enterprise-managed-authorization",
 	"auth/wif-jwt-bearer",
 }
@@ -82,22 +85,6 @@ type knownFailure struct {
 const clientExited = "client-exited-with-error"
 
 var mcpConformanceKnownFailures = map[string]knownFailure{
-	"auth/dpop": {31, []string{
-		"sep-1932-client-token-request-proof",
-		"sep-1932-client-dpop-auth-scheme",
-		"sep-1932-client-fresh-proof",
-	}, "browser login sends no DPoP proof although the AS lists dpop_signing_alg_values_supported, gets a Bearer token and presents it as Bearer"},
-	"auth/dpop-nonce": {31, []string{
-		"sep-1932-client-token-request-proof",
-		"sep-1932-client-dpop-auth-scheme",
-		"sep-1932-client-fresh-proof",
-		"sep-1932-client-as-nonce",
-		"sep-1932-client-rs-nonce",
-	}, "as auth/dpop: no proof, so neither use_dpop_nonce challenge (token endpoint, MCP server) is ever reached"},
-	"auth/client-credentials-jwt": {31, []string{
-		"client-credentials-jwt-verified",
-		clientExited,
-	}, `private_key_jwt assertion's aud is the token endpoint by default; the scenario wants the issuer ("unexpected aud claim value")`},
 	"auth/scope-step-up": {32, []string{
 		"scope-step-up-initial",
 		"scope-step-up-escalation",
