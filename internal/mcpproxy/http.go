@@ -179,14 +179,8 @@ func (t *guardTransport) setVersion(v string) {
 }
 
 func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("Mcp-Protocol-Version") == "" {
-		t.mu.Lock()
-		v := t.version
-		t.mu.Unlock()
-		if v != "" {
-			req = req.Clone(req.Context())
-			req.Header.Set("Mcp-Protocol-Version", v)
-		}
+	if req.Method == http.MethodPost {
+		req = t.stampHeaders(req)
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil || req.Method != http.MethodPost {
