@@ -151,6 +151,9 @@ func (cfg AuthCodeConfig) Exchange(ctx context.Context, req *AuthRequest, code s
 	if err != nil {
 		return nil, fmt.Errorf("token exchange at %s: %w", endpoint, err)
 	}
+	if tok.Scope == "" {
+		tok.Scope = req.Scope // RFC 6749 §5.1: omitted means what was asked
+	}
 	return tok, nil
 }
 
@@ -251,15 +254,16 @@ func (cfg AuthCodeConfig) run(ctx context.Context) (*Token, error) {
 }
 
 // preflight asks the authorization endpoint about req before a browser
-// does, for a client the server may have forgotten (a registered or cached
-// one, when Reregister can replace it). A server that no longer knows the
+// does, for a client the server may have forgotten (a cached registration,
+// when Reregister can replace it; one registered moments ago in this run is
+// known, and a server counts every authorization request it sees). A server that no longer knows the
 // client cannot redirect back (the redirect URI is unverified), so it
 // answers the browser with an error and the CLI would wait its whole
 // timeout; answered here, invalid_client starts the re-registration at
 // once. Only a direct JSON or form invalid_client counts: redirects, login
 // pages and anything else leave the flow as it was.
 func (cfg AuthCodeConfig) preflight(ctx context.Context, req *AuthRequest) error {
-	if cfg.Reregister == nil || (cfg.Client.Source != SourceRegistered && cfg.Client.Source != SourceCache) {
+	if cfg.Reregister == nil || cfg.Client.Source != SourceCache {
 		return nil
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL(), nil)

@@ -347,9 +347,74 @@ func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL 
 		p.Verdict, p.Answer = "no Bearer challenge", describeAnswer(resp, body)
 	}
 	d.Probes = append(d.Probes, p)
-	if !ok {
+	switch {
+	case ok:
+		return &ch, nil
+	case isSuccess(resp.StatusCode):
+		// Some servers leave initialize open and protect only what comes
+		// after it: ask one of those methods, so the login learns the
+		// challenge's scope instead of guessing from scopes_supported.
+		return d.probeMCP(ctx, hc, mcpURL, mcpProtoVersion, "tools/list", resp.Header.Get("Mcp-Session-Id"))
+	case resp.StatusCode == http.StatusBadRequest:
+		// A 2026-07-28 server (stateless) refuses initialize without the
+		// per-request metadata (400): ask it the way it speaks.
+		ch, err := d.probeMCP(ctx, hc, mcpURL, statelessProtoVersion, "server/discover", "")
+		if ch != nil || err != nil {
+			return ch, err
+		}
+		if last := d.Probes[len(d.Probes)-1]; isSuccess(last.Status) {
+			return d.probeMCP(ctx, hc, mcpURL, statelessProtoVersion, "tools/list", "")
+		}
+	}
+	return nil, nil
+}
+
+// statelessProtoVersion is the revision whose requests carry their own
+// metadata instead of an initialize (SEP-2575).
+const statelessProtoVersion = "2026-07-28"
+
+// probeMCP sends one MCP request without a credential, as revision version
+// speaks it (in session, when one was started), records the probe, and
+// returns the answer's Bearer challenge.
+func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, version, method, session string) (*Challenge, error) {
+	params := "{}"
+	if version >= statelessProtoVersion {
+		params = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version +
+			`","io.modelcontextprotocol/clientInfo":{"name":"mcpauth","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}`
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, mcpURL,
+		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`))
+	if err != nil {
+		return nil, fmt.Errorf("discover: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", version)
+	if version >= statelessProtoVersion {
+		req.Header.Set("Mcp-Method", method)
+	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, body, err := do(hc, req)
+	p := Probe{URL: mcpURL + " (" + method + ")"}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("discover: %w", ctx.Err())
+		}
+		p.Verdict, p.Err = "network error", err.Error()
+		d.Probes = append(d.Probes, p)
 		return nil, nil
 	}
+	p.Status = resp.StatusCode
+	ch, ok := BearerChallenge(resp.Header)
+	if !ok {
+		p.Verdict, p.Answer = "no Bearer challenge", describeAnswer(resp, body)
+		d.Probes = append(d.Probes, p)
+		return nil, nil
+	}
+	p.Verdict = "Bearer challenge"
+	d.Probes = append(d.Probes, p)
 	return &ch, nil
 }
 

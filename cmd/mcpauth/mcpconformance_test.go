@@ -62,6 +62,11 @@ var mcpConformancePassing = []string{
 	"auth/iss-unexpected",
 	"auth/iss-normalized",
 	"auth/metadata-issuer-mismatch",
+	// After the login, as a host uses it through mcpauth proxy --login.
+	"auth/scope-step-up",
+	"auth/scope-step-up@2026-07-28",
+	"auth/scope-retry-limit",
+	"auth/authorization-server-migration",
 	// Extensions.
 	"auth/dpop",
 	"auth/dpop-nonce",
@@ -84,28 +89,9 @@ type knownFailure struct {
 // clientExited is the pseudo-check for a client command that exited non-zero.
 const clientExited = "client-exited-with-error"
 
-var mcpConformanceKnownFailures = map[string]knownFailure{
-	"auth/scope-step-up": {32, []string{
-		"scope-step-up-initial",
-		"scope-step-up-escalation",
-		clientExited,
-	}, "initialize is unprotected, so login never sees the 401's scope (mcp:basic) and asks for scopes_supported (mcp:profile); " +
-		"tools/list then gets 403 scope=mcp:write, the step-up asks for mcp:profile mcp:write, still lacks mcp:basic and gives up; " +
-		"login's pre-flight GET of /authorize counts as an authorization request, so the suite judges the first login's second request as the escalation"},
-	"auth/scope-step-up@2026-07-28": {32, []string{
-		"scope-step-up-initial",
-		"scope-step-up-escalation",
-		"sep-2350-scope-union-on-reauth",
-		clientExited,
-	}, "as auth/scope-step-up; at 2026-07-28 the union check too judges the first login's browser request (the pre-flight took the first count)"},
-	"auth/scope-retry-limit": {32, []string{
-		"scope-retry-limit",
-	}, "one login and one step-up are 4 GET /authorize (each login pre-flights the authorization URL before the browser opens), over the suite's limit of 3"},
-	"auth/authorization-server-migration": {32, []string{
-		"sep-2352-reregister-on-as-change",
-		clientExited,
-	}, "after the server moves to another AS the proxy gets 401 and gives up (\"run: mcpauth login\") instead of rediscovering and registering at the new AS"},
-}
+// mcpConformanceKnownFailures is empty: every scenario passes. A new pin
+// whose new scenario fails goes here, with its issue, until fixed.
+var mcpConformanceKnownFailures = map[string]knownFailure{}
 
 // mcpConformanceTimeout is the suite's --timeout for the client command.
 const mcpConformanceTimeout = 90 * time.Second

@@ -312,6 +312,20 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 	if c.cred.Token != token {
 		return true, nil // renewed meanwhile, for another request
 	}
+	if c.stepUp != nil && c.moved(ctx) {
+		// The resource trusts another authorization server now (SEP-2352):
+		// a refresh at the old one cannot help. The login discovers and
+		// registers anew there; nothing the old one issued is sent to it.
+		if err := c.stepUp(ctx, ""); err != nil {
+			return false, err
+		}
+		n, err := c.f.FreshCredential(ctx, c.server)
+		if err != nil {
+			return false, err
+		}
+		c.cred, c.loaded = n, c.f.Clock.Now()
+		return n.Token != token, nil
+	}
 	n, ok, err := c.f.RetryCredential(ctx, c.cred)
 	if err != nil {
 		return false, err
@@ -329,6 +343,23 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 	c.log("the server refused the token: renewed it, sending again")
 	c.cred = n
 	return true, nil
+}
+
+// moved reports whether the resource's metadata now names an authorization
+// server other than the one that issued the credential.
+func (c *credSource) moved(ctx context.Context) bool {
+	if c.cred.Issuer == "" {
+		return false
+	}
+	disc, err := c.f.Discover(ctx, c.server, cmdutil.DiscoverFlags{})
+	if err != nil {
+		return false
+	}
+	if disc.Issuer == c.cred.Issuer {
+		return false
+	}
+	c.log("the authorization server of %s moved from %s to %s: logging in there", c.server, c.cred.Issuer, disc.Issuer)
+	return true
 }
 
 func (c *credSource) scope() string {
