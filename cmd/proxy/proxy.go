@@ -316,15 +316,7 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 		// The resource trusts another authorization server now (SEP-2352):
 		// a refresh at the old one cannot help. The login discovers and
 		// registers anew there; nothing the old one issued is sent to it.
-		if err := c.stepUp(ctx, ""); err != nil {
-			return false, err
-		}
-		n, err := c.f.FreshCredential(ctx, c.server)
-		if err != nil {
-			return false, err
-		}
-		c.cred, c.loaded = n, c.f.Clock.Now()
-		return n.Token != token, nil
+		return c.logInAgain(ctx, token, "")
 	}
 	n, ok, err := c.f.RetryCredential(ctx, c.cred)
 	if err != nil {
@@ -384,8 +376,13 @@ func (c steppingSource) StepUp(ctx context.Context, token, scope string) (bool, 
 		return false, fmt.Errorf("already logged in again %d times for more scope", c.stepUps)
 	}
 	c.stepUps++
-	want := flows.UnionScopes(c.cred.Scope, scope)
-	if err := c.stepUp(ctx, want); err != nil {
+	return c.logInAgain(ctx, token, flows.UnionScopes(c.cred.Scope, scope))
+}
+
+// logInAgain logs in (for scope, "" for the server's default) and takes the
+// new credential; it reports whether it differs from token. c.mu is held.
+func (c *credSource) logInAgain(ctx context.Context, token, scope string) (bool, error) {
+	if err := c.stepUp(ctx, scope); err != nil {
 		return false, err
 	}
 	n, err := c.f.FreshCredential(ctx, c.server)
