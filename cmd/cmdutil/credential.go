@@ -20,6 +20,9 @@ type Credential struct {
 	// request (nil for Bearer tokens).
 	DPoP  *flows.DPoP
 	Scope string // the scope granted with the token, when known
+	// User is who the login found the credential belongs to (stored with
+	// it; empty for MCPAUTH_TOKEN).
+	User User
 	// Issuer is the authorization server that issued it ("" for API keys
 	// and MCPAUTH_TOKEN): a resource that names another one has moved.
 	Issuer string
@@ -55,7 +58,7 @@ func (f *Factory) LoadCredential(arg string) (Credential, error) {
 	if err != nil {
 		return Credential{}, WithExit(ExitStorage, fmt.Errorf("reading the stored credential: %w", err))
 	}
-	c := Credential{Server: e.Server, BaseURL: PingBase(b, e.Server), Kind: b.Kind, Issuer: b.Issuer}
+	c := Credential{Server: e.Server, BaseURL: PingBase(b, e.Server), Kind: b.Kind, Issuer: b.Issuer, User: User{ID: b.UserID, Name: b.UserName}}
 	if b.Kind == keyring.KindAPIKey {
 		c.Token = b.APIKey
 		return c, nil

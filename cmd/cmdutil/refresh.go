@@ -55,7 +55,7 @@ func (f *Factory) credential(ctx context.Context, arg, rejected string) (Credent
 	if err != nil {
 		return Credential{}, err
 	}
-	c := Credential{Server: e.Server, BaseURL: PingBase(b, e.Server), Kind: b.Kind, Scope: b.Scope, Issuer: b.Issuer, refreshable: b.Refreshable()}
+	c := Credential{Server: e.Server, BaseURL: PingBase(b, e.Server), Kind: b.Kind, Scope: b.Scope, Issuer: b.Issuer, User: User{ID: b.UserID, Name: b.UserName}, refreshable: b.Refreshable()}
 	if b.Kind == keyring.KindAPIKey {
 		c.Token = b.APIKey
 		return c, nil

@@ -28,6 +28,7 @@ func TestPingFallsBackToMCPToolsList(t *testing.T) {
 	s := flowstest.NewServer(t)
 	s.NoPing = true
 	s.MCPHandler = mcpServer()
+	s.TokenSubject = "acc-user"
 	clk := flowstest.NewFakeClock(time.Now())
 	s.Clock = clk
 	c := clitest.New(t, nil)
@@ -36,7 +37,7 @@ func TestPingFallsBackToMCPToolsList(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	code, stdout, stderr := c.Run("ping")
-	if code != 0 || strings.TrimSpace(stdout) != s.URL+"/mcp" || !strings.Contains(stderr, "MCP tools/list") || !strings.Contains(stderr, "1 tool") {
+	if code != 0 || strings.TrimSpace(stdout) != s.URL+"/mcp" || !strings.Contains(stderr, "MCP tools/list") || !strings.Contains(stderr, "1 tool(s) for acc-user") {
 		t.Fatalf("exit %d stdout %q: %s", code, stdout, stderr)
 	}
 	clk.Advance(2 * time.Hour) // the server's clock: the token is past its hour

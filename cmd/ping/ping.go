@@ -150,9 +150,10 @@ func Run(ctx context.Context, opts *Options) error {
 	ui := cmdutil.NewUI(f)
 	if check == checkMCP {
 		if f.Globals.JSON() {
-			return cmdutil.WriteJSON(f.IO.Out, map[string]any{"status": "ok", "check": check, "server": mcpURL, "server_name": tools.ServerName, "tools": tools.Tools})
+			return cmdutil.WriteJSON(f.IO.Out, map[string]any{"status": "ok", "check": check, "server": mcpURL, "server_name": tools.ServerName, "tools": tools.Tools,
+				"user_id": firstNonEmpty(cred.User.ID, cmdutil.Subject(cred.Token))})
 		}
-		ui.Success("ok: %s at %s answered with %d tool(s) (checked with MCP tools/list: %s/api/ping is 404)", firstNonEmpty(tools.ServerName, "the MCP server"), mcpURL, tools.Tools, cred.BaseURL)
+		ui.Success("ok: %s at %s answered with %d tool(s)%s (checked with MCP tools/list: %s/api/ping is 404)", firstNonEmpty(tools.ServerName, "the MCP server"), mcpURL, tools.Tools, identity(cred), cred.BaseURL)
 		_, err = fmt.Fprintln(f.IO.Out, mcpURL)
 		return err
 	}
@@ -166,6 +167,19 @@ func Run(ctx context.Context, opts *Options) error {
 	ui.Success("ok: user %s at %s (checked with GET /api/ping)", cmdutil.User{ID: res.UserID, Name: res.Name}, cred.BaseURL)
 	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
 	return err
+}
+
+// identity says whom the credential belongs to, as the login found out,
+// else as the token itself says (its sub, labelled: the server was not
+// asked), for a server that has no /api/ping to say it.
+func identity(cred cmdutil.Credential) string {
+	if u := cred.User.String(); u != "" {
+		return " for " + u
+	}
+	if sub := cmdutil.Subject(cred.Token); sub != "" {
+		return " for " + sub + " (the token's sub)"
+	}
+	return ""
 }
 
 // The checks ping can make, as reported.

@@ -1,6 +1,7 @@
 package flowstest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -66,6 +67,9 @@ type Server struct {
 	DPoPNonce string
 	// ProofsChecked counts the DPoP proofs accepted.
 	ProofsChecked int
+	// TokenSubject, when set, makes access tokens JWT-shaped (unsigned,
+	// for display only) with this sub, as many servers issue them.
+	TokenSubject string
 
 	reqs      []Request
 	regs      []flows.ClientMetadata
@@ -332,6 +336,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.n++
 	at := fmt.Sprintf("at-%s-%d", s.prefix, s.n)
+	if s.TokenSubject != "" {
+		claims, _ := json.Marshal(map[string]any{"sub": s.TokenSubject, "jti": at})
+		at = "eyJhbGciOiJub25lIn0." + base64.RawURLEncoding.EncodeToString(claims) + "."
+	}
 	g.expiry = s.Clock.Now().Add(ttl)
 	s.access[at] = g
 	tokenType := "Bearer"
