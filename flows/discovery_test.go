@@ -112,6 +112,28 @@ func TestDiscoverFallbacks(t *testing.T) {
 			wantProbe: map[string]string{"/mcp": "no Bearer challenge", "/.well-known/oauth-protected-resource/mcp": "HTTP 404"},
 		},
 		{
+			name: "RFC 8414 path-inserted, issuer with a path",
+			setup: func(t *testing.T, base string, mux *http.ServeMux) {
+				mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", serveJSON(prmDoc(base+"/mcp", base+"/auth/tenant")))
+				mux.HandleFunc("/.well-known/oauth-authorization-server/auth/tenant", serveJSON(asMeta(base+"/auth/tenant", base)))
+			},
+			wantPRM: "/.well-known/oauth-protected-resource/mcp", wantASM: "/.well-known/oauth-authorization-server/auth/tenant",
+			wantIss: func(b string) string { return b + "/auth/tenant" },
+		},
+		{
+			name: "OIDC only, appended to an issuer with a path (dex style)",
+			setup: func(t *testing.T, base string, mux *http.ServeMux) {
+				mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", serveJSON(prmDoc(base+"/mcp", base+"/dex")))
+				mux.HandleFunc("/dex/.well-known/openid-configuration", serveJSON(asMeta(base+"/dex", base)))
+			},
+			wantPRM: "/.well-known/oauth-protected-resource/mcp", wantASM: "/dex/.well-known/openid-configuration",
+			wantIss: func(b string) string { return b + "/dex" },
+			wantProbe: map[string]string{
+				"/.well-known/oauth-authorization-server/dex": "HTTP 404",
+				"/.well-known/openid-configuration/dex":       "HTTP 404",
+			},
+		},
+		{
 			name: "AS serves only OIDC discovery, path-inserted",
 			setup: func(t *testing.T, base string, mux *http.ServeMux) {
 				mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", serveJSON(prmDoc(base+"/mcp", base+"/tenant")))

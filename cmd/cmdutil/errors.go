@@ -65,7 +65,7 @@ func NextStep(err error, overrides bool) string {
 	case errors.As(err, &certErr), strings.Contains(err.Error(), "x509:"):
 		return "if the server's certificate comes from a private CA, pass --ca-file with that CA's PEM file"
 	case errors.Is(err, flows.ErrNoClient):
-		return "pass --client-id with a client registered at the server"
+		return "if the server registers clients without advertising it, pass --registration-endpoint URL; otherwise pass --client-id with a client registered at the server"
 	}
 	return ""
 }

@@ -141,6 +141,10 @@ func firstNonEmpty(vs ...string) string {
 type DiscoverFlags struct {
 	AllowMissingS256 bool
 	AllowInsecure    bool
+	// RegistrationEndpoint names a dynamic registration endpoint the
+	// server's metadata does not advertise (some servers register clients
+	// without saying so).
+	RegistrationEndpoint string
 	bound            bool // the command has the flags, so errors may name them
 }
 
@@ -149,6 +153,7 @@ func (d *DiscoverFlags) Bind(fl *pflag.FlagSet) {
 	d.bound = true
 	fl.BoolVar(&d.AllowMissingS256, "allow-missing-s256", false, "UNSAFE: continue when the server does not advertise PKCE S256")
 	fl.BoolVar(&d.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
+	fl.StringVar(&d.RegistrationEndpoint, "registration-endpoint", "", "dynamic registration endpoint (RFC 7591) to use when the server's metadata does not advertise one")
 }
 
 // Discover runs discovery with the factory's client.
@@ -169,6 +174,19 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 	}
 	for _, w := range disc.Warnings {
 		NewUI(f).Warn("%s", w)
+	}
+	if df.RegistrationEndpoint != "" {
+		o, err := flows.OriginOf(df.RegistrationEndpoint)
+		if err != nil {
+			return disc, FlagErrorf("--registration-endpoint: %v", err)
+		}
+		if !o.Secure() && !df.AllowInsecure {
+			return disc, FlagErrorf("--registration-endpoint %s is plain http to a host that is not loopback; pass --allow-insecure-http to accept it (unsafe)", df.RegistrationEndpoint)
+		}
+		if md := disc.AuthServer; md.RegistrationEndpoint != "" && md.RegistrationEndpoint != df.RegistrationEndpoint {
+			NewUI(f).Warn("using --registration-endpoint %s instead of the advertised %s", df.RegistrationEndpoint, md.RegistrationEndpoint)
+		}
+		disc.AuthServer.RegistrationEndpoint = df.RegistrationEndpoint
 	}
 	return disc, nil
 }

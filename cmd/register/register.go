@@ -65,7 +65,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if disc.AuthServer.RegistrationEndpoint == "" {
-		return cmdutil.WithExit(cmdutil.ExitFailure, errors.New("the authorization server offers no registration endpoint; use a pre-registered --client-id with login"))
+		return cmdutil.WithExit(cmdutil.ExitFailure, errors.New("the authorization server advertises no registration endpoint; if it registers clients anyway, pass --registration-endpoint URL; otherwise use a pre-registered --client-id with login"))
 	}
 	md := flows.ClientMetadata{ClientName: opts.ClientName, TokenEndpointAuthMethod: flows.AuthMethodNone, Scope: disc.Scope, GrantTypes: opts.GrantTypes}
 	switch {

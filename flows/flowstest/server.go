@@ -67,6 +67,10 @@ type Server struct {
 	DPoPNonce string
 	// ProofsChecked counts the DPoP proofs accepted.
 	ProofsChecked int
+	// UnadvertisedRegistration leaves registration_endpoint out of the
+	// metadata while /oauth/register still registers (as Hydra does until
+	// told otherwise).
+	UnadvertisedRegistration bool
 	// TokenSubject, when set, makes access tokens JWT-shaped (unsigned,
 	// for display only) with this sub, as many servers issue them.
 	TokenSubject string
@@ -186,6 +190,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.DPoP {
 			md["dpop_signing_alg_values_supported"] = []string{"ES256"}
+		}
+		if s.UnadvertisedRegistration {
+			delete(md, "registration_endpoint")
 		}
 		writeJSON(w, 200, md)
 	case p == "/oauth/register" || p == "/register":
