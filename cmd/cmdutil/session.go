@@ -145,7 +145,7 @@ type DiscoverFlags struct {
 	// server's metadata does not advertise (some servers register clients
 	// without saying so).
 	RegistrationEndpoint string
-	bound            bool // the command has the flags, so errors may name them
+	bound                bool // the command has the flags, so errors may name them
 }
 
 // Bind adds the unsafe discovery overrides to a command's flags.
