@@ -54,7 +54,8 @@ token is refreshed under the same lock as every other mcpauth command, and a
 
 stdout carries protocol messages only; progress and errors go to stderr (and
 to --log-file). Exits 0 when stdin closes, 3 when there is no usable
-credential (run: mcpauth login <mcp-url>), 6 when the server connection ends.`,
+credential (run: mcpauth login <mcp-url>), 6 when the server connection ends
+or the server was never reachable.`,
 		Example: `  mcpauth proxy https://mcp.example.com/mcp
   mcpauth proxy http://127.0.0.1:8080/mcp --account work --log-file /tmp/mcpauth-proxy.log`,
 		Args: cobra.ExactArgs(1),

@@ -199,6 +199,10 @@ func Run(ctx context.Context, cfg Config) error {
 			}
 		}
 		p.drainAnswers()
+		if redial.neverReached() {
+			// Every call failed: the host's session never existed (exit 6).
+			return &RemoteError{fmt.Errorf("%s was never reachable (connection refused)", cfg.URL)}
+		}
 		return nil
 	case err := <-p.fatal:
 		p.answerPending(ctx, err)

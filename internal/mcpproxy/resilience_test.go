@@ -1,12 +1,15 @@
 package mcpproxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,8 +80,11 @@ func TestRedialsWhileTheServerIsDown(t *testing.T) {
 	}
 }
 
-// A server that stays down: after the last pause the host's call fails
-// with an error naming the server, in bounded time.
+// A server that stays down: the requests in flight share one schedule of
+// pauses (one log line each, not one per request), every call is answered
+// with an error naming the server in bounded time, later calls fail at
+// once, and the proxy ends with a RemoteError (exit 6): it was never
+// reachable.
 func TestRedialGivesUp(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -88,20 +94,42 @@ func TestRedialGivesUp(t *testing.T) {
 	ln.Close()
 	var n int
 	var mu sync.Mutex
-	count := func(context.Context, time.Duration) error { mu.Lock(); n++; mu.Unlock(); return nil }
-	p := start(t, Config{URL: "http://" + addr + "/mcp", Transport: Streamable, Sleep: count, Backoff: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}})
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	_, err = mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, nil)
-	if err == nil || !strings.Contains(err.Error(), addr) {
-		t.Fatalf("connect to a server that stays down: %v", err)
+	count := func(context.Context, time.Duration) error {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond) // long enough for the other requests to join the pause
+		return nil
 	}
-	// Each request the host's client sends (server/discover, then
-	// initialize) is tried four times: three pauses each.
+	p := start(t, Config{URL: "http://" + addr + "/mcp", Transport: Streamable, Sleep: count, Backoff: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond}})
+	out := &lines{t: t, sc: bufio.NewScanner(p.stdout)}
+	for id := 1; id <= 4; id++ {
+		io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"tools/list"}`+"\n")
+	}
+	for range 4 {
+		if m := out.next(); errCode(m) == 0 || !strings.Contains(sprintf("%v", m["error"]), addr) {
+			t.Errorf("answer %v", m)
+		}
+	}
+	io.WriteString(p.stdin, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`+"\n")
+	if m := out.next(); errCode(m) == 0 {
+		t.Errorf("after the outage: %v", m)
+	}
+	p.stdin.Close()
+	select {
+	case err := <-p.done:
+		var re *RemoteError
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), "never reachable") {
+			t.Errorf("Run returned %v", err)
+		}
+		p.done <- err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the proxy did not end")
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	if gaveUp := strings.Count(p.logged(), "(3 of 3)"); gaveUp == 0 || n != 3*gaveUp || strings.Contains(p.logged(), "(4 of") {
-		t.Errorf("%d pauses for %d requests, want 3 each\n%s", n, gaveUp, p.logged())
+	if n != 3 || strings.Count(p.logged(), "trying again") != 3 || strings.Count(p.logged(), "failing requests until") != 1 {
+		t.Errorf("%d pauses for 5 requests, want 3 in all\n%s", n, p.logged())
 	}
 }
 
