@@ -87,14 +87,29 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// revoke revokes e's token where the server offers revocation. Failures are
-// warnings: logging out must still forget the credential locally.
+// revoke revokes e's token where the server offers revocation, and says
+// what stays valid where it cannot: deleting a credential here does not end
+// it at the server. Failures are warnings: logging out must still forget
+// the credential locally.
 func revoke(ctx context.Context, f *cmdutil.Factory, ui *cmdutil.UI, st *keyring.Store, e keyring.EntryInfo) {
 	if e.Kind == keyring.KindAPIKey {
+		ui.Info("The API key still works at %s until it is regenerated there (Settings); only this copy is deleted.", e.Server)
 		return
 	}
 	b, err := st.Load(e.Server, e.Account)
-	if err != nil || b.RevocationEndpoint == "" || b.Client == nil {
+	if err != nil {
+		return
+	}
+	if b.RevocationEndpoint == "" || b.Client == nil {
+		until := "its expiry"
+		if !b.Expiry.IsZero() {
+			until = b.Expiry.Format("2006-01-02 15:04 MST")
+		}
+		what := "The access token stays valid until " + until
+		if b.RefreshToken != "" {
+			what += ", and the refresh token until the server's own limit"
+		}
+		ui.Info("%s: %s offers no revocation endpoint; only this copy is deleted.", what, e.Server)
 		return
 	}
 	token, hint := b.RefreshToken, "refresh_token"

@@ -67,6 +67,8 @@ type Server struct {
 	DPoPNonce string
 	// ProofsChecked counts the DPoP proofs accepted.
 	ProofsChecked int
+	// NoRevocation leaves revocation_endpoint out of the metadata.
+	NoRevocation bool
 	// UnadvertisedRegistration leaves registration_endpoint out of the
 	// metadata while /oauth/register still registers (as Hydra does until
 	// told otherwise).
@@ -193,6 +195,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if s.UnadvertisedRegistration {
 			delete(md, "registration_endpoint")
+		}
+		if s.NoRevocation {
+			delete(md, "revocation_endpoint")
 		}
 		writeJSON(w, 200, md)
 	case p == "/oauth/register" || p == "/register":
