@@ -223,6 +223,7 @@ func (cfg AuthCodeConfig) run(ctx context.Context) (*Token, error) {
 	}()
 	// OpenBrowser runs on its own goroutine: some launchers block until the
 	// browser exits, and a test browser follows the redirects itself.
+	ln.SetStart(req.URL())
 	opened := make(chan error, 1)
 	go func() { opened <- cfg.OpenBrowser(req.URL()) }()
 	var r result

@@ -64,6 +64,23 @@ type Loopback struct {
 	once    sync.Once
 	mu      sync.Mutex
 	ignored int
+	start   string // where StartPath redirects: the authorization URL
+}
+
+// StartPath on the listener redirects to the authorization URL: a short
+// address to copy by hand instead of the long URL.
+const StartPath = "/start"
+
+// SetStart makes StartPath redirect to authURL.
+func (l *Loopback) SetStart(authURL string) {
+	l.mu.Lock()
+	l.start = authURL
+	l.mu.Unlock()
+}
+
+// StartURL is http://127.0.0.1:{port}/start.
+func (l *Loopback) StartURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", l.Port(), StartPath)
 }
 
 type callbackReq struct {
@@ -142,6 +159,15 @@ func failurePage(err error) page {
 
 // ServeHTTP hands callbacks to Wait and writes the page Wait chooses.
 func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == StartPath && r.Method == http.MethodGet {
+		l.mu.Lock()
+		start := l.start
+		l.mu.Unlock()
+		if start != "" {
+			http.Redirect(w, r, start, http.StatusFound)
+			return
+		}
+	}
 	if r.URL.Path != CallbackPath || r.Method != http.MethodGet {
 		writePage(w, page{Status: http.StatusBadRequest, Title: "Not found", Message: "This is mcpauth's login listener."})
 		return

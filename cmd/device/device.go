@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -129,15 +129,15 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return err
 	}
 	phase.Set("requesting a device code")
-	spin := newCountdown(f, ui)
-	defer spin.stop()
+	spin := countdown.New(f.IO.ErrOut, f.IO.StderrTTY && !f.Globals.Quiet, f.Clock, ui.Faint)
+	defer spin.Stop()
 	tok, err := flows.Device(ctx, flows.DeviceConfig{
 		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, Scope: opts.Scope,
 		NoResource: opts.NoResource, Dialect: dialect, DPoP: key,
 		ShowCode: func(da flows.DeviceAuthorization) {
 			phase.Set("waiting for code " + da.UserCode + " to be approved")
 			showCode(ctx, opts, ui, da)
-			spin.start(da.Expiry)
+			spin.Start("Waiting for approval", da.Expiry, "")
 		},
 		OnPoll: func(ev flows.PollEvent) {
 			switch {
@@ -150,7 +150,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		},
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
 	})
-	spin.stop()
+	spin.Stop()
 	if err != nil {
 		return cmdutil.FlowError("device login", err)
 	}
@@ -221,58 +221,4 @@ func copyToClipboard(text string) error {
 		return cmd.Run()
 	}
 	return errors.New("no clipboard tool found (wl-copy, xclip, xsel, pbcopy or clip.exe)")
-}
-
-// countdown shows the time left on a terminal; silent otherwise. It paces
-// itself with the real ticker only for redrawing; the time shown comes from
-// the factory's clock.
-type countdown struct {
-	f       *cmdutil.Factory
-	ui      *cmdutil.UI
-	done    chan struct{}
-	cleared chan struct{} // closed once the line is cleared
-	on      bool
-}
-
-func newCountdown(f *cmdutil.Factory, ui *cmdutil.UI) *countdown {
-	return &countdown{f: f, ui: ui, done: make(chan struct{}), cleared: make(chan struct{})}
-}
-
-func (c *countdown) start(expiry time.Time) {
-	if !c.f.IO.StderrTTY || c.f.Globals.Quiet || c.on {
-		return
-	}
-	c.on = true
-	go func() {
-		defer close(c.cleared)
-		frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
-		t := time.NewTicker(120 * time.Millisecond)
-		defer t.Stop()
-		for i := 0; ; i++ {
-			select {
-			case <-c.done:
-				fmt.Fprint(c.f.IO.ErrOut, "\r\033[K")
-				return
-			case <-t.C:
-				left := expiry.Sub(c.f.Clock.Now()).Round(time.Second)
-				if left < 0 {
-					left = 0
-				}
-				fmt.Fprint(c.f.IO.ErrOut, "\r"+c.ui.Faint(fmt.Sprintf("%s Waiting for approval… %s left ", frames[i%len(frames)], left)))
-			}
-		}
-	}()
-}
-
-// stop ends the countdown and returns once its line is cleared, so what
-// is printed next (an error, the success line) never lands on it.
-func (c *countdown) stop() {
-	select {
-	case <-c.done:
-	default:
-		close(c.done)
-	}
-	if c.on {
-		<-c.cleared
-	}
 }

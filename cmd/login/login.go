@@ -3,6 +3,7 @@
 package login
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -151,17 +153,22 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 	}
 	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser)
 	phase.Set("starting the callback listener")
+	timeout := cmp.Or(opts.Timeout, flows.DefaultLoginTimeout)
+	spin := countdown.New(f.IO.ErrOut, f.IO.StderrTTY && !f.Globals.Quiet, f.Clock, ui.Faint)
+	defer spin.Stop()
 	open := func(authURL string) error {
 		phase.Set("waiting for the browser")
+		deadline := f.Clock.Now().Add(timeout)
 		if base == nil {
 			printURL(f, ui, target, authURL, headless, disc.SupportsDeviceFlow())
-			return nil
+		} else {
+			ui.Info("Opening the browser to log in to %s …", disc.Resource)
+			if err := base(authURL); err != nil {
+				ui.Warn("could not open a browser (%v)", err)
+				printURL(f, ui, target, authURL, "", disc.SupportsDeviceFlow())
+			}
 		}
-		ui.Info("Opening the browser to log in to %s …", disc.Resource)
-		if err := base(authURL); err != nil {
-			ui.Warn("could not open a browser (%v)", err)
-			printURL(f, ui, target, authURL, "", disc.SupportsDeviceFlow())
-		}
+		spin.Start("Waiting for the browser", deadline, " (--timeout to wait longer)")
 		return nil
 	}
 	key, err := f.LoginDPoP(st, disc, cmdutil.DPoPChoice{Insist: opts.Machine.DPoP, Refuse: opts.Machine.NoDPoP})
@@ -173,6 +180,7 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 		Port: opts.Port, Timeout: opts.Timeout, NoResource: opts.NoResource, Scope: opts.Scope,
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
 	})
+	spin.Stop()
 	if err != nil {
 		if opts.Port != 0 {
 			if perr := cmdutil.PortError(opts.Port, err); perr != err {
@@ -196,7 +204,10 @@ func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless stri
 	ui.Info("Open this URL in a browser to log in:")
 	fmt.Fprintln(f.IO.ErrOut, "\n  "+authURL+"\n")
 	if u, err := url.Parse(authURL); err == nil {
-		if redirect, err := url.Parse(u.Query().Get("redirect_uri")); err == nil && redirect.Port() != "" {
+		if redirect, err := url.Parse(u.Query().Get("redirect_uri")); err == nil && redirect.Port() != "" && redirect.Hostname() == "127.0.0.1" {
+			// The listener redirects its /start to the URL above: shorter
+			// to copy, in a browser on this machine.
+			ui.Info("Or, in a browser on this machine: http://127.0.0.1:%s%s", redirect.Port(), flows.StartPath)
 			ui.Info("If the browser runs on another machine, forward the callback port first:\n  ssh -L %s:127.0.0.1:%s <this-host>", redirect.Port(), redirect.Port())
 		}
 	}
