@@ -58,7 +58,10 @@ type grantRegistry []grantType
 // newGrantRegistry is the one place grants are registered. The token
 // endpoint's dispatch, the metadata's grant_types_supported and
 // response_types_supported, registration and metadata documents all read
-// it, so adding a grant is one entry here plus its handler.
+// it, so adding a grant is one entry here plus its handler. It is a
+// function, not a package variable, so that each Server owns its registry
+// (no global state), and because a variable would be an initialization
+// cycle: the handlers reach the metadata document fetch, which reads it.
 func newGrantRegistry() grantRegistry {
 	return grantRegistry{
 		{name: grantAuthCode, label: "authorization_code", handle: (*Server).exchangeCode, clients: publicClients,
