@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -146,7 +145,7 @@ func (s *Server) cachedMetadataClient(ctx context.Context, id string) (c store.C
 	d, err := s.store.GetMetadataDocument(ctx, id)
 	switch {
 	case err == nil && now.Before(d.ExpiresAt):
-		if c, perr := parseMetadataDocument(id, d.Body); perr == nil {
+		if c, perr := parseMetadataDocument(s.grants, id, d.Body); perr == nil {
 			c.CreatedAt = d.FetchedAt
 			return c, true, nil
 		}
@@ -172,7 +171,7 @@ func (s *Server) fetchMetadataClient(ctx context.Context, id string) (store.Clie
 	body, maxAge, err := s.cimd.fetch(ctx, id)
 	var c store.Client
 	if err == nil {
-		c, err = parseMetadataDocument(id, body)
+		c, err = parseMetadataDocument(s.grants, id, body)
 	}
 	var ce *cimdError
 	if errors.As(err, &ce) {
@@ -193,7 +192,7 @@ func (s *Server) fetchMetadataClient(ctx context.Context, id string) (store.Clie
 // parseMetadataDocument checks a fetched document for the client_id it was
 // fetched from and returns the client it describes. Unknown fields are
 // ignored, as in RFC 7591; fields we rely on must have the right type.
-func parseMetadataDocument(clientID string, body []byte) (store.Client, error) {
+func parseMetadataDocument(grants grantRegistry, clientID string, body []byte) (store.Client, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
 		return store.Client{}, cimdErrorf("the document is not a JSON object")
@@ -247,24 +246,16 @@ func parseMetadataDocument(clientID string, body []byte) (store.Client, error) {
 		}
 	}
 	// A document is written for many servers: grant types we do not
-	// support are ignored rather than refused.
-	grants := []string{grantAuthCode}
+	// support, or that are not for public clients, are ignored rather than
+	// refused.
+	names := []string{grantAuthCode}
 	if doc.GrantTypes != nil {
-		grants = nil
-		for _, g := range uniq(doc.GrantTypes) {
-			if g == grantAuthCode || g == grantDeviceCode || g == "refresh_token" {
-				grants = append(grants, g)
-			}
-		}
+		names = grants.forPublicClients(doc.GrantTypes)
 	}
-	c := store.Client{
-		ID: clientID, Name: name, RedirectURIs: doc.RedirectURIs, GrantTypes: grants,
-		Scope: scopeMCP, TokenEndpointAuthMethod: "none",
-	}
-	if slices.Contains(grants, grantAuthCode) {
-		c.ResponseTypes = []string{"code"}
-	}
-	return c, nil
+	return store.Client{
+		ID: clientID, Name: name, RedirectURIs: doc.RedirectURIs, GrantTypes: names,
+		ResponseTypes: grants.responseTypesFor(names), Scope: scopeMCP, TokenEndpointAuthMethod: "none",
+	}, nil
 }
 
 // cimdFetcher fetches metadata documents over its own transport: no proxy

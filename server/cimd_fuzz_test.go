@@ -44,8 +44,8 @@ func FuzzMetadataDocument(f *testing.F) {
 			}
 		}
 
-		c, err := parseMetadataDocument(clientID, body)
-		c2, err2 := parseMetadataDocument(clientID, body)
+		c, err := parseMetadataDocument(newGrantRegistry(), clientID, body)
+		c2, err2 := parseMetadataDocument(newGrantRegistry(), clientID, body)
 		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(c, c2) {
 			t.Fatalf("not deterministic: %+v %v / %+v %v", c, err, c2, err2)
 		}

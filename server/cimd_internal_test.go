@@ -339,7 +339,7 @@ func TestCheckMetadataDocumentURL(t *testing.T) {
 func TestParseMetadataDocument(t *testing.T) {
 	t.Parallel()
 	const id = "https://client.example/app.json"
-	c, err := parseMetadataDocument(id, []byte(`{"client_id":"`+id+`","client_name":"  Example  ","redirect_uris":["http://127.0.0.1/cb","com.example.app:/cb"],"scope":"anything","extra":{"x":1}}`))
+	c, err := parseMetadataDocument(newGrantRegistry(), id, []byte(`{"client_id":"`+id+`","client_name":"  Example  ","redirect_uris":["http://127.0.0.1/cb","com.example.app:/cb"],"scope":"anything","extra":{"x":1}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestParseMetadataDocument(t *testing.T) {
 		len(c.ResponseTypes) != 1 || c.TokenEndpointAuthMethod != "none" || c.Scope != scopeMCP {
 		t.Fatalf("parsed client = %+v", c)
 	}
-	c, err = parseMetadataDocument(id, []byte(`{"client_id":"`+id+`","redirect_uris":["https://client.example/cb"],"token_endpoint_auth_method":"none","grant_types":["client_credentials","urn:ietf:params:oauth:grant-type:device_code","refresh_token","urn:ietf:params:oauth:grant-type:device_code"]}`))
+	c, err = parseMetadataDocument(newGrantRegistry(), id, []byte(`{"client_id":"`+id+`","redirect_uris":["https://client.example/cb"],"token_endpoint_auth_method":"none","grant_types":["client_credentials","urn:ietf:params:oauth:grant-type:device_code","refresh_token","urn:ietf:params:oauth:grant-type:device_code"]}`))
 	if err != nil || fmt.Sprint(c.GrantTypes) != "[urn:ietf:params:oauth:grant-type:device_code refresh_token]" || c.ResponseTypes != nil {
 		t.Fatalf("grant types: %+v, %v", c, err)
 	}
@@ -378,7 +378,7 @@ func TestParseMetadataDocument(t *testing.T) {
 		{`{` + valid + `,"client_name":"` + strings.Repeat("n", maxClientNameLen+1) + `"}`, "printable"},
 		{`{` + valid + `,"grant_types":"authorization_code"}`, "grant_types has the wrong type"},
 	} {
-		_, err := parseMetadataDocument(id, []byte(tt.doc))
+		_, err := parseMetadataDocument(newGrantRegistry(), id, []byte(tt.doc))
 		if err == nil {
 			t.Errorf("document %.80s accepted, want %q", tt.doc, tt.reason)
 			continue

@@ -114,20 +114,21 @@ func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, oerr)
 		return
 	}
-	switch p["grant_type"] {
-	case grantDeviceCode:
-		s.pollDeviceToken(w, r, p)
-	case "":
+	// Only the device grant is served here; the others are at /oauth/token.
+	switch g := s.grants.lookup(p["grant_type"]); {
+	case p["grant_type"] == "":
 		writeOAuthError(w, invalidRequest("grant_type is required"))
-	default:
+	case g == nil || g.name != grantDeviceCode:
 		writeOAuthError(w, newError(http.StatusBadRequest, errUnsupportedGrantType, "grant_type must be %s", grantDeviceCode))
+	default:
+		s.pollDeviceToken(w, r, p, g)
 	}
 }
 
 // pollDeviceToken implements the device code state table of service.md with
 // RFC 8628 §3.5's errors, as one compare-and-set on the record so that racing
 // pollers (on any instance) see consistent transitions.
-func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[string]string) {
+func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[string]string, g *grantType) {
 	if p["device_code"] == "" {
 		writeOAuthError(w, invalidRequest("device_code is required"))
 		return
@@ -184,17 +185,6 @@ func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[s
 		writeOAuthError(w, outcome)
 		return
 	}
-	jti, err := randomToken(16)
-	if err != nil {
-		s.serverError(w, r, "generating token id", err)
-		return
-	}
-	tok, err := s.tokens.issueForClient(d.UserID, d.ClientID, jti)
-	if err != nil {
-		s.serverError(w, r, "issuing access token", err)
-		return
-	}
-	resp := newTokenResponse(tok)
 	// An unregistered device client (when allowed) gets no refresh token.
 	// The device code is spent: a metadata document not fetched for a limit
 	// counts as an unknown client, so the token is still issued (without a
@@ -205,14 +195,7 @@ func (s *Server) pollDeviceToken(w http.ResponseWriter, r *http.Request, p map[s
 		s.serverError(w, r, "looking up client", err)
 		return
 	}
-	resp.Scope = effectiveScope(client, d.Scope)
-	if grantsRefresh(client, d.Scope) {
-		if resp.RefreshToken, err = s.startRefreshFamily(r.Context(), d.ClientID, d.UserID, d.Scope, "", tok); err != nil {
-			s.serverError(w, r, "issuing refresh token", err)
-			return
-		}
-	}
-	s.issued(w, r, metricGrantDevice, d.UserID, d.ClientID, resp)
+	s.issue(w, r, g, &issuance{userID: d.UserID, clientID: d.ClientID, client: client, scope: d.Scope})
 }
 
 // User codes: 4 letters, hyphen, 4 digits (service.md), letters from an

@@ -6,12 +6,7 @@ import (
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
-const (
-	scopeMCP        = "mcp"
-	grantAuthCode   = "authorization_code"
-	grantDeviceCode = "urn:ietf:params:oauth:grant-type:device_code"
-	grantRefresh    = "refresh_token"
-)
+const scopeMCP = "mcp"
 
 // RFC 9728 §2, with the values service.md lists.
 type protectedResourceMetadata struct {
@@ -60,8 +55,8 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 		TokenEndpoint:                     s.baseURL + "/oauth/token",
 		RegistrationEndpoint:              s.baseURL + "/oauth/register",
 		DeviceAuthorizationEndpoint:       s.baseURL + "/api/oauth/device/code",
-		ResponseTypesSupported:            []string{"code"},
-		GrantTypesSupported:               []string{grantAuthCode, grantDeviceCode, grantRefresh},
+		ResponseTypesSupported:            s.grants.responseTypesFor(s.grants.names()),
+		GrantTypesSupported:               s.grants.names(),
 		CodeChallengeMethodsSupported:     []string{pkce.MethodS256},
 		ScopesSupported:                   []string{scopeMCP, scopeOfflineAccess},
 		TokenEndpointAuthMethodsSupported: []string{"none"},

@@ -1,34 +1,15 @@
 package server_test
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/server"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestLogWriterFlushesOnTimeAndClose(t *testing.T) {
-	var out lockedBuffer
+	var out server.LockedBuffer
 	w := server.NewLogWriter(&out, 20*time.Millisecond)
 	_, _ = w.Write([]byte("one\n"))
 	deadline := time.Now().Add(5 * time.Second)

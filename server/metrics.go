@@ -26,13 +26,9 @@ type Metrics struct {
 	codes [600]string
 }
 
-// Label values: grants as the "access token issued" log line names them,
-// limiters as --limits does.
+// Label values: grants by their registry label (grants.go), as the
+// "access token issued" log line names them; limiters as --limits does.
 const (
-	metricGrantCode    = "authorization_code"
-	metricGrantDevice  = "device_code"
-	metricGrantRefresh = "refresh_token"
-
 	limiterDevice    = "device"
 	limiterAuthorize = "authorize"
 	limiterRegister  = "register"
@@ -69,8 +65,8 @@ func NewMetrics() *Metrics {
 	}
 	// Known label values start at zero, so a scrape shows them before the
 	// first event and rate() has a series to start from.
-	for _, g := range []string{metricGrantCode, metricGrantDevice, metricGrantRefresh} {
-		m.tokens.With(g)
+	for _, g := range newGrantRegistry() {
+		m.tokens.With(g.label)
 	}
 	for _, l := range []string{limiterDevice, limiterAuthorize, limiterRegister, limiterUserCode, limiterCIMD, limiterCIMDSlots} {
 		m.rateLimited.With(l)

@@ -112,7 +112,7 @@ func cmpErr(e, fallback *oauthError) *oauthError {
 // the presented token is spent and a new access and refresh token issued;
 // a spent one presented again revokes its family (RFC 9700 §4.14.2),
 // unless the reuse interval allows it (spentRefresh).
-func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[string]string) {
+func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[string]string, g *grantType) {
 	ctx := r.Context()
 	for _, k := range []string{"refresh_token", "client_id"} {
 		if p[k] == "" {
@@ -165,47 +165,46 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 		writeOAuthError(w, oerr)
 		return
 	}
-	jti, err := randomToken(16)
-	if err != nil {
-		s.serverError(w, r, "generating token id", err)
-		return
-	}
+	s.issue(w, r, g, &issuance{userID: rt.UserID, clientID: client.ID, client: client, scope: scope,
+		rotate: rotation{presented: p["refresh_token"], hash: hash, now: now}})
+}
+
+// rotation is a refresh token presented for the refresh grant.
+type rotation struct {
+	presented, hash string
+	now             time.Time
+}
+
+// rotateRefresh gives resp a new refresh token that replaces the presented
+// one in its family, for the access token tok signed before: the rotation
+// keeps the pair for a reuse, and of concurrent refreshes only the one
+// whose rotation wins sends its pair. It reports whether resp may go out;
+// if not, it has written the answer.
+func (s *Server) rotateRefresh(w http.ResponseWriter, r *http.Request, rot *rotation, resp *tokenResponse, tok issuedToken) bool {
 	raw, err := newBase62Secret(refreshTokenPrefix)
 	if err != nil {
 		s.serverError(w, r, "generating refresh token", err)
-		return
+		return false
 	}
-	// Signed before the rotation, which keeps the pair for a reuse; of
-	// concurrent refreshes only the one whose rotation wins sends its pair.
-	tok, err := s.tokens.issueForClient(rt.UserID, client.ID, jti)
-	if err != nil {
-		s.serverError(w, r, "issuing access token", err)
-		return
-	}
-	resp := newTokenResponse(tok)
-	resp.Scope, resp.RefreshToken = scope, raw
-	kept, err := s.keepSuccessor(p["refresh_token"], hash, resp, tok.ExpiresAt)
+	resp.RefreshToken = raw
+	kept, err := s.keepSuccessor(rot.presented, rot.hash, *resp, tok.ExpiresAt)
 	if err != nil {
 		s.serverError(w, r, "sealing the new pair", err)
-		return
+		return false
 	}
-	next := store.RefreshToken{Hash: hashSecret(raw), CreatedAt: now, TokenID: jti, TokenExp: tok.ExpiresAt}
-	cur, err := s.store.RotateRefreshToken(ctx, hash, next, now, kept)
+	next := store.RefreshToken{Hash: hashSecret(raw), CreatedAt: rot.now, TokenID: tok.ID, TokenExp: tok.ExpiresAt}
+	cur, err := s.store.RotateRefreshToken(r.Context(), rot.hash, next, rot.now, kept)
 	switch {
 	case errors.Is(err, store.ErrAlreadyUsed) && cur.Revoked:
 		writeOAuthError(w, invalidGrant("refresh token revoked"))
-		return
 	case errors.Is(err, store.ErrAlreadyUsed):
-		s.spentRefresh(w, r, cur, p["refresh_token"])
-		return
+		s.spentRefresh(w, r, cur, rot.presented)
 	case isNotFound(err):
 		writeOAuthError(w, invalidGrant("unknown refresh token"))
-		return
 	case err != nil:
 		s.serverError(w, r, "rotating refresh token", err)
-		return
 	}
-	s.issued(w, r, metricGrantRefresh, rt.UserID, client.ID, resp)
+	return err == nil
 }
 
 // narrowScope applies RFC 6749 §6: an omitted scope is the original grant;

@@ -60,7 +60,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, oerr)
 		return
 	}
-	if oerr := validateRegistration(&req); oerr != nil {
+	if oerr := validateRegistration(&req, s.grants); oerr != nil {
 		writeOAuthError(w, oerr)
 		return
 	}
@@ -135,8 +135,9 @@ func decodeRegistration(r *http.Request) (registrationRequest, *oauthError) {
 	return req, nil
 }
 
-// validateRegistration applies decisions.md "Registration" and fills defaults.
-func validateRegistration(req *registrationRequest) *oauthError {
+// validateRegistration applies decisions.md "Registration", with the
+// grants of grants, and fills defaults.
+func validateRegistration(req *registrationRequest, grants grantRegistry) *oauthError {
 	bad := func(format string, args ...any) *oauthError {
 		return newError(http.StatusBadRequest, errInvalidClientMetadata, format, args...)
 	}
@@ -147,23 +148,33 @@ func validateRegistration(req *registrationRequest) *oauthError {
 	if len(req.GrantTypes) == 0 {
 		req.GrantTypes = []string{grantAuthCode}
 	}
-	for _, g := range req.GrantTypes {
-		if g != grantAuthCode && g != grantDeviceCode && g != grantRefresh {
-			return bad("unsupported grant type %q; supported: %s, %s, %s", g, grantAuthCode, grantDeviceCode, grantRefresh)
+	for _, name := range req.GrantTypes {
+		switch g := grants.lookup(name); {
+		case g == nil:
+			return bad("unsupported grant type %q; supported: %s", name, strings.Join(grants.names(), ", "))
+		case g.clients&publicClients == 0:
+			return bad("the %s grant is for confidential clients; clients registered here are public", name)
 		}
 	}
 	req.GrantTypes = uniq(req.GrantTypes)
-	if slices.Equal(req.GrantTypes, []string{grantRefresh}) {
+	if slices.Contains(req.GrantTypes, grantRefresh) && !slices.ContainsFunc(req.GrantTypes, func(name string) bool {
+		return name != grantRefresh && grants.lookup(name).issuesRefresh
+	}) {
 		// Nothing would ever issue this client a refresh token.
-		return bad("the refresh_token grant needs the authorization_code or device_code grant")
+		return bad("the refresh_token grant needs the %s grant", strings.Join(grants.refreshStarters(), " or "))
 	}
-	usesCode := slices.Contains(req.GrantTypes, grantAuthCode)
+	supported := grants.responseTypesFor(grants.names())
 	for _, rt := range req.ResponseTypes {
-		if rt != "code" {
-			return bad("unsupported response type %q; supported: code", rt)
+		if !slices.Contains(supported, rt) {
+			return bad("unsupported response type %q; supported: %s", rt, strings.Join(supported, ", "))
 		}
 	}
-	req.ResponseTypes = responseTypesFor(req.GrantTypes)
+	// The response types are those that fit the grants, whatever the client
+	// sent (decisions.md "Registration"): RFC 7591 §2.1 lets a server
+	// correct metadata that does not fit together, and clients such as
+	// mcp-remote --device-code send response_types ["code"] beside the
+	// device grant alone.
+	req.ResponseTypes = grants.responseTypesFor(req.GrantTypes)
 	scope, oerr := normalizeScope(req.Scope)
 	if oerr != nil {
 		return bad("unsupported scope %q; supported: mcp, offline_access", truncate(req.Scope, 100))
@@ -172,8 +183,8 @@ func validateRegistration(req *registrationRequest) *oauthError {
 	if req.TokenEndpointAuthMethod != "" && req.TokenEndpointAuthMethod != "none" {
 		return bad("token_endpoint_auth_method must be none: clients are public and use PKCE")
 	}
-	if len(req.RedirectURIs) == 0 && usesCode {
-		return newError(http.StatusBadRequest, errInvalidRedirectURI, "redirect_uris is required for the authorization_code grant")
+	if g := grants.redirecting(req.GrantTypes); g != nil && len(req.RedirectURIs) == 0 {
+		return newError(http.StatusBadRequest, errInvalidRedirectURI, "redirect_uris is required for the %s grant", g.name)
 	}
 	if len(req.RedirectURIs) > maxRedirectURIs {
 		return newError(http.StatusBadRequest, errInvalidRedirectURI, "at most %d redirect_uris", maxRedirectURIs)
@@ -184,19 +195,6 @@ func validateRegistration(req *registrationRequest) *oauthError {
 		}
 	}
 	return checkApplicationType(req)
-}
-
-// responseTypesFor is the response_types that fit grants: code exactly
-// when the authorization_code grant is registered, else none. Registration
-// stores this rather than what the client sent (decisions.md
-// "Registration"): RFC 7591 §2.1 lets a server correct metadata that does
-// not fit together, and clients such as mcp-remote --device-code send
-// response_types ["code"] beside the device grant alone.
-func responseTypesFor(grants []string) []string {
-	if slices.Contains(grants, grantAuthCode) {
-		return []string{"code"}
-	}
-	return nil
 }
 
 // checkRedirectURI returns why u is not an acceptable redirect URI, or "".

@@ -94,7 +94,8 @@ type Server struct {
 	metrics   *Metrics         // nil: no metrics
 	cache     *credentialCache // nil unless Config.CacheCredentials
 	clients   clientCache
-	names     nameCache // display names for ping and whoami
+	grants    grantRegistry // what the token endpoint serves and the metadata advertises
+	names     nameCache     // display names for ping and whoami
 	cimd      *cimdFetcher
 	pages     *pages.Renderer
 	mcp       http.Handler
@@ -144,6 +145,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		limits:    newLimiters(cfg.Limits.withDefaults(), cfg.Clock, cfg.Metrics),
 		metrics:   cfg.Metrics,
 		clients:   clientCache{m: map[string]store.Client{}},
+		grants:    newGrantRegistry(),
 		cimd:      newCIMDFetcher(cfg.MetadataDocuments, cfg.Metrics.rejections(limiterCIMDSlots)),
 	}
 	s.cimdFailed = newFailureCache(cfg.MetadataDocuments.FailureCache)

@@ -3,46 +3,16 @@ package server
 import (
 	"errors"
 	"net/http"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server/store"
 )
 
-// tokenResponse is RFC 6749 §5.1 with the contract's fields.
-type tokenResponse struct {
-	AccessToken  string `json:"access_token"`
-	TokenType    string `json:"token_type"`
-	ExpiresIn    int64  `json:"expires_in"`
-	Scope        string `json:"scope"`
-	RefreshToken string `json:"refresh_token,omitempty"`
-}
-
-// appendJSON appends r as encoding/json's Encoder writes it (newline
-// included), without its reflection: every grant answers with one.
-func (r *tokenResponse) appendJSON(b []byte) []byte {
-	b = append(b, `{"access_token":`...)
-	b = appendJSONString(b, r.AccessToken)
-	b = append(b, `,"token_type":`...)
-	b = appendJSONString(b, r.TokenType)
-	b = append(b, `,"expires_in":`...)
-	b = strconv.AppendInt(b, r.ExpiresIn, 10)
-	b = append(b, `,"scope":`...)
-	b = appendJSONString(b, r.Scope)
-	if r.RefreshToken != "" {
-		b = append(b, `,"refresh_token":`...)
-		b = appendJSONString(b, r.RefreshToken)
-	}
-	return append(b, "}\n"...)
-}
-
-func newTokenResponse(t issuedToken) tokenResponse {
-	return tokenResponse{AccessToken: t.Raw, TokenType: "Bearer", ExpiresIn: int64(AccessTokenLifetime / time.Second), Scope: scopeMCP}
-}
-
-// handleToken is POST /oauth/token: form-encoded, authorization_code, the
-// device grant (RFC 8628 §3.4, decisions.md) or refresh_token.
+// handleToken is POST /oauth/token, form-encoded: each grant of the
+// registry (grants.go) at its handler, the device grant included (RFC 8628
+// §3.4, decisions.md).
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	p, oerr := readParams(r, false)
 	if oerr != nil {
@@ -52,22 +22,21 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	if id, _, ok := r.BasicAuth(); ok && p["client_id"] == "" {
 		p["client_id"] = id // RFC 6749 §2.3.1; our clients are public, the secret is ignored
 	}
-	switch p["grant_type"] {
-	case grantAuthCode:
-		s.exchangeCode(w, r, p)
-	case grantDeviceCode:
-		s.pollDeviceToken(w, r, p)
-	case grantRefresh:
-		s.refreshGrant(w, r, p)
-	case "":
+	name := p["grant_type"]
+	if name == "" {
 		writeOAuthError(w, invalidRequest("grant_type is required"))
-	default:
-		writeOAuthError(w, newError(http.StatusBadRequest, errUnsupportedGrantType, "supported grant types: %s, %s, %s", grantAuthCode, grantDeviceCode, grantRefresh))
+		return
 	}
+	g := s.grants.lookup(name)
+	if g == nil {
+		writeOAuthError(w, newError(http.StatusBadRequest, errUnsupportedGrantType, "supported grant types: %s", strings.Join(s.grants.names(), ", ")))
+		return
+	}
+	g.handle(s, w, r, p, g)
 }
 
 // exchangeCode redeems an authorization code (RFC 6749 §4.1.3, RFC 7636 §4.6).
-func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[string]string) {
+func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[string]string, g *grantType) {
 	ctx := r.Context()
 	for _, k := range []string{"code", "redirect_uri", "client_id", "code_verifier"} {
 		if p[k] == "" {
@@ -108,7 +77,7 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 		return
 	case errors.Is(err, store.ErrAlreadyUsed):
 		s.revokeReplayed(r, code)
-		writeOAuthError(w, invalidGrant("authorization code already used"))
+		writeOAuthError(w, invalidGrant("%s", g.replayed))
 		return
 	case err != nil && !errors.Is(err, store.ErrCodeMismatch):
 		s.serverError(w, r, "consuming authorization code", err)
@@ -121,24 +90,8 @@ func (s *Server) exchangeCode(w http.ResponseWriter, r *http.Request, p map[stri
 		writeOAuthError(w, oerr)
 		return
 	}
-	tok, err := s.tokens.issueForClient(code.UserID, code.ClientID, jti)
-	if err != nil {
-		s.serverError(w, r, "issuing access token", err)
-		return
-	}
-	resp := newTokenResponse(tok)
-	resp.Scope = effectiveScope(client, code.Scope)
-	if grantsRefresh(client, code.Scope) {
-		if resp.RefreshToken, err = s.startRefreshFamily(ctx, code.ClientID, code.UserID, code.Scope, code.Resource, tok); err != nil {
-			s.serverError(w, r, "issuing refresh token", err)
-			return
-		}
-		if replayed, oerr := s.replayedMeanwhile(ctx, tok.ID); oerr != nil || replayed {
-			writeOAuthError(w, cmpErr(oerr, invalidGrant("authorization code already used")))
-			return
-		}
-	}
-	s.issued(w, r, metricGrantCode, code.UserID, code.ClientID, resp)
+	s.issue(w, r, g, &issuance{userID: code.UserID, clientID: code.ClientID, client: client,
+		scope: code.Scope, resource: code.Resource, jti: jti})
 }
 
 // codeMismatch says why the request p may not redeem code at now, in the
@@ -155,21 +108,6 @@ func codeMismatch(code store.AuthCode, p map[string]string, now time.Time) *oaut
 		return invalidGrant("code_verifier does not match the code_challenge")
 	}
 	return nil
-}
-
-// issued answers a grant with resp, counting and logging the token (never
-// the token itself) the same way for every grant.
-func (s *Server) issued(w http.ResponseWriter, r *http.Request, grant, userID, clientID string, resp tokenResponse) {
-	s.metrics.tokenIssued(grant)
-	s.log.Info("access token issued", "request_id", requestID(r.Context()), "grant", grant, "user_id", userID, "client_id", clientID)
-	writeTokenResponse(w, resp)
-}
-
-// writeTokenResponse answers 200 with resp.
-func writeTokenResponse(w http.ResponseWriter, resp tokenResponse) {
-	setJSONHeaders(w.Header())
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(resp.appendJSON(make([]byte, 0, 512)))
 }
 
 // revokeReplayed denies the token issued from a code presented twice
