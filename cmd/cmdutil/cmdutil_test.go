@@ -171,3 +171,25 @@ func TestTerminalWidth(t *testing.T) {
 		}
 	}
 }
+
+// Failures say how to go on: a timeout names --timeout, a browser that
+// would not open names the program that failed and the way to choose
+// another.
+func TestNextStepsOnFailure(t *testing.T) {
+	err := FlowError("logging in", fmt.Errorf("waiting: %w after 5m0s", flows.ErrTimeout))
+	if CodeFor(err) != ExitExpired || !strings.Contains(err.Error(), "--timeout 10m") {
+		t.Errorf("timeout: %v", err)
+	}
+	for goos, want := range map[string]string{"linux": "xdg-open", "darwin": "open", "windows": "rundll32"} {
+		if got := systemOpener(goos); !strings.HasPrefix(got, want) {
+			t.Errorf("%s opener %q", goos, got)
+		}
+	}
+	var w tailWriter
+	for range 100 {
+		w.Write([]byte("xdg-open: no method available for opening the URL\n"))
+	}
+	if s := w.String(); len(s) > 300 || !strings.Contains(s, "no method available") {
+		t.Errorf("tail %q", s)
+	}
+}

@@ -64,6 +64,8 @@ func NextStep(err error, overrides bool) string {
 		return "pass --allow-insecure-http to accept plain http (unsafe)"
 	case errors.As(err, &certErr), strings.Contains(err.Error(), "x509:"):
 		return "if the server's certificate comes from a private CA, pass --ca-file with that CA's PEM file"
+	case errors.Is(err, flows.ErrTimeout):
+		return "pass a longer --timeout (e.g. --timeout 10m) to wait longer"
 	case errors.Is(err, flows.ErrNoClient):
 		return "if the server registers clients without advertising it, pass --registration-endpoint URL; otherwise pass --client-id with a client registered at the server"
 	}

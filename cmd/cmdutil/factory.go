@@ -169,10 +169,44 @@ func (f *Factory) Opener(command string, noBrowser bool) (open func(string) erro
 		return nil, why
 	}
 	return func(u string) error {
-		browser.Stdout, browser.Stderr = io.Discard, io.Discard
-		return browser.OpenURL(u)
+		var stderr tailWriter
+		browser.Stdout, browser.Stderr = io.Discard, &stderr
+		if err := browser.OpenURL(u); err != nil {
+			detail := ""
+			if msg := strings.TrimSpace(stderr.String()); msg != "" {
+				detail = ": " + msg
+			}
+			return fmt.Errorf("%s failed (%v)%s; set MCPAUTH_BROWSER or pass --browser-command to choose the browser", systemOpener(runtime.GOOS), err, detail)
+		}
+		return nil
 	}, ""
 }
+
+// systemOpener names the program pkg/browser runs, for error messages.
+func systemOpener(goos string) string {
+	switch goos {
+	case "darwin":
+		return "open"
+	case "windows":
+		return "rundll32 url.dll,FileProtocolHandler"
+	}
+	return "xdg-open"
+}
+
+// tailWriter keeps the last bytes a program wrote: enough to say why it
+// failed, bounded whatever it prints.
+type tailWriter struct{ b []byte }
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	const keep = 300
+	w.b = append(w.b, p...)
+	if len(w.b) > keep {
+		w.b = w.b[len(w.b)-keep:]
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string { return Printable(string(w.b)) }
 
 // Context is a command's context: cancelled on Ctrl-C by the caller.
 type Context = context.Context

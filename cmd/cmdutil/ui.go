@@ -78,15 +78,28 @@ func (u *UI) Box(title string, lines ...string) string {
 
 // FlowError attaches the documented exit code to an error from flows.
 func FlowError(doing string, err error) error {
+	return FlowErrorRetry(doing, "", err)
+}
+
+// FlowErrorRetry is FlowError for a flow the user may simply run again
+// (retry is that command): a denied or expired attempt says so.
+func FlowErrorRetry(doing, retry string, err error) error {
 	if err == nil {
 		return nil
 	}
 	code := CodeFor(err)
+	again := ""
+	if retry != "" {
+		again = "; run: " + retry + " to try again"
+	}
 	switch {
 	case errors.Is(err, flows.ErrAccessDenied):
-		return WithExit(code, fmt.Errorf("%s: access was denied", doing))
+		return WithExit(code, fmt.Errorf("%s: access was denied%s", doing, again))
 	case errors.Is(err, flows.ErrExpiredToken), errors.Is(err, flows.ErrDeviceCodeExpired):
-		return WithExit(code, fmt.Errorf("%s: the code expired before it was approved; start again", doing))
+		if again == "" {
+			again = "; start again"
+		}
+		return WithExit(code, fmt.Errorf("%s: the code expired before it was approved%s", doing, again))
 	}
 	return WithExit(code, withNextStep(fmt.Errorf("%s: %w", doing, err), false))
 }

@@ -47,7 +47,7 @@ func TestDeviceDeniedExits4(t *testing.T) {
 	d := clitest.StartDevice(t, clitest.New(t, env))
 	d.Approve("gina", "deny")
 	d.Poll(5 * time.Second)
-	if code := d.Exit(); code != cmdutil.ExitDenied || !strings.Contains(d.ErrOut.String(), "denied") {
+	if code := d.Exit(); code != cmdutil.ExitDenied || !strings.Contains(d.ErrOut.String(), "denied; run: mcpauth device ") {
 		t.Fatalf("exit %d, want %d:\n%s", code, cmdutil.ExitDenied, d.ErrOut.String())
 	}
 }

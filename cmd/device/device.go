@@ -152,7 +152,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	})
 	spin.Stop()
 	if err != nil {
-		return cmdutil.FlowError("device login", err)
+		return cmdutil.FlowErrorRetry("device login", "mcpauth device "+opts.Target, err)
 	}
 	phase.Set("storing the token")
 	user := f.LookupUser(ctx, disc, tok.AccessToken, key)

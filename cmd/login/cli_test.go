@@ -20,7 +20,7 @@ func TestLoginDeniedExits4(t *testing.T) {
 	c := clitest.New(t, env)
 	c.Open = clitest.ApprovingBrowser(t, env, "bob", "deny")
 	code, _, stderr := c.Run("login", env.URL+"/mcp")
-	if code != cmdutil.ExitDenied || !strings.Contains(stderr, "denied") {
+	if code != cmdutil.ExitDenied || !strings.Contains(stderr, "access was denied; run: mcpauth login "+env.URL+"/mcp to try again") {
 		t.Fatalf("exit %d, want %d: %s", code, cmdutil.ExitDenied, stderr)
 	}
 }

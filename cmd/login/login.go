@@ -187,7 +187,7 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 				return nil, nil, nil, none, perr
 			}
 		}
-		return nil, nil, nil, none, cmdutil.FlowError(loggingIn(err), err)
+		return nil, nil, nil, none, cmdutil.FlowErrorRetry(loggingIn(err), "mcpauth login "+target, err)
 	}
 	phase.Set("storing the token")
 	user := f.LookupUser(ctx, disc, tok.AccessToken, key)
