@@ -84,6 +84,9 @@ type Token struct {
 	// non-standard refresh_expires_in some servers send (Keycloak); zero
 	// when unknown.
 	RefreshExpiry time.Time `json:"refresh_expiry,omitzero"`
+	// IDToken is the OpenID Connect ID token, when the server sent one
+	// (unverified: see LoginIdentity).
+	IDToken string `json:"id_token,omitempty"`
 }
 
 // parseToken reads a token response. A 2xx carrying an "error" field is an
@@ -121,6 +124,8 @@ func parseToken(resp *http.Response, body []byte, now time.Time) (*Token, error)
 			err = json.Unmarshal(raw, &t.RefreshToken)
 		case "scope":
 			err = json.Unmarshal(raw, &t.Scope)
+		case "id_token":
+			err = json.Unmarshal(raw, &t.IDToken)
 		case "expires_in":
 			t.ExpiresIn, err = parseSeconds(raw)
 		case "refresh_expires_in":
