@@ -13,6 +13,21 @@ import (
 // as expiring: a token with less left may die in flight.
 const DefaultRefreshMargin = 60 * time.Second
 
+// minRefreshMargin is the floor of RefreshMargin: clock skew between client
+// and server, and one request's flight.
+const minRefreshMargin = 5 * time.Second
+
+// RefreshMargin is the early-refresh margin for a token that lives
+// lifetime: a quarter of it, between 5 s (skew) and DefaultRefreshMargin.
+// A fixed 60 s margin would refresh a 60 s token on every use; x/oauth2
+// uses a fixed 10 s. An unknown lifetime (0) gets the default.
+func RefreshMargin(lifetime time.Duration) time.Duration {
+	if lifetime <= 0 {
+		return DefaultRefreshMargin
+	}
+	return min(max(lifetime/4, minRefreshMargin), DefaultRefreshMargin)
+}
+
 // ErrRefreshRefused: the authorization server will not redeem the refresh
 // token any more (invalid_grant: expired, revoked, already used; or
 // invalid_target: not valid for the resource). Only a new login helps.

@@ -101,3 +101,17 @@ func TestNeedsRefresh(t *testing.T) {
 		}
 	}
 }
+
+// The early-refresh margin follows the token's lifetime: a 60 s token is
+// refreshed in its last 15 s, not on every use; long tokens keep 60 s; a
+// tiny one keeps the 5 s floor for clock skew.
+func TestRefreshMargin(t *testing.T) {
+	for lifetime, want := range map[time.Duration]time.Duration{
+		0: flows.DefaultRefreshMargin, 10 * time.Second: 5 * time.Second, time.Minute: 15 * time.Second,
+		2 * time.Minute: 30 * time.Second, time.Hour: flows.DefaultRefreshMargin, 24 * time.Hour: flows.DefaultRefreshMargin,
+	} {
+		if got := flows.RefreshMargin(lifetime); got != want {
+			t.Errorf("RefreshMargin(%s) = %s, want %s", lifetime, got, want)
+		}
+	}
+}
