@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -118,7 +119,7 @@ func (c RegistrationCache) Put(issuer, resource string, ci *flows.ClientInformat
 // access token goes to the MCP server's origin only, and an answer from the
 // authorization server says nothing about the MCP server.
 func PingBase(b keyring.TokenBundle, server string) string {
-	res := firstNonEmpty(b.Resource, server)
+	res := cmp.Or(b.Resource, server)
 	if strings.HasSuffix(res, "/mcp") {
 		return strings.TrimSuffix(res, "/mcp")
 	}
@@ -126,15 +127,6 @@ func PingBase(b keyring.TokenBundle, server string) string {
 		return o.String()
 	}
 	return res
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // DiscoverFlags are the discovery options login, device and register share.

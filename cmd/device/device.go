@@ -4,6 +4,7 @@ package device
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -185,7 +186,7 @@ func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.Devic
 		return // headless: the box says where to go
 	}
 	ui.Info("Press Enter to open the browser (or open the URL on any device).")
-	target := firstNonEmpty(da.VerificationURIComplete, da.VerificationURI)
+	target := cmp.Or(da.VerificationURIComplete, da.VerificationURI)
 	go func() {
 		line := make(chan struct{}, 1)
 		go func() {
@@ -201,13 +202,6 @@ func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.Devic
 		case <-ctx.Done():
 		}
 	}()
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // copyToClipboard uses the first clipboard tool it finds.

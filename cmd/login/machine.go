@@ -1,6 +1,7 @@
 package login
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,8 +90,8 @@ func (m *MachineOptions) checkBrowserLogin() error {
 // keeps; nothing secret comes from anywhere but flags and the environment.
 func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
 	m, getenv := &opts.Machine, opts.F.Getenv
-	secret := firstNonEmpty(opts.ClientSecret, getenv(envClientSecret))
-	keyFile := firstNonEmpty(m.PrivateKeyFile, getenv(envPrivateKeyFile))
+	secret := cmp.Or(opts.ClientSecret, getenv(envClientSecret))
+	keyFile := cmp.Or(m.PrivateKeyFile, getenv(envPrivateKeyFile))
 	switch {
 	case secret != "" && keyFile != "":
 		return keyring.TokenBundle{}, cmdutil.FlagErrorf("give a client secret or a private key, not both")
@@ -141,7 +142,7 @@ func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
 	case keyring.GrantEnterprise:
 		g.IDTokenFile, g.IdPTokenEndpoint = m.IDTokenFile, m.IdPTokenEndpoint
 		idp := &keyring.ClientInfo{ClientID: m.IdPClientID, TokenEndpointAuthMethod: flows.AuthMethodNone}
-		if s := firstNonEmpty(m.IdPClientSecret, getenv(envIdPClientSecret)); s != "" {
+		if s := cmp.Or(m.IdPClientSecret, getenv(envIdPClientSecret)); s != "" {
 			idp.ClientSecret, idp.TokenEndpointAuthMethod = s, flows.AuthMethodBasic
 		}
 		g.IdPClient = idp
@@ -223,15 +224,6 @@ func machineDiscover(ctx context.Context, f *cmdutil.Factory, opts *Options) (*f
 	ios.ErrOut = io.Discard
 	quiet.IO = &ios
 	return quiet.Discover(ctx, opts.Target, df)
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // loggingIn is what a failed login was doing, with the way out when the

@@ -2,6 +2,7 @@
 package ping
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,7 +153,7 @@ func Run(ctx context.Context, opts *Options) error {
 		if f.Globals.JSON() {
 			return cmdutil.WriteJSON(f.IO.Out, map[string]any{"status": "ok", "check": check, "server": mcpURL, "server_name": tools.ServerName, "tools": tools.Tools})
 		}
-		ui.Success("ok: %s at %s answered with %d tool(s) (checked with MCP tools/list: %s/api/ping is 404)", firstNonEmpty(tools.ServerName, "the MCP server"), mcpURL, tools.Tools, cred.BaseURL)
+		ui.Success("ok: %s at %s answered with %d tool(s) (checked with MCP tools/list: %s/api/ping is 404)", cmp.Or(tools.ServerName, "the MCP server"), mcpURL, tools.Tools, cred.BaseURL)
 		_, err = fmt.Fprintln(f.IO.Out, mcpURL)
 		return err
 	}
@@ -173,13 +174,6 @@ const (
 	checkPing = "api/ping"
 	checkMCP  = "mcp tools/list"
 )
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 // invalidToken reports a 401 whose challenge says invalid_token (RFC 6750
 // §3.1), or says nothing: a refresh may help. Other 401s may not.

@@ -3,6 +3,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,7 +153,7 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	if cred.FromEnv {
 		hint = "; MCPAUTH_TOKEN is set: replace it"
 	}
-	src := &credSource{f: f, server: firstNonEmpty(cred.Server, opts.Server), cred: cred, loaded: f.Clock.Now(), log: logf}
+	src := &credSource{f: f, server: cmp.Or(cred.Server, opts.Server), cred: cred, loaded: f.Clock.Now(), log: logf}
 	if opts.Login && !cred.FromEnv {
 		src.stepUp = func(ctx context.Context, scope string) error {
 			_, err := logIn(ctx, opts, scope, logf)
@@ -228,13 +229,6 @@ func credKind(c cmdutil.Credential) string {
 		return "DPoP " + string(c.Kind)
 	}
 	return string(c.Kind)
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // credSource gives the proxy's HTTP client the current credential: the one
