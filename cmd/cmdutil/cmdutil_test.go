@@ -2,7 +2,6 @@ package cmdutil
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -106,20 +106,6 @@ func TestHeadless(t *testing.T) {
 	}
 }
 
-func TestSubject(t *testing.T) {
-	enc := base64.RawURLEncoding.EncodeToString
-	for _, tt := range []struct{ token, want string }{
-		{enc([]byte(`{"alg":"HS256"}`)) + "." + enc([]byte(`{"sub":"u_1","exp":1}`)) + ".sig", "u_1"},
-		{"mcpa_opaque", ""},
-		{"a.!!!.c", ""},
-		{"a." + enc([]byte(`[1]`)) + ".c", ""},
-	} {
-		if got := Subject(tt.token); got != tt.want {
-			t.Errorf("Subject(%s) = %q, want %q", tt.token, got, tt.want)
-		}
-	}
-}
-
 func TestCodeFor(t *testing.T) {
 	netErr := &net.OpError{Op: "dial", Err: errors.New("connection refused")}
 	for _, tt := range []struct {
@@ -136,6 +122,13 @@ func TestCodeFor(t *testing.T) {
 		{fmt.Errorf("x: %w", keyring.ErrLocked), ExitStorage},
 		{fmt.Errorf("x: %w", context.Canceled), ExitCancelled},
 		{WithExit(ExitUsage, errors.New("u")), ExitUsage},
+		{fmt.Errorf("x: %w", creds.ErrAuthRequired), ExitAuthRequired},
+		{fmt.Errorf("x: %w", creds.ErrStorage), ExitStorage},
+		{fmt.Errorf("x: %w", creds.ErrInput), ExitUsage},
+		{fmt.Errorf("x: %w", creds.ErrRefresh), ExitNetwork},
+		{&creds.AmbiguousError{Servers: []string{"a", "b"}}, ExitUsage},
+		// A usage error inside a renewal keeps its code: the cause decides.
+		{fmt.Errorf("renewing: %w", fmt.Errorf("%w: %w", WithExit(ExitUsage, errors.New("--ca-file")), creds.ErrAuthRequired)), ExitUsage},
 		{errors.New("other"), ExitFailure},
 	} {
 		if got := CodeFor(tt.err); got != tt.want {

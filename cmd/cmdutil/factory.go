@@ -18,6 +18,7 @@ import (
 	"github.com/pkg/browser"
 	"golang.org/x/net/http/httpproxy"
 
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -176,3 +177,11 @@ func (f *Factory) Opener(command string, noBrowser bool) (open func(string) erro
 
 // Context is a command's context: cancelled on Ctrl-C by the caller.
 type Context = context.Context
+
+// Keeper is the credential keeper for this command, wired to the
+// factory's storage, HTTP client, clock, account and UI; MCPAUTH_TOKEN,
+// when set, is the credential and storage is never opened.
+func (f *Factory) Keeper() *creds.Keeper {
+	return &creds.Keeper{Open: f.OpenStoreToRead, HTTPClient: f.HTTPClient, Clock: f.Clock, Account: f.Globals.Account,
+		EnvToken: strings.TrimSpace(f.Getenv("MCPAUTH_TOKEN")), Getenv: f.Getenv, Warn: NewUI(f).Warn}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -114,12 +115,12 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return cmdutil.WithExit(cmdutil.ExitFailure, noDeviceFlow{issuer: disc.Issuer, target: opts.Target})
 	}
 	cmdutil.NoteMigration(f, st, disc)
-	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
+	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return err
 	}
-	ccfg := flows.ClientConfig{HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, Cache: cmdutil.RegistrationCache{Store: st}, Scope: opts.Scope}
+	ccfg := flows.ClientConfig{HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, Cache: creds.RegistrationCache{Store: st}, Scope: opts.Scope}
 	phase.Set("registering a client at " + disc.Issuer)
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
 	if err != nil {
@@ -156,8 +157,8 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return cmdutil.FlowError("device login", err)
 	}
 	phase.Set("storing the token")
-	user := f.LookupUser(ctx, disc, tok.AccessToken, key)
-	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
+	user := f.Keeper().LookupUser(ctx, disc, tok.AccessToken, key)
+	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return err
 	}
 	return f.ReportLogin(disc, tok, st, user)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/login"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Options are ping's arguments.
@@ -61,7 +61,7 @@ without a valid credential it exits 3 and says how to log in.`,
 // Run pings.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	cred, err := f.FreshCredential(ctx, opts.Server)
+	cred, err := f.Keeper().Fresh(ctx, opts.Server)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	mcpURL := cred.Server
 	if mcpURL == "" {
-		mcpURL = cmdutil.ServerKey(opts.Server)
+		mcpURL = creds.ServerKey(opts.Server)
 	}
 	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
 		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
@@ -105,7 +105,7 @@ func Run(ctx context.Context, opts *Options) error {
 		err := once(ctx)
 		if invalidToken(err) {
 			// Revoked or expired early: refresh once and try again.
-			retry, ok, rerr := f.RetryCredential(ctx, cred)
+			retry, ok, rerr := f.Keeper().Retry(ctx, cred)
 			if rerr != nil {
 				return rerr
 			}
@@ -116,7 +116,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return err
 	}
-	if opts.StepUp && !cred.FromEnv && cred.Kind == keyring.KindOAuth {
+	if opts.StepUp && !cred.FromEnv && cred.Kind == creds.KindOAuth {
 		err = flows.StepUp(ctx, flows.StepUpConfig{Granted: cred.Scope, Call: call,
 			Authorize: func(ctx context.Context, scope string) (string, error) {
 				cmdutil.NewUI(f).Info("The server needs more scope: logging in again for %q", scope)
@@ -124,7 +124,7 @@ func Run(ctx context.Context, opts *Options) error {
 				if err != nil {
 					return "", err
 				}
-				if cred, err = f.FreshCredential(ctx, cred.Server); err != nil {
+				if cred, err = f.Keeper().Fresh(ctx, cred.Server); err != nil {
 					return "", err
 				}
 				return tok.Scope, nil
@@ -164,7 +164,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return cmdutil.WriteJSON(f.IO.Out, out)
 	}
-	ui.Success("ok: user %s at %s (checked with GET /api/ping)", cmdutil.User{ID: res.UserID, Name: res.Name}, cred.BaseURL)
+	ui.Success("ok: user %s at %s (checked with GET /api/ping)", creds.User{ID: res.UserID, Name: res.Name}, cred.BaseURL)
 	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
 	return err
 }

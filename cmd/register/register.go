@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -101,7 +102,7 @@ func Run(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return err
 		}
-		if err := (cmdutil.RegistrationCache{Store: st}).Put(disc.Issuer, disc.Resource, ci); err != nil {
+		if err := (creds.RegistrationCache{Store: st}).Put(disc.Issuer, disc.Resource, ci); err != nil {
 			return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("caching the registration: %w", err))
 		}
 	}

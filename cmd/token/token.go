@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 )
 
 // Options are token's flags.
@@ -53,7 +54,7 @@ server refused the refresh token.`,
 
 // Run prints the token.
 func Run(ctx context.Context, opts *Options) error {
-	cred, err := opts.F.FreshCredential(ctx, opts.Server)
+	cred, err := opts.F.Keeper().Fresh(ctx, opts.Server)
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func Run(ctx context.Context, opts *Options) error {
 // printDPoPHeaders prints the two headers a DPoP-bound token needs, with a
 // proof for one request: --method at --url (default GET {base}/api/ping).
 // A proof is single use: run token --header again for each request.
-func printDPoPHeaders(opts *Options, cred cmdutil.Credential) error {
+func printDPoPHeaders(opts *Options, cred creds.Credential) error {
 	u := opts.URL
 	if u == "" {
 		u = strings.TrimRight(cred.BaseURL, "/") + "/api/ping"
