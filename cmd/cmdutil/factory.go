@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/redact"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -90,7 +91,7 @@ func NewHTTPClient(g *Globals, debugOut io.Writer, getenv func(string) string) (
 	}
 	var rt http.RoundTripper = tr
 	if g.Debug {
-		rt = &debugTransport{next: tr, out: debugOut}
+		rt = redact.Trace(tr, debugOut)
 	}
 	return &http.Client{Transport: rt, Timeout: 60 * time.Second}, nil
 }
