@@ -37,13 +37,7 @@ Nothing is stored unless the URL is an MCP server (discovery succeeds) and
 the server accepts the key (one authenticated GET /api/ping).`,
 		Example: "  mcpauth apikey set http://127.0.0.1:8080/mcp < key.txt\n  pbpaste | mcpauth apikey set https://mcp.example.com/mcp",
 		Args:    cmdutil.TargetArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Server = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunSet(cmd.Context(), opts)
-		},
+		RunE:    cmdutil.RunE(opts, &opts.Server, runF, RunSet),
 	})
 	return cmd
 }

@@ -24,8 +24,13 @@ func (d *DiscoverFlags) Bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&d.AllowInsecure, "allow-insecure-http", false, "UNSAFE: allow plain http to non-loopback hosts")
 }
 
-// Discover runs discovery with the factory's client.
+// Discover checks target (ParseTarget: a command's <mcp-url>) and runs
+// discovery on it with the factory's client.
 func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags) (*flows.Discovery, error) {
+	target, err := ParseTarget(target)
+	if err != nil {
+		return nil, err
+	}
 	if df.AllowMissingS256 {
 		NewUI(f).Unsafe("--allow-missing-s256: continuing without PKCE S256 leaves the login open to code interception")
 	}

@@ -42,13 +42,7 @@ server's interval (5 s longer after each slow_down) and stores the token.`,
 		Example: `  mcpauth device http://127.0.0.1:8080/mcp
   mcpauth device https://mcp.example.com/mcp --clipboard`,
 		Args: cmdutil.TargetArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Target = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, &opts.Target, runF, Run),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")

@@ -43,15 +43,7 @@ without a valid credential it exits 3 and says how to log in.`,
 		Example: `  mcpauth ping
   mcpauth ping http://127.0.0.1:8080/mcp --output json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				opts.Server = args[0]
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, &opts.Server, runF, Run),
 	}
 	cmd.Flags().BoolVar(&opts.AllowInsecure, "allow-insecure-http", false, "UNSAFE: send the credential over plain http to a host that is not loopback")
 	cmd.Flags().BoolVar(&opts.StepUp, "step-up", false, "on 403 insufficient_scope, log in again in the browser for the scopes the server asks for (at most twice)")

@@ -36,13 +36,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 registration is cached for login and device unless --no-cache.`,
 		Example: "  mcpauth register http://127.0.0.1:8080/mcp\n  mcpauth register https://mcp.example.com/mcp --device --output json",
 		Args:    cmdutil.TargetArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Target = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE:    cmdutil.RunE(opts, &opts.Target, runF, Run),
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.RedirectURIs, "redirect-uri", nil, "redirect URI to register (repeatable; default: three loopback URIs)")
@@ -57,11 +51,7 @@ registration is cached for login and device unless --no-cache.`,
 // Run registers.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	target, err := cmdutil.ParseTarget(opts.Target)
-	if err != nil {
-		return err
-	}
-	disc, err := f.Discover(ctx, target, opts.Discover)
+	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
 	if err != nil {
 		return err
 	}

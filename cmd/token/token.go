@@ -36,15 +36,7 @@ server refused the refresh token.`,
 		Example: `  curl -H "Authorization: Bearer $(mcpauth token)" http://127.0.0.1:8080/api/ping
   curl -H "$(mcpauth token --header)" http://127.0.0.1:8080/api/ping`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				opts.Server = args[0]
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, &opts.Server, runF, Run),
 	}
 	cmd.Flags().BoolVar(&opts.Header, "header", false, "print an HTTP header line: Authorization: Bearer <token> (DPoP-bound: Authorization: DPoP <token> and a DPoP: <proof> line)")
 	cmd.Flags().StringVar(&opts.URL, "url", "", "DPoP: the URL the proof is for (default: the server's /api/ping)")
