@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"testing"
 
@@ -13,48 +12,6 @@ import (
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
-
-func TestProxyFuncNeverProxiesLoopback(t *testing.T) {
-	env := map[string]string{"HTTPS_PROXY": "http://proxy.test:3128", "http_proxy": "http://proxy.test:3129", "NO_PROXY": "internal.test"}
-	proxy := ProxyFunc(func(k string) string { return env[k] })
-	for _, tt := range []struct{ url, want string }{
-		{"https://mcp.example.com/mcp", "http://proxy.test:3128"},
-		{"http://mcp.example.com/mcp", "http://proxy.test:3129"},
-		{"https://api.internal.test/mcp", ""},
-		{"http://127.0.0.1:8080/api/ping", ""},
-		{"http://[::1]:8080/mcp", ""},
-		{"http://localhost:8080/mcp", ""},
-		{"http://127.0.0.2:8080/mcp", ""},
-	} {
-		req, _ := http.NewRequest("GET", tt.url, nil)
-		got, err := proxy(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := fmt.Sprint(got); (got == nil && tt.want != "") || (got != nil && s != tt.want) {
-			t.Errorf("proxy for %s = %v, want %q", tt.url, got, tt.want)
-		}
-	}
-}
-
-func TestHeadless(t *testing.T) {
-	for _, tt := range []struct {
-		env      map[string]string
-		goos     string
-		headless bool
-	}{
-		{map[string]string{"DISPLAY": ":0"}, "linux", false},
-		{map[string]string{"WAYLAND_DISPLAY": "wayland-0"}, "linux", false},
-		{map[string]string{}, "linux", true},
-		{map[string]string{}, "darwin", false},
-		{map[string]string{"DISPLAY": ":0", "SSH_CONNECTION": "1 2 3 4"}, "linux", true},
-		{map[string]string{"SSH_TTY": "/dev/pts/1"}, "darwin", true},
-	} {
-		if got := Headless(func(k string) string { return tt.env[k] }, tt.goos) != ""; got != tt.headless {
-			t.Errorf("Headless(%v, %s) = %v, want %v", tt.env, tt.goos, got, tt.headless)
-		}
-	}
-}
 
 func TestCodeFor(t *testing.T) {
 	netErr := &net.OpError{Op: "dial", Err: errors.New("connection refused")}
