@@ -81,10 +81,12 @@ func ExitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return cmdutil.ExitCancelled
 	}
-	if isUsageError(err) {
-		return cmdutil.ExitUsage
+	// Typed errors first: cobra's usage errors are recognised by their
+	// text, which a server's message may contain ("no longer accepts").
+	if code := cmdutil.CodeFor(err); code != cmdutil.ExitFailure || !isUsageError(err) {
+		return code
 	}
-	return cmdutil.CodeFor(err)
+	return cmdutil.ExitUsage
 }
 
 // subcommand is one top-level command: its name, as the first word of

@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/reach"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/devidp"
@@ -476,27 +477,12 @@ func redactDSN(dsn string) string {
 
 func isLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && reach.IsLoopback(host)
 }
 
 func isLoopbackURL(raw string) bool {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && u.Host != "" && reach.IsLoopback(u.Hostname())
 }
 
 func parseLimits(spec string) (server.Limits, error) {
