@@ -239,6 +239,10 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		CSRF:             s.csrfToken(c),
 		Hidden:           hidden,
 	}
+	page.Returns = page.RedirectHost
+	if page.LoopbackRedirect {
+		page.Returns += ", on this computer"
+	}
 	s.render(w, r, http.StatusOK, pages.Consent, page)
 }
 
