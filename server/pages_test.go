@@ -100,3 +100,40 @@ func TestSettingsScriptMatchesCSP(t *testing.T) {
 		t.Fatal("the Copy button must be hidden until the script shows it")
 	}
 }
+
+// An authorization request the server refuses without redirecting (an
+// unknown client, an unregistered return address) gets a page with a way
+// forward: what to do, whom to tell, the request id the operator can find
+// in the log, and a link home.
+func TestAuthorizeErrorPagesGiveAWayForward(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	known := registerMeta(t, env, map[string]any{"client_name": "Weather tool", "redirect_uris": []string{testRedirect}})
+	for _, tc := range []struct {
+		name, clientID, redirect string
+		wantStep                 string
+	}{
+		{"unknown client", "no-such-client", testRedirect, "registers again when it starts over"},
+		{"unregistered redirect", known, "http://127.0.0.1:1/elsewhere", "Nothing was sent to the application"},
+	} {
+		q := url.Values{"response_type": {"code"}, "client_id": {tc.clientID}, "redirect_uri": {tc.redirect},
+			"code_challenge": {"E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"}, "code_challenge_method": {"S256"}, "state": {"s"}}
+		page, err := env.Browser("ursula").Get(context.Background(), env.URL+"/oauth/authorize?"+q.Encode())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		body := string(page.Body)
+		if page.Status != http.StatusBadRequest {
+			t.Fatalf("%s: status %d; want 400:\n%s", tc.name, page.Status, body)
+		}
+		id := page.Header.Get("X-Request-Id")
+		for _, want := range []string{
+			`<ol id="next-steps">`, "start the sign-in again", "tell its developer", tc.wantStep,
+			`id="request-id">` + id + `<`, `<a href="/" id="retry">Go to the home page of ` + env.URL[len("http://"):] + `</a>`,
+		} {
+			if id == "" || !strings.Contains(body, want) {
+				t.Errorf("%s: error page lacks %q (request id %q):\n%s", tc.name, want, id, body)
+			}
+		}
+	}
+}

@@ -69,7 +69,9 @@ type deviceDonePage struct {
 type settingsPage struct {
 	pageBase
 	UserID, APIKey, CSRF string
-	Regenerated          bool
+	// Resource is the MCP URL to name in the apikey set command.
+	Resource    string
+	Regenerated bool
 	// KeyUnreadable: the stored key cannot be opened after a key rotation.
 	KeyUnreadable bool
 }
@@ -85,6 +87,10 @@ type errorPage struct {
 	Title, Message, Code string
 	// Link, when set, is where the person can try again (a local path).
 	Link, LinkText string
+	// Steps are what the person can do next; RequestID lets the server's
+	// operator find the request in the log.
+	Steps     []string
+	RequestID string
 }
 
 type homePage struct {
