@@ -203,9 +203,9 @@ func Run(ctx context.Context, opts *Options) error {
 		defer lock.Close()
 	}
 
-	ln, err := net.Listen("tcp", opts.Addr)
+	ln, err := listen("--addr", opts.Addr, opts.BaseURL)
 	if err != nil {
-		return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("listening on %s: %w", opts.Addr, err))
+		return err
 	}
 	defer ln.Close()
 	base := opts.BaseURL
@@ -246,6 +246,9 @@ func Run(ctx context.Context, opts *Options) error {
 		idp, err := devidp.Start(ctx, opts.DevIdPAddr, devidp.Config{
 			Clock: cfg.Clock, Logger: log.With("component", "dev-idp"), RedirectURIs: []string{base + "/auth/callback"},
 		})
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("starting the development identity provider: %w: use another port, e.g. --dev-idp-addr 127.0.0.1:0 (any free port)", err))
+		}
 		if err != nil {
 			return fmt.Errorf("starting the development identity provider: %w", err)
 		}

@@ -192,6 +192,9 @@ func Require(tb testing.TB) (dir, version string) {
 // where .ci/run has installed it. what names the package in the message.
 func RequirePackage(tb testing.TB, subdir, pkg, what string) (dir, version string) {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skipf("%s test: skipped with -short", what) // node processes: the slow end of the suite
+	}
 	root, err := repoRoot()
 	if err != nil {
 		tb.Fatalf("finding the repository root: %v", err)
