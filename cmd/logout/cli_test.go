@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
-	"github.com/mcpauth/mcpauth/flows/flowstest"
 	"github.com/mcpauth/mcpauth/creds"
+	"github.com/mcpauth/mcpauth/flows/flowstest"
 	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
