@@ -82,15 +82,31 @@ func urlOf(ln net.Listener) string { return "http://" + ln.Addr().String() }
 // runNode runs a Node.js program to its end and returns its exit code and
 // output.
 func runNode(ctx context.Context, dir string, args, env []string) (int, string, error) {
-	cmd := exec.CommandContext(ctx, "node", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd := nodeCommand(ctx, dir, args, env...)
 	var out tsserver.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode(), out.String(), nil
 	}
 	return 0, out.String(), err
+}
+
+// nodeCommand is `node args…` in dir with env added, killed with ctx.
+func nodeCommand(ctx context.Context, dir string, args []string, env ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "node", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// freePort is a loopback port nobody listens on right now, for a client
+// that insists on binding its callback port itself.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln := loopback(t)
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
 }
