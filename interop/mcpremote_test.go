@@ -80,8 +80,8 @@ func labMCPRemote(t *testing.T, g *grid) {
 // serveEnv is the reference server in process, with a fake clock, and a
 // TLS server for client metadata documents the reference server trusts.
 type serveEnv struct {
-	env *servertest.Env
-	doc *httptest.Server
+	env  *servertest.Env
+	doc  *httptest.Server
 	mu   sync.Mutex
 	docs map[string]string // a document's path to its redirect URI
 }
