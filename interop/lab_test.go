@@ -31,6 +31,7 @@ func TestLab(t *testing.T) {
 	t.Run("components", func(t *testing.T) {
 		t.Run("oidc-provider", func(t *testing.T) { t.Parallel(); labOIDCProvider(t, bin, servers) })
 		t.Run("mcp-remote", func(t *testing.T) { t.Parallel(); labMCPRemote(t, clients) })
+		t.Run("inspector", func(t *testing.T) { t.Parallel(); labInspector(t, clients) })
 	})
 	if servers.complete() && clients.complete() {
 		checkREADME(t, servers, clients)

@@ -2,6 +2,7 @@ package interop
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -9,10 +10,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,12 +55,13 @@ func labMCPRemote(t *testing.T, g *grid) {
 		return pass("tools/list and tools/call whoami, with the tokens mcp-remote stored")
 	})
 	g.flow(t, r, "refresh", func(t *testing.T) outcome {
-		srv.env.Clock.Advance(2 * time.Hour)
-		run := remote(t, registered)
+		srv.env.Clock.Advance(25 * time.Hour)
+		var run remoteRun
+		srv.refreshed(t, func() { run = remote(t, registered) })
 		if run.authorized {
 			t.Fatalf("after the clock moved, mcp-remote went back to the browser instead of refreshing:\n%s", run.stderr)
 		}
-		return pass("the server's clock moved 2 h past the access token's expiry; mcp-remote refreshed without a browser")
+		return pass("the server's clock moved 25 h, past the 24-hour access token's expiry; mcp-remote refreshed without a browser")
 	})
 	g.flow(t, r, "login (metadata document)", func(t *testing.T) outcome {
 		port := freePort(t)
@@ -84,6 +88,8 @@ type serveEnv struct {
 	doc  *httptest.Server
 	mu   sync.Mutex
 	docs map[string]string // a document's path to its redirect URI
+	// refreshes counts the refresh token grants the server was asked for.
+	refreshes atomic.Int64
 }
 
 func newServeEnv(t *testing.T) *serveEnv {
@@ -111,8 +117,36 @@ func newServeEnv(t *testing.T) *serveEnv {
 	t.Cleanup(s.doc.Close)
 	roots := x509.NewCertPool()
 	roots.AddCert(s.doc.Certificate())
-	s.env = servertest.New(t, servertest.Options{MetadataDocuments: server.MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: roots}})
+	s.env = servertest.New(t, servertest.Options{
+		MetadataDocuments: server.MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: roots},
+		Wrap:              s.countRefreshes,
+	})
 	return s
+}
+
+// countRefreshes counts the token requests with grant_type=refresh_token
+// (a form body, read up to 64 KiB and handed on unchanged).
+func (s *serveEnv) countRefreshes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil {
+			b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			if v, err := url.ParseQuery(string(b)); err == nil && v.Get("grant_type") == "refresh_token" {
+				s.refreshes.Add(1)
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refreshed runs fn and fails t unless fn made the server refresh a token.
+func (s *serveEnv) refreshed(t *testing.T, fn func()) {
+	t.Helper()
+	before := s.refreshes.Load()
+	fn()
+	if s.refreshes.Load() == before {
+		t.Fatalf("no refresh token grant reached the server")
+	}
 }
 
 // metadataDocument hosts a client metadata document naming redirect and
@@ -143,57 +177,66 @@ func runMCPRemote(t *testing.T, dir string, s *serveEnv, configDir string, args 
 	cmd := nodeCommand(ctx, dir, append([]string{"node_modules/mcp-remote/dist/proxy.js", s.env.URL + "/mcp"}, args...),
 		// Nothing opens a real browser: the test reads the URL from the log.
 		"MCP_REMOTE_CONFIG_DIR="+configDir, "BROWSER=true")
+	var run remoteRun
+	visiting, device := false, false
+	log, stop := watchLines(cmd, func(line string) {
+		line = strings.TrimSpace(pidPrefix.ReplaceAllString(line, ""))
+		switch {
+		case strings.Contains(line, "Please authorize this client by visiting"):
+			visiting = true
+		case strings.Contains(line, "To authorize this client, visit:"):
+			device = true
+		case visiting && strings.HasPrefix(line, "http"):
+			visiting = false
+			run.authorized, run.authURL = true, line
+			if err := approveAt(ctx, s, line); err != nil {
+				t.Logf("approving %s failed: %v", line, err)
+			}
+		case device && strings.HasPrefix(line, "http"):
+			// The verification URI, complete with the code (RFC 8628 §3.3.1).
+			if u, err := url.Parse(line); err == nil {
+				run.userCode = u.Query().Get("user_code")
+			}
+		case device && strings.Contains(line, "enter the code:"):
+			run.userCode = strings.TrimSpace(line[strings.LastIndex(line, ":")+1:])
+		case device && strings.HasPrefix(line, "Waiting for approval"):
+			device = false
+			if _, err := s.env.Browser("alice").Device(ctx, run.userCode, "approve"); err != nil {
+				t.Logf("approving device code %s failed: %v", run.userCode, err)
+			}
+		}
+	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpauth-interop-host", Version: "1"}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		stop()
+		t.Fatalf("initialize through mcp-remote: %v\nmcp-remote stderr:\n%s", err, log.String())
+	}
+	checkWhoami(t, ctx, session, log.String)
+	session.Close()
+	stop()
+	run.stderr = log.String()
+	return run
+}
+
+// watchLines sends cmd's stderr, line by line, to fn (on one goroutine, in
+// order) and keeps it; stop waits until the last line has been handled,
+// after cmd has ended.
+func watchLines(cmd *exec.Cmd, fn func(line string)) (log *tsserver.LockedBuffer, stop func()) {
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	var run remoteRun
-	var log tsserver.LockedBuffer
+	log = &tsserver.LockedBuffer{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		sc := bufio.NewScanner(pr)
-		visiting, device := false, false
 		for sc.Scan() {
 			log.Write([]byte(sc.Text() + "\n"))
-			line := strings.TrimSpace(pidPrefix.ReplaceAllString(sc.Text(), ""))
-			switch {
-			case strings.Contains(line, "Please authorize this client by visiting"):
-				visiting = true
-			case strings.Contains(line, "To authorize this client, visit:"):
-				device = true
-			case visiting && strings.HasPrefix(line, "http"):
-				visiting = false
-				run.authorized, run.authURL = true, line
-				if err := approveAt(ctx, s, line); err != nil {
-					log.Write([]byte("TEST: approving failed: " + err.Error() + "\n"))
-				}
-			case device && strings.HasPrefix(line, "http"):
-				// The verification URI, complete with the code (RFC 8628 §3.3.1).
-				if u, err := url.Parse(line); err == nil {
-					run.userCode = u.Query().Get("user_code")
-				}
-			case device && strings.Contains(line, "enter the code:"):
-				run.userCode = strings.TrimSpace(line[strings.LastIndex(line, ":")+1:])
-			case device && strings.HasPrefix(line, "Waiting for approval"):
-				device = false
-				if _, err := s.env.Browser("alice").Device(ctx, run.userCode, "approve"); err != nil {
-					log.Write([]byte("TEST: approving the device code failed: " + err.Error() + "\n"))
-				}
-			}
+			fn(sc.Text())
 		}
+		_, _ = io.Copy(io.Discard, pr)
 	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpauth-interop-host", Version: "1"}, nil)
-	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		pw.Close()
-		<-done
-		t.Fatalf("initialize through mcp-remote: %v\nmcp-remote stderr:\n%s", err, log.String())
-	}
-	checkWhoami(t, ctx, session, func() string { return log.String() })
-	session.Close()
-	pw.Close()
-	<-done
-	run.stderr = log.String()
-	return run
+	return log, func() { pw.Close(); <-done }
 }
 
 // pidPrefix is what mcp-remote puts before each line it logs.
