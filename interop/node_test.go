@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,13 @@ type nodeProc struct {
 	out    *tsserver.LockedBuffer
 	exited chan struct{}
 }
+
+// refreshLine is what the lab's AS scripts print for each refresh grant
+// they answer.
+const refreshLine = "GRANT refresh_token"
+
+// count is how many lines of the output so far contain s.
+func (p *nodeProc) count(s string) int { return strings.Count(p.out.String(), s) }
 
 // startNode runs `node args…` in dir with env added, handing ln over as
 // file descriptor 3 (so the port it listens on was chosen by the test and

@@ -18,7 +18,7 @@ func labOIDCProvider(t *testing.T, bin string, g *grid) {
 	issuer := urlOf(asLn)
 	const ccID, ccSecret = "interop-machine", "interop-machine-secret-0123456789"
 	rs := startResourceServer(t, rsLn, resourceConfig{Issuer: issuer, JWKSURL: issuer + "/jwks", Audience: urlOf(rsLn) + "/mcp", Scopes: []string{"mcp"}})
-	startNode(t, "node-oidc-provider", dir, []string{"as.mjs"}, []string{
+	as := startNode(t, "node-oidc-provider", dir, []string{"as.mjs"}, []string{
 		"AS_ISSUER=" + issuer, "MCP_RESOURCE=" + rs.MCPURL, "ACCESS_TTL=30",
 		"CC_CLIENT_ID=" + ccID, "CC_CLIENT_SECRET=" + ccSecret,
 	}, asLn, issuer+"/.well-known/openid-configuration")
@@ -27,7 +27,7 @@ func labOIDCProvider(t *testing.T, bin string, g *grid) {
 	// node-oidc-provider 9 advertises DPoP; the lab's MCP server (the
 	// go-sdk's RequireBearerToken) takes only the Bearer scheme.
 	c.loginArgs = []string{"--no-dpop"}
-	serverFlowsWith(t, g, r, c, rs.MCPURL, issuer, map[string]func(t *testing.T) outcome{
+	serverFlowsWith(t, g, r, c, rs.MCPURL, issuer, as, map[string]func(t *testing.T) outcome{
 		"DPoP": func(t *testing.T) outcome {
 			d := newCLI(t, bin)
 			d.must("login", rs.MCPURL, "--timeout", "60s")
@@ -67,7 +67,7 @@ const dpopQuirk = "the AS advertises DPoP (`dpop_signing_alg_values_supported`, 
 // in front of the lab's resource server at mcpURL, in order (each flow
 // after login uses the stored credential): the common flows here, the
 // AS-specific ones (device, machine, and any override) from own.
-func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer string, own map[string]func(t *testing.T) outcome) {
+func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer string, as *nodeProc, own map[string]func(t *testing.T) outcome) {
 	common := map[string]func(t *testing.T) outcome{
 		"discover": func(t *testing.T) outcome {
 			out, _ := c.must("discover", mcpURL, "-o", "json")
@@ -103,7 +103,7 @@ func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer s
 			}
 			return pass("")
 		},
-		"refresh": func(t *testing.T) outcome { return concurrentRefresh(t, c, mcpURL) },
+		"refresh": func(t *testing.T) outcome { return concurrentRefresh(t, c, mcpURL, as) },
 		"proxy": func(t *testing.T) outcome {
 			tools, who := c.proxySession(mcpURL)
 			if !strings.Contains(strings.Join(tools, ","), "whoami") || !strings.Contains(who, `"sub":"`) {
@@ -132,9 +132,12 @@ func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer s
 // access token inside the CLI's refresh margin (the lab's ASes issue
 // 30-second tokens, the margin is 60 s), so each refreshes: with refresh
 // tokens that rotate on every use, they must take turns (the CLI's lock),
-// or a reused refresh token revokes the grant.
-func concurrentRefresh(t *testing.T, c *cli, mcpURL string) outcome {
-	before := c.token(mcpURL)
+// or a reused refresh token revokes the grant. The AS logs each refresh
+// grant it answers (a line "GRANT refresh_token"), which proves they
+// happened.
+func concurrentRefresh(t *testing.T, c *cli, mcpURL string, as *nodeProc) outcome {
+	c.token(mcpURL)
+	before := as.count(refreshLine)
 	const n = 4
 	var wg sync.WaitGroup
 	toks := make([]string, n)
@@ -153,9 +156,12 @@ func concurrentRefresh(t *testing.T, c *cli, mcpURL string) outcome {
 		if errs[i] != "" {
 			t.Fatalf("process %d of %d: %s", i+1, n, errs[i])
 		}
-		if toks[i] == before {
-			t.Fatalf("process %d of %d printed the token from before, unrefreshed", i+1, n)
+		if toks[i] == "" {
+			t.Fatalf("process %d of %d printed no token", i+1, n)
 		}
+	}
+	if got := as.count(refreshLine) - before; got < n {
+		t.Fatalf("the AS answered %d refresh grants to %d processes that each had to refresh", got, n)
 	}
 	after := c.token(mcpURL)
 	if status := initializeStatus(t, mcpURL, after); status != 200 {

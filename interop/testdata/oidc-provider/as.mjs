@@ -71,4 +71,8 @@ const provider = new Provider(issuer, {
 provider.proxy = false;
 
 provider.on('server_error', (_ctx, err) => console.error('server_error', err));
+// The lab counts refresh grants in this output (interop/node_test.go).
+provider.on('grant.success', (ctx) => {
+  if (ctx.oidc.params.grant_type === 'refresh_token') console.log('GRANT refresh_token');
+});
 provider.listen({ fd: 3 }, () => console.log(`oidc-provider listening at ${issuer}`));
