@@ -149,8 +149,9 @@ func (c *cli) device(mcpURL string, args ...string) string {
 }
 
 // proxySession connects an MCP client (the go-sdk's) to `mcpauth proxy`
-// on its stdio, as a desktop host does, and calls tools/list and whoami.
-func (c *cli) proxySession(mcpURL string) (tools []string, who string) {
+// on its stdio, as a desktop host does, calls tools/list and then the tool
+// call with args, and returns the tool names and the call's first text.
+func (c *cli) proxySession(mcpURL, call string, args map[string]any) (tools []string, text string) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -170,16 +171,16 @@ func (c *cli) proxySession(mcpURL string) (tools []string, who string) {
 	for _, tool := range list.Tools {
 		tools = append(tools, tool.Name)
 	}
-	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: call, Arguments: args})
 	if err != nil || res.IsError {
-		c.t.Fatalf("tools/call whoami through mcpauth proxy: %v %+v\n%s", err, res, stderr.String())
+		c.t.Fatalf("tools/call %s through mcpauth proxy: %v %+v\n%s", call, err, res, stderr.String())
 	}
 	if len(res.Content) > 0 {
 		if txt, ok := res.Content[0].(*mcp.TextContent); ok {
-			who = txt.Text
+			text = txt.Text
 		}
 	}
-	return tools, who
+	return tools, text
 }
 
 // initializeStatus sends initialize with token straight to the MCP server and

@@ -105,7 +105,7 @@ func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer s
 		},
 		"refresh": func(t *testing.T) outcome { return concurrentRefresh(t, c, mcpURL, as) },
 		"proxy": func(t *testing.T) outcome {
-			tools, who := c.proxySession(mcpURL)
+			tools, who := c.proxySession(mcpURL, "whoami", nil)
 			if !strings.Contains(strings.Join(tools, ","), "whoami") || !strings.Contains(who, `"sub":"`) {
 				t.Fatalf("through the proxy: tools %v, whoami %q", tools, who)
 			}
