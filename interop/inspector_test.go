@@ -29,7 +29,7 @@ func labInspector(t *testing.T, g *grid) {
 			"HOME="+home, "MCP_STORAGE_DIR="+home, "MCP_INSPECTOR_SECRET_STORE=file", "MCP_AUTO_OPEN_ENABLED=true", "BROWSER=true", "NO_COLOR=1")
 		var stdout tsserver.LockedBuffer
 		cmd.Stdout = &stdout
-		log, stop := watchLines(cmd, func(line string) {
+		log, stop := watchLines(&cmd.Stderr, func(line string) {
 			if _, u, ok := strings.Cut(line, "Please navigate to: "); ok {
 				authorized = true
 				if err := approveAt(ctx, srv, strings.TrimSpace(u)); err != nil {

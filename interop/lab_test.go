@@ -33,6 +33,7 @@ func TestLab(t *testing.T) {
 		t.Run("oauth2-mock-server", func(t *testing.T) { t.Parallel(); labOAuth2Mock(t, bin, servers) })
 		t.Run("ts-demo", func(t *testing.T) { t.Parallel(); labTSDemo(t, bin, servers) })
 		t.Run("mcp-remote", func(t *testing.T) { t.Parallel(); labMCPRemote(t, clients) })
+		t.Run("ts-client", func(t *testing.T) { t.Parallel(); labTSClient(t, clients) })
 		t.Run("inspector", func(t *testing.T) { t.Parallel(); labInspector(t, clients) })
 	})
 	if servers.complete() && clients.complete() {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -179,7 +178,7 @@ func runMCPRemote(t *testing.T, dir string, s *serveEnv, configDir string, args 
 		"MCP_REMOTE_CONFIG_DIR="+configDir, "BROWSER=true")
 	var run remoteRun
 	visiting, device := false, false
-	log, stop := watchLines(cmd, func(line string) {
+	log, stop := watchLines(&cmd.Stderr, func(line string) {
 		line = strings.TrimSpace(pidPrefix.ReplaceAllString(line, ""))
 		switch {
 		case strings.Contains(line, "Please authorize this client by visiting"):
@@ -219,12 +218,12 @@ func runMCPRemote(t *testing.T, dir string, s *serveEnv, configDir string, args 
 	return run
 }
 
-// watchLines sends cmd's stderr, line by line, to fn (on one goroutine, in
-// order) and keeps it; stop waits until the last line has been handled,
-// after cmd has ended.
-func watchLines(cmd *exec.Cmd, fn func(line string)) (log *tsserver.LockedBuffer, stop func()) {
+// watchLines sends what a command writes to *w (its Stderr or Stdout), line
+// by line, to fn (on one goroutine, in order) and keeps it; stop waits
+// until the last line has been handled, after the command has ended.
+func watchLines(w *io.Writer, fn func(line string)) (log *tsserver.LockedBuffer, stop func()) {
 	pr, pw := io.Pipe()
-	cmd.Stderr = pw
+	*w = pw
 	log = &tsserver.LockedBuffer{}
 	done := make(chan struct{})
 	go func() {
