@@ -34,6 +34,7 @@ func TestLab(t *testing.T) {
 		t.Run("ts-demo", func(t *testing.T) { t.Parallel(); labTSDemo(t, bin, servers) })
 		t.Run("mcp-remote", func(t *testing.T) { t.Parallel(); labMCPRemote(t, clients) })
 		t.Run("ts-client", func(t *testing.T) { t.Parallel(); labTSClient(t, clients) })
+		t.Run("go-sdk-client", func(t *testing.T) { t.Parallel(); labGoSDKClient(t, clients) })
 		t.Run("inspector", func(t *testing.T) { t.Parallel(); labInspector(t, clients) })
 	})
 	if servers.complete() && clients.complete() {
