@@ -43,7 +43,7 @@ func labOIDCProvider(t *testing.T, bin string, g *grid) {
 		},
 		"device": func(t *testing.T) outcome {
 			d := newCLI(t, bin)
-			d.device(rs.MCPURL)
+			d.device(rs.MCPURL, "--no-dpop")
 			if status := initializeStatus(t, rs.MCPURL, d.token(rs.MCPURL)); status != 200 {
 				t.Fatalf("the MCP server answered %d to the device login's token", status)
 			}
@@ -51,7 +51,7 @@ func labOIDCProvider(t *testing.T, bin string, g *grid) {
 		},
 		"machine": func(t *testing.T) outcome {
 			m := newCLI(t, bin)
-			m.must("login", rs.MCPURL, "--client-credentials", "--client-id", ccID, "--client-secret", ccSecret)
+			m.must("login", rs.MCPURL, "--client-credentials", "--client-id", ccID, "--client-secret", ccSecret, "--no-dpop")
 			if status := initializeStatus(t, rs.MCPURL, m.token(rs.MCPURL)); status != 200 {
 				t.Fatalf("the MCP server answered %d to the client credentials token", status)
 			}
