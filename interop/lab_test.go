@@ -31,6 +31,7 @@ func TestLab(t *testing.T) {
 	t.Run("components", func(t *testing.T) {
 		t.Run("oidc-provider", func(t *testing.T) { t.Parallel(); labOIDCProvider(t, bin, servers) })
 		t.Run("oauth2-mock-server", func(t *testing.T) { t.Parallel(); labOAuth2Mock(t, bin, servers) })
+		t.Run("workers-oauth-provider", func(t *testing.T) { t.Parallel(); labWorkers(t, bin, servers) })
 		t.Run("ts-demo", func(t *testing.T) { t.Parallel(); labTSDemo(t, bin, servers) })
 		t.Run("mcp-remote", func(t *testing.T) { t.Parallel(); labMCPRemote(t, clients) })
 		t.Run("ts-client", func(t *testing.T) { t.Parallel(); labTSClient(t, clients) })

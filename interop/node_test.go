@@ -47,13 +47,15 @@ func startNode(t *testing.T, name, dir string, args, env []string, ln *net.TCPLi
 		defer f.Close()
 		defer ln.Close()
 	}
+	// Its own process group, so that stopping it stops what it started
+	// (wrangler's workerd).
+	tsserver.SetProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
 	}
 	go func() { _ = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.exited
+		tsserver.StopProcessGroup(cmd, p.exited)
 		if t.Failed() {
 			t.Logf("%s output:\n%s", name, p.out.String())
 		}

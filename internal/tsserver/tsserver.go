@@ -120,7 +120,7 @@ func (s *Server) Restart(tb testing.TB) {
 
 func (s *Server) stop() {
 	if s.cmd != nil {
-		stopProcessGroup(s.cmd, s.exited)
+		StopProcessGroup(s.cmd, s.exited)
 		s.cmd = nil
 	}
 }
@@ -138,7 +138,7 @@ func (s *Server) launch(tb testing.TB, mcpLn, authLn *net.TCPListener, mcpFile, 
 		"MCP_AUTH_PORT="+strconv.Itoa(s.authPort),
 		fmt.Sprintf("MCP_LISTEN_FDS=%d=3,%d=4", s.mcpPort, s.authPort),
 	)
-	setProcessGroup(cmd)
+	SetProcessGroup(cmd)
 	err := cmd.Start()
 	// node holds its own copies now; ours would keep the ports open after
 	// node died, hiding that it died.
