@@ -38,10 +38,6 @@ func init() {
 	os.Exit(code)
 }
 
-// signIn is what the browser types into sign-in forms: any user with any
-// password, as the development pages of every AS in the lab accept.
-var signIn = map[string]string{"login": "alice", "password": "alice-password", "username": "alice"}
-
 // browse opens start and keeps submitting the page's form, filling fields
 // from signIn and fill, until a request leaves the authorization server
 // for another origin (a client's loopback callback, which is then
@@ -63,6 +59,9 @@ func browse(start string, fill map[string]string, timeout time.Duration) (*url.U
 		}
 		return nil
 	}}
+	// What it types into sign-in forms: any user with any password, as the
+	// development pages of every AS in the lab accept.
+	signIn := map[string]string{"login": "alice", "password": "alice-password", "username": "alice"}
 	req, _ := http.NewRequest(http.MethodGet, start, nil)
 	for range 12 {
 		resp, err := hc.Do(req)
@@ -119,16 +118,19 @@ func browse(start string, fill map[string]string, timeout time.Duration) (*url.U
 }
 
 // approveForm picks the form a person approving would submit: not one
-// that aborts or denies.
+// that aborts, cancels or denies.
 func approveForm(p *htmlform.Page) *htmlform.Form {
 	for _, f := range p.Forms {
-		if f.HasInput("abort") || f.Action != nil && strings.Contains(f.Action.Path, "abort") {
-			continue
+		aborts := f.HasInput("abort") || f.Action != nil && strings.Contains(f.Action.Path, "abort")
+		if len(f.Buttons) > 0 {
+			switch strings.ToLower(f.Buttons[0].Value) {
+			case "cancel", "deny", "abort":
+				aborts = true
+			}
 		}
-		if len(f.Buttons) > 0 && !isApproval(f.Buttons[0].Value) && strings.Contains(strings.ToLower(f.Buttons[0].Value), "cancel") {
-			continue
+		if !aborts {
+			return f
 		}
-		return f
 	}
 	return nil
 }
