@@ -7,7 +7,7 @@ import (
 )
 
 // dpopQuirk is why login takes --no-dpop at an AS that advertises DPoP.
-const dpopQuirk = "the AS advertises DPoP (`dpop_signing_alg_values_supported`, on by default) and mcpauth then binds every token to a key (RFC 9449) and sends `Authorization: DPoP`, which an MCP server that takes only `Bearer` (here the go-sdk's `RequireBearerToken`, answering 401 `no bearer token`) refuses. RFC 9728 §2 lets the resource say whether it takes DPoP (`dpop_bound_access_tokens_required`, `dpop_signing_alg_values_supported`); mcpauth does not consult its protected resource metadata for this yet, so against such a server log in with `--no-dpop` (the other cells do). Known limitation, for the CLI (flows)"
+const dpopQuirk = "the AS advertises DPoP (`dpop_signing_alg_values_supported`, on by default) and mcpauth then binds every token to a key (RFC 9449) and sends `Authorization: DPoP`, which an MCP server that takes only `Bearer` (here the go-sdk's `RequireBearerToken`, answering 401 `no bearer token`) refuses. mcpauth reads the resource's `dpop_bound_access_tokens_required` (RFC 9728 §2) to insist on DPoP, but does not take a resource metadata document without `dpop_signing_alg_values_supported` as a sign that the resource cannot take DPoP, nor retry as Bearer after such a 401. Log in with `--no-dpop` (the other cells do). Known limitation, for the CLI (cmd/cmdutil LoginDPoP)"
 
 // serverFlowsWith runs every column of the servers' table against one AS
 // in front of the lab's resource server at mcpURL, in order (each flow
