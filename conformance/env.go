@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,9 @@ type Env struct {
 	hc     *http.Client
 	opts   *Options
 	run    *runState
+	// approving counts approver calls in flight, so that a timeout there is
+	// told apart from a server that never answered.
+	approving atomic.Int32
 }
 
 // runState is shared by the checks of one run and built lazily: a check that
@@ -336,4 +340,17 @@ func cookieHeader(cs []*http.Cookie) string {
 		parts = append(parts, c.Name+"="+c.Value)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// approveConsent has the approver sign in and approve authURL for the mcp
+// profile, whose sign-in pages no specification describes: when the
+// approver cannot get through them (or hangs), the check is inconclusive.
+func (e *Env) approveConsent(ctx context.Context, authURL string) (*url.URL, error) {
+	e.approving.Add(1)
+	defer e.approving.Add(-1)
+	u, err := e.target.Approver.ApproveConsent(ctx, authURL)
+	if err != nil {
+		return nil, approverFail(err)
+	}
+	return u, nil
 }

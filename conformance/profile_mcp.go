@@ -203,7 +203,7 @@ func (e *Env) mcpGrant(ctx context.Context, scope string) (*grant, *url.URL, err
 		return nil, nil, err
 	}
 	if e.target.Approver == nil {
-		return nil, nil, Skip("needs an approver")
+		return nil, nil, Skip("needs an approver (--approve=form, --approve=manual or --browser-command)")
 	}
 	hc, _ := e.wire()
 	cfg := flows.AuthCodeConfig{HTTPClient: hc, Discovery: s.discovery(), Scope: scope,
@@ -212,9 +212,9 @@ func (e *Env) mcpGrant(ctx context.Context, scope string) (*grant, *url.URL, err
 	if err != nil {
 		return nil, nil, setupFail("building an authorization request", err)
 	}
-	u, err := e.target.Approver.ApproveConsent(ctx, req.URL())
+	u, err := e.approveConsent(ctx, req.URL())
 	if err != nil {
-		return nil, nil, setupFail("approving consent", err)
+		return nil, nil, err
 	}
 	if u.Query().Get("state") != req.State || u.Query().Get("code") == "" {
 		return nil, u, Fail("want a redirect with a code and state %s, got %s", req.State, u)
@@ -297,8 +297,10 @@ func MCPCatalogue() []Check {
 				}
 				return nil
 			}),
-		mcpCheck("MCP-03", "protected resource metadata is also at the root location, for a resource that is the MCP URL or a prefix of it",
-			srcMCPAuth+" (clients try the root next); RFC 9728 §3.1", Should, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
+		// Information only: RFC 9728 puts the metadata at the path-inserted
+		// location and MCP clients try that first; the root is a fallback.
+		mcpCheck("MCP-03", "protected resource metadata is also at the root location (a fallback clients try second), for a resource that is the MCP URL or a prefix of it",
+			srcMCPAuth+" §Protected resource metadata discovery (root as fallback); RFC 9728 §3.1", Info, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
 				_, root := prmURLs(s.mcpURL)
 				o, err := e.getMetadata(ctx, root)
 				if err != nil {

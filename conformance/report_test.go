@@ -54,6 +54,8 @@ func sampleReport(t *testing.T) *Report {
 			{ID: "REG-11", Title: "a body over 1 MiB is refused with a 4xx", Area: "register", Source: "decisions.md", Verdict: VerdictFail, Reason: "want a 4xx <413>, got HTTP 500 & co", Duration: 31 * time.Millisecond},
 			{ID: "PING-10", Title: "the auth scheme is case-insensitive", Area: "ping", Source: "RFC 6750 §2.1", Severity: Should, Verdict: VerdictWarn, Reason: "want HTTP 200, got HTTP 401", Duration: 3 * time.Millisecond},
 			{ID: "PING-12", Title: "a JWT is refused 24 h + 31 s after issue", Area: "ping", Source: "contract", Verdict: VerdictSkip, Reason: "needs a test clock to move time by 24h0m31s (or real-time waiting)"},
+			{ID: "MCP-03", Title: "protected resource metadata is also at the root location", Area: "mcp", Source: "RFC 9728 §3.1", Severity: Info, Verdict: VerdictInfo, Reason: "GET /.well-known/oauth-protected-resource: HTTP 404"},
+			{ID: "MCP-07", Title: "the code flow gives a token the MCP endpoint accepts", Area: "mcp", Source: "MCP authorization", Verdict: VerdictInconclusive, Reason: "the approver could not complete sign-in and consent", Flag: "--browser-command"},
 		},
 	}
 	rep.applyBaseline(b, Catalogue())
@@ -149,13 +151,18 @@ func TestJUnitReport(t *testing.T) {
 		t.Fatalf("JUnit output is not well-formed XML: %v", err)
 	}
 	// DISC-07 expected (skipped), REG-01 stale (failure), REG-11 failure,
-	// PING-10 warning (passes, with a WARNING), PING-12 skipped.
-	if back.Tests != 6 || back.Failures != 2 || back.Skipped != 2 || len(back.Suites) != 3 {
+	// PING-10 warning (passes, with a WARNING), PING-12 skipped, MCP-03
+	// information (passes, with INFO), MCP-07 inconclusive (skipped).
+	if back.Tests != 8 || back.Failures != 2 || back.Skipped != 3 || len(back.Suites) != 4 {
 		t.Errorf("totals: tests %d failures %d skipped %d suites %d", back.Tests, back.Failures, back.Skipped, len(back.Suites))
 	}
 	warn := back.Suites[2].Cases[0]
 	if !strings.HasPrefix(warn.SystemOut, "WARNING: ") || warn.Failure != nil {
 		t.Errorf("the warning case: %+v", warn)
+	}
+	if info, inc := back.Suites[3].Cases[0], back.Suites[3].Cases[1]; !strings.HasPrefix(info.SystemOut, "INFO: ") || info.Failure != nil ||
+		inc.Skipped == nil || !strings.HasPrefix(inc.Skipped.Message, "inconclusive: ") || inc.Failure != nil {
+		t.Errorf("the information and inconclusive cases: %+v %+v", info, inc)
 	}
 	if f := back.Suites[1].Cases[1].Failure; f == nil || f.Message != "want a 4xx <413>, got HTTP 500 & co" {
 		t.Errorf("the failure message did not survive escaping: %+v", f)

@@ -101,8 +101,15 @@ that host (--cimd-private: 'mcpauth serve --cimd-allow-private', trusting
 --cimd-cert), and are skipped otherwise, when the SSRF guard is checked
 instead. --local allows it unless --cimd-private=false.
 
-Exit status: 0 when no Must check failed (after the baseline), 8 when one did
-or the baseline is stale, 2 on usage errors, 6 when the target or its test
+A check whose setup the suite itself could not complete (its approver could
+not drive the authorization server's sign-in page, or hung on it) is
+inconclusive: the server was not judged there, the reason names the flag that
+would run it (--browser-command, --approve=manual), and it does not fail the
+run.
+
+Exit status: 0 when no Must check failed (after the baseline; warnings,
+information and inconclusive checks included), 8 when one did or the baseline
+is stale, 2 on usage errors, 6 when the target or its test
 clock cannot be reached, 130 when interrupted.`,
 		Example: `  mcpauth conformance --local
   mcpauth conformance http://127.0.0.1:8080 --clock-url http://127.0.0.1:8080/api/test/clock --approve=form

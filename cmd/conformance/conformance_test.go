@@ -59,9 +59,9 @@ func runCmd(t *testing.T, env map[string]string, configure func(*cmdutil.IOStrea
 // jsonReport is the part of the JSON report the tests read.
 type jsonReport struct {
 	DurationMS int64 `json:"duration_ms"`
-	Summary    struct{ Pass, Fail, Warn, Skip int }
+	Summary    struct{ Pass, Fail, Warn, Skip, Inconclusive int }
 	Checks     []struct {
-		ID, Verdict, Reason string
+		ID, Verdict, Reason, Flag string
 	}
 	Stale []string
 }
