@@ -178,7 +178,7 @@ func (e *Env) mcpClient(ctx context.Context) (string, error) {
 		}
 		hc, _ := e.wire()
 		ci, err := flows.Register(ctx, hc, s.meta.RegistrationEndpoint, flows.ClientMetadata{
-			ClientName: "mcpauth conformance (mcp profile)", RedirectURIs: []string{loopbackRedirect},
+			ClientName: "mcpauth conformance (mcp profile)", RedirectURIs: []string{e.redirectURI()},
 			GrantTypes: grants, ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: flows.AuthMethodNone,
 		})
 		if err != nil {
@@ -208,7 +208,7 @@ func (e *Env) mcpGrant(ctx context.Context, scope string) (*grant, *url.URL, err
 	hc, _ := e.wire()
 	cfg := flows.AuthCodeConfig{HTTPClient: hc, Discovery: s.discovery(), Scope: scope,
 		Client: flows.Client{ID: cid, AuthMethod: flows.AuthMethodNone}}
-	req, err := cfg.NewRequest(loopbackRedirect)
+	req, err := cfg.NewRequest(e.redirectURI())
 	if err != nil {
 		return nil, nil, setupFail("building an authorization request", err)
 	}
@@ -342,7 +342,7 @@ func MCPCatalogue() []Check {
 				}
 				hc, _ := e.wire()
 				cfg := flows.AuthCodeConfig{HTTPClient: hc, Discovery: s.discovery(), Client: flows.Client{ID: cid, AuthMethod: flows.AuthMethodNone}}
-				req, err := cfg.NewRequest(loopbackRedirect)
+				req, err := cfg.NewRequest(e.redirectURI())
 				if err != nil {
 					return setupFail("building an authorization request", err)
 				}
@@ -374,10 +374,10 @@ func MCPCatalogue() []Check {
 				if err != nil {
 					return Fail("want the request refused (an error redirect or page), got %s", r.Snippet())
 				}
-				if sameEndpoint(loc, loopbackRedirect) && loc.Query().Get("error") != "" && loc.Query().Get("code") == "" {
+				if sameEndpoint(loc, e.redirectURI()) && loc.Query().Get("error") != "" && loc.Query().Get("code") == "" {
 					return nil
 				}
-				if !sameEndpoint(loc, loopbackRedirect) && !session {
+				if !sameEndpoint(loc, e.redirectURI()) && !session {
 					return Skip("the server asks for sign-in before judging the request, and no session is available")
 				}
 				return Fail("want the request refused, got a redirect to %s", loc)
@@ -431,7 +431,7 @@ func MCPCatalogue() []Check {
 					return Skip("the authorization server has no registration_endpoint")
 				}
 				r, err := e.PostJSON(ctx, s.meta.RegistrationEndpoint, map[string]any{
-					"client_name": "mcpauth conformance " + randomString(4), "redirect_uris": []string{loopbackRedirect},
+					"client_name": "mcpauth conformance " + randomString(4), "redirect_uris": []string{e.redirectURI()},
 					"grant_types": []string{"authorization_code"}, "response_types": []string{"code"},
 					"token_endpoint_auth_method": "none", "application_type": "native",
 				})

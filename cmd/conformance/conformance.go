@@ -47,8 +47,11 @@ type Options struct {
 	APIKey        string
 	Approve       string
 	Username      string
-	Destructive   bool
-	RealTime      bool
+	// BrowserCommand approves through the user's own program (the contract
+	// of login --browser-command); it replaces --approve.
+	BrowserCommand string
+	Destructive    bool
+	RealTime       bool
 	// CIMDPrivate: the target fetches client metadata documents from the
 	// suite's loopback document host; on by default with --local.
 	CIMDPrivate bool
@@ -82,7 +85,8 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 and of docs/decisions.md, one check each, over HTTP against <base_url>.
 
 Checks that need something the target cannot provide are skipped with the
-reason, never passed: approving consent screens and device codes (--approve),
+reason, never passed: approving consent screens and device codes (--approve,
+or --browser-command with a program that drives any sign-in page),
 moving the server's clock for the expiry checks (--clock-url, from
 'mcpauth serve --test-clock'; or --real-time to wait for real where that is
 short enough), the test user's API key and browser session.
@@ -114,6 +118,7 @@ clock cannot be reached, 130 when interrupted.`,
 		Example: `  mcpauth conformance --local
   mcpauth conformance http://127.0.0.1:8080 --clock-url http://127.0.0.1:8080/api/test/clock --approve=form
   mcpauth conformance https://mcp.example.com --api-key-file key.txt --junit conformance.xml
+  mcpauth conformance --profile mcp https://mcp.example.com/mcp --browser-command ./formlogin --html report.html
   mcpauth conformance --list --run '^DEV-'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -146,6 +151,7 @@ clock cannot be reached, 130 when interrupted.`,
 		cmdutil.BindSecret(fl, &opts.SessionCookie, "session-cookie", "auth_token cookie of a logged-in test user"),
 		cmdutil.BindSecret(fl, &opts.APIKey, "api-key", "the test user's API key"))
 	fl.StringVar(&opts.Approve, "approve", ApproveNone, "who approves consent and device codes: form (drive the pages as --username), manual (you, prompted on stderr), none (skip those checks)")
+	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that drives a browser through sign-in and consent, as login's --browser-command: the authorization URL is its last argument, MCPAUTH_CONFORMANCE_ACTION is approve or deny, and it must bring the browser to the redirect URI (see conformance/drivers/formlogin)")
 	fl.StringVar(&opts.Username, "username", "conformance", "user name to sign in with at a development identity provider (--approve=form)")
 	fl.BoolVar(&opts.Destructive, "destructive", false, "allow checks that change the test user's state (regenerating the API key)")
 	fl.BoolVar(&opts.CIMDPrivate, "cimd-private", false, "the target fetches client metadata documents from loopback (serve --cimd-allow-private) and trusts the suite's document host (default true with --local)")
@@ -189,6 +195,9 @@ func (o *Options) validate() error {
 		}
 	} else if o.DB != "" {
 		return cmdutil.FlagErrorf("--db is only for --local")
+	}
+	if o.BrowserCommand != "" && (o.Local || o.Approve != ApproveNone) {
+		return cmdutil.FlagErrorf("--browser-command is the approver: give no --approve and no --local")
 	}
 	switch o.Approve {
 	case ApproveForm, ApproveManual, ApproveNone:

@@ -256,6 +256,8 @@ func TestUsageErrors(t *testing.T) {
 		{"--local", "--json", "-", "--junit", "-"},
 		{"--local", "--baseline", "/nonexistent/baseline"},
 		{"--list", "--junit", "x.xml"},
+		{"http://127.0.0.1:1", "--browser-command", "true", "--approve", "form"},
+		{"--local", "--browser-command", "true"},
 	} {
 		if res := runCmd(t, nil, nil, args...); res.code != cmdutil.ExitUsage {
 			t.Errorf("%q: exit %d, want %d\n%s", args, res.code, cmdutil.ExitUsage, res.stderr)
