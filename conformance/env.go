@@ -41,8 +41,8 @@ type runState struct {
 	session lazy[[]*http.Cookie]
 	docs    lazy[*DocumentHost] // the run's own document host, when the target has none
 	// The mcp profile's discovery and client.
-	site      lazy[*mcpSite]
-	mcpClient lazy[string]
+	site       lazy[*mcpSite]
+	mcpClients [2]lazy[string]
 }
 
 type lazy[T any] struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -178,6 +179,16 @@ func TestListPrintsEveryCheck(t *testing.T) {
 	}
 	if !strings.Contains(res.stdout, "approval, time-travel") {
 		t.Errorf("--list does not show needs:\n%s", res.stdout)
+	}
+	// The mcp profile: at least 60 checks, each with its source.
+	res = runCmd(t, nil, nil, "--list", "--profile", "mcp")
+	for _, c := range conformance.MCPCatalogue() {
+		if !strings.Contains(res.stdout, c.ID+" ") || !strings.Contains(res.stdout, c.Source) {
+			t.Errorf("--list --profile mcp lacks %s or its source %q", c.ID, c.Source)
+		}
+	}
+	if n := len(conformance.MCPCatalogue()); n < 60 || !strings.Contains(res.stdout, fmt.Sprintf("%d checks: resource-metadata ", n)) {
+		t.Errorf("--list --profile mcp: %d checks, want at least 60 and the count by area:\n%s", n, res.stdout)
 	}
 
 	for _, width := range []int{80, 200} {
