@@ -29,6 +29,8 @@ type Env struct {
 	// approving counts approver calls in flight, so that a timeout there is
 	// told apart from a server that never answered.
 	approving atomic.Int32
+	// log is the check's HTTP transcript, for the report of a non-pass.
+	log transcript
 }
 
 // runState is shared by the checks of one run and built lazily: a check that
@@ -189,6 +191,18 @@ type recorder struct {
 
 func (rt *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	const attempts = 4
+	var sent []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(io.LimitReader(req.Body, maxBody))
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading the request to %s: %w", req.URL, err)
+		}
+		sent = b
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(sent))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(sent)), nil }
+	}
 	for i := 0; ; i++ {
 		resp, err := rt.next.RoundTrip(req)
 		if err != nil {
@@ -215,6 +229,7 @@ func (rt *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		rt.last = &Response{Method: req.Method, URL: req.URL.String(), Status: resp.StatusCode, Header: resp.Header, Body: b}
+		rt.e.log.add(newExchange(req, sent, rt.last))
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 		return resp, nil
 	}

@@ -112,6 +112,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		case res.Verdict == VerdictInfo:
 			c.SystemOut = "INFO: " + res.Reason
 		}
+		if len(res.Exchanges) > 0 {
+			// What the server answered, for the reader of a CI log.
+			if c.SystemOut != "" {
+				c.SystemOut += "\n\n"
+			}
+			c.SystemOut += "HTTP exchanges (secrets redacted):\n" + transcriptText(res.Exchanges)
+		}
 		if msg, ok := stale[res.ID]; ok {
 			c.Failure = &junitMessage{Message: msg, Type: "stale-baseline", Body: msg}
 		}

@@ -111,9 +111,12 @@ func mcpRegistrationChecks() []Check {
 				if _, err := o.str("client_id"); err != nil {
 					return err
 				}
-				// RFC 7591 §3.2.1: the response contains all registered
-				// metadata, so the application_type sent comes back.
-				return o.wantStr("application_type", "native")
+				// A server that does not know application_type ignores it
+				// (RFC 7591 §2); one that keeps it must keep it native.
+				if o.has("application_type") {
+					return o.wantStr("application_type", "native")
+				}
+				return nil
 			}),
 		mcpCheck("MCP-37", areaRegistration, "registration echoes the redirect_uris exactly as registered",
 			"RFC 7591 §3.2.1 (returns all registered metadata); "+srcDCR, Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {

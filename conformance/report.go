@@ -38,6 +38,9 @@ type Result struct {
 	// Expected is set when the check failed (or warned) and the baseline lists
 	// it as an expected failure.
 	Expected bool
+	// Exchanges are the HTTP requests and answers that led to a verdict
+	// other than pass, secrets redacted.
+	Exchanges []Exchange
 }
 
 // Report is the outcome of a run, in catalogue order.
@@ -66,22 +69,27 @@ type Summary struct {
 func (r *Report) Summary() Summary {
 	var s Summary
 	for _, res := range r.Results {
-		switch res.Verdict {
-		case VerdictPass:
-			s.Pass++
-		case VerdictFail:
-			s.Fail++
-		case VerdictWarn:
-			s.Warn++
-		case VerdictSkip:
-			s.Skip++
-		case VerdictInfo:
-			s.Info++
-		case VerdictInconclusive:
-			s.Inconclusive++
-		}
+		s.add(res.Verdict)
 	}
 	return s
+}
+
+// add counts one verdict.
+func (s *Summary) add(v Verdict) {
+	switch v {
+	case VerdictPass:
+		s.Pass++
+	case VerdictFail:
+		s.Fail++
+	case VerdictWarn:
+		s.Warn++
+	case VerdictSkip:
+		s.Skip++
+	case VerdictInfo:
+		s.Info++
+	case VerdictInconclusive:
+		s.Inconclusive++
+	}
 }
 
 // Failed reports whether the run fails: a Must check failed that the baseline
@@ -157,6 +165,8 @@ type jsonResult struct {
 	Flag       string `json:"flag,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
 	Expected   bool   `json:"expected_failure,omitempty"`
+	// Exchanges: what the server answered, for each check that did not pass.
+	Exchanges []Exchange `json:"exchanges,omitempty"`
 }
 
 // WriteJSON writes the report as indented JSON. The fields expected_failure
@@ -174,7 +184,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		out.Checks = append(out.Checks, jsonResult{
 			ID: res.ID, Title: res.Title, Area: res.Area, Source: res.Source,
 			Severity: res.Severity.String(), Verdict: string(res.Verdict), Reason: res.Reason, Flag: res.Flag,
-			DurationMS: res.Duration.Milliseconds(), Expected: res.Expected,
+			DurationMS: res.Duration.Milliseconds(), Expected: res.Expected, Exchanges: res.Exchanges,
 		})
 	}
 	enc := json.NewEncoder(w)

@@ -225,6 +225,9 @@ func runOne(ctx context.Context, e *Env, r *Result) {
 	}
 	r.Duration = e.opts.Now().Sub(start)
 	r.Verdict, r.Reason, r.Flag = verdict(c, err)
+	if r.Verdict != VerdictPass && r.Verdict != VerdictSkip {
+		r.Exchanges = e.log.list()
+	}
 	if e.opts.OnProgress != nil {
 		res := *r
 		e.opts.OnProgress(Progress{CheckID: c.ID, Event: EventDone, Result: &res})

@@ -1190,7 +1190,6 @@ func mcpProfileFaults() []fault {
 		{name: "application_type changed", wrap: noClock(rewriteResponse(route("POST", "/oauth/register"), func(_ *http.Request, res *faultResponse) {
 			res.editJSON(func(m map[string]any) { m["application_type"] = "web" })
 		})), wantFail: []string{"MCP-10"}},
-		reuse("application_type not echoed", "MCP-10"),
 		reuse("http redirect URI on a public host registered", "MCP-41"),
 		{name: "any code_verifier accepted", store: func(s store.Store) store.Store { return anyVerifier{s} },
 			wantFail: []string{"MCP-08"}},

@@ -63,6 +63,7 @@ type Options struct {
 
 	JSON     string // file or "-"
 	JUnit    string // file or "-"
+	HTML     string // file or "-"
 	List     bool
 	Run      string // regular expression over check IDs
 	Baseline string
@@ -162,6 +163,7 @@ clock cannot be reached, 130 when interrupted.`,
 	fl.IntVar(&opts.Parallel, "parallel", 0, "checks run at once (default 4; 1 with --approve=manual)")
 	fl.StringVar(&opts.JSON, "json", "", `write the report (or with --list, the catalogue) as JSON to this file ("-" for stdout)`)
 	fl.StringVar(&opts.JUnit, "junit", "", `write the report as JUnit XML to this file ("-" for stdout)`)
+	fl.StringVar(&opts.HTML, "html", "", `write the report as one self-contained HTML page, with the HTTP exchanges behind each verdict that is not a pass (secrets redacted), to this file ("-" for stdout)`)
 	fl.BoolVar(&opts.List, "list", false, "list the checks (id, area, severity, needs, title) instead of running them")
 	fl.StringVar(&opts.Run, "run", "", "run only checks whose ID matches this regular expression, e.g. '^DEV-'")
 	fl.StringVar(&opts.Baseline, "baseline", "", "file of check IDs expected to fail, one per line ('#' comments)")
@@ -176,8 +178,8 @@ func (o *Options) validate() error {
 		if o.BaseURL != "" || o.Local {
 			return cmdutil.FlagErrorf("--list takes no <base_url> and no --local")
 		}
-		if o.JUnit != "" {
-			return cmdutil.FlagErrorf("--list writes JSON (--json), not JUnit")
+		if o.JUnit != "" || o.HTML != "" {
+			return cmdutil.FlagErrorf("--list writes JSON (--json), not JUnit or HTML")
 		}
 	case o.Local && o.BaseURL != "":
 		return cmdutil.FlagErrorf("--local starts its own server: give no <base_url>")
@@ -213,8 +215,8 @@ func (o *Options) validate() error {
 	if o.CIMDCert != "" && o.Local {
 		return cmdutil.FlagErrorf("--cimd-cert is for remote targets; --local trusts its own document host")
 	}
-	if o.JSON == "-" && o.JUnit == "-" {
-		return cmdutil.FlagErrorf("only one of --json and --junit can write to stdout")
+	if n := countStdout(o.JSON, o.JUnit, o.HTML); n > 1 {
+		return cmdutil.FlagErrorf("only one of --json, --junit and --html can write to stdout")
 	}
 	if o.Timeout < 0 || o.Parallel < 0 {
 		return cmdutil.FlagErrorf("--timeout and --parallel must not be negative")
@@ -302,7 +304,7 @@ func selected(profile string, filter *regexp.Regexp) []conformance.Check {
 // machine-readable report takes stdout) and the requested files.
 func writeReports(opts *Options, rep *conformance.Report) error {
 	text, tty, width := opts.IO.Out, opts.IO.StdoutTTY, opts.IO.TerminalWidth()
-	if opts.JSON == "-" || opts.JUnit == "-" {
+	if countStdout(opts.JSON, opts.JUnit, opts.HTML) > 0 {
 		text, tty, width = opts.IO.ErrOut, opts.IO.StderrTTY, opts.IO.Width
 		if width == 0 && tty {
 			width = 80 // as TerminalWidth does for stdout
@@ -327,7 +329,23 @@ func writeReports(opts *Options, rep *conformance.Report) error {
 			return fmt.Errorf("--junit: %w", err)
 		}
 	}
+	if opts.HTML != "" {
+		if err := writeTo(opts, opts.HTML, rep.WriteHTML); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+	}
 	return nil
+}
+
+// countStdout counts the reports that go to standard output ("-").
+func countStdout(paths ...string) int {
+	n := 0
+	for _, p := range paths {
+		if p == "-" {
+			n++
+		}
+	}
+	return n
 }
 
 // writeTo writes with write to path, or to stdout for "-".

@@ -265,6 +265,8 @@ func TestUsageErrors(t *testing.T) {
 		{"http://127.0.0.1:1", "--db", "x.db"},
 		{"--local", "--run", "("},
 		{"--local", "--json", "-", "--junit", "-"},
+		{"--local", "--html", "-", "--junit", "-"},
+		{"--list", "--html", "x.html"},
 		{"--local", "--baseline", "/nonexistent/baseline"},
 		{"--list", "--junit", "x.xml"},
 		{"http://127.0.0.1:1", "--browser-command", "true", "--approve", "form"},

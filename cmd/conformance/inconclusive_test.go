@@ -13,28 +13,38 @@ import (
 	"github.com/mcpauth/mcpauth/server/store/memory"
 )
 
-// scriptedConsent turns the reference server's consent page into one that
-// only a browser running JavaScript can use, as single-page sign-in apps
-// are: the form approver finds no form on it. Redirects (sign-in, error
-// redirects) pass through, so the server is otherwise judged as it is.
-func scriptedConsent(next http.Handler) http.Handler {
+// rewriteAnswer lets edit change the reference server's answer to the
+// requests match selects: a server that behaves otherwise, from outside.
+func rewriteAnswer(next http.Handler, match func(*http.Request) bool, edit func(status int, h http.Header, body []byte) (int, []byte)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.Path != "/oauth/authorize" {
+		if !match(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		rec := httptest.NewRecorder()
 		next.ServeHTTP(rec, r)
+		status, body := edit(rec.Code, rec.Header(), bytes.Clone(rec.Body.Bytes()))
 		for k, vs := range rec.Header() {
 			w.Header()[k] = vs
 		}
-		body := rec.Body.Bytes()
-		if rec.Code == http.StatusOK && strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		w.Header().Del("Content-Length")
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	})
+}
+
+// scriptedConsent turns the reference server's consent page into one that
+// only a browser running JavaScript can use, as single-page sign-in apps
+// are: the form approver finds no form on it. Redirects (sign-in, error
+// redirects) pass through, so the server is otherwise judged as it is.
+func scriptedConsent(next http.Handler) http.Handler {
+	return rewriteAnswer(next, func(r *http.Request) bool {
+		return r.Method == http.MethodGet && r.URL.Path == "/oauth/authorize"
+	}, func(status int, h http.Header, body []byte) (int, []byte) {
+		if status == http.StatusOK && strings.HasPrefix(h.Get("Content-Type"), "text/html") {
 			body = []byte(`<!doctype html><title>Sign in</title><div id="app"></div><script src="/app.js"></script>`)
-			w.Header().Del("Content-Length")
 		}
-		w.WriteHeader(rec.Code)
-		_, _ = w.Write(bytes.Clone(body))
+		return status, body
 	})
 }
 
