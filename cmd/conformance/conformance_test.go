@@ -422,6 +422,26 @@ func TestAgainstServeWithTestClock(t *testing.T) {
 	}
 }
 
+// The mcp profile against `mcpauth serve`, from its MCP endpoint as any
+// MCP client finds it: no check fails, warns or is inconclusive; only the
+// metadata document checks are skipped (serve runs without
+// --cimd-allow-private).
+func TestMCPProfileAgainstServe(t *testing.T) {
+	base := startServe(t)
+	res := runCmd(t, nil, nil, "--profile", "mcp", base+"/mcp", "--clock-url", base+"/api/test/clock", "--approve=form", "--json", "-")
+	rep := readJSONReport(t, []byte(res.stdout))
+	if res.code != 0 || rep.Summary.Fail != 0 || len(rep.Checks) != len(conformance.MCPCatalogue()) {
+		t.Fatalf("exit %d, summary %+v, %d checks\n%s", res.code, rep.Summary, len(rep.Checks), res.stderr)
+	}
+	for _, c := range rep.Checks {
+		cimd := strings.Contains(c.Reason, "--cimd-private")
+		if c.Verdict != "pass" && !(c.Verdict == "skip" && cimd) {
+			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Reason)
+		}
+	}
+	t.Logf("--profile mcp against mcpauth serve: %+v in %d ms", rep.Summary, rep.DurationMS)
+}
+
 func TestSessionCookieAndAPIKey(t *testing.T) {
 	base := startServe(t)
 	ctx := context.Background()
