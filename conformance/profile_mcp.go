@@ -227,7 +227,15 @@ func (e *Env) mcpAuthorize(ctx context.Context, s *mcpSite, cid, scope string, e
 	if err != nil {
 		return nil, nil, err
 	}
-	u, err := e.approveConsent(ctx, editQuery(g.req.URL(), edit))
+	authURL := editQuery(g.req.URL(), edit)
+	// A server error is the server's, not a page the approver could not
+	// drive: judge the first answer before the approver takes over.
+	if r, err := e.Get(ctx, authURL, "Accept", "text/html"); err != nil {
+		return nil, nil, err
+	} else if r.Status >= 500 {
+		return nil, nil, Fail("the authorization endpoint answered the request with %s", r.Snippet())
+	}
+	u, err := e.approveConsent(ctx, authURL)
 	if err != nil {
 		return nil, nil, err
 	}

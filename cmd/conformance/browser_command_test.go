@@ -105,7 +105,7 @@ func TestBrowserCommandDrivesAnySignInPage(t *testing.T) {
 
 	t.Setenv("MCPAUTH_DRIVER_USERNAME", gateUser)
 	t.Setenv("MCPAUTH_DRIVER_PASSWORD", gatePassword)
-	res = runCmd(t, nil, nil, "--profile", "mcp", mcpURL, "--browser-command", driver, "--json", "-")
+	res = runCmd(t, nil, nil, "--profile", "mcp", mcpURL, "--browser-command", driver, "--json", "-", "--verbose")
 	rep := readJSONReport(t, []byte(res.stdout))
 	if res.code != cmdutil.ExitOK || rep.Summary.Fail != 0 || rep.Summary.Inconclusive != 0 {
 		t.Errorf("--browser-command: exit %d, summary %+v\n%s", res.code, rep.Summary, res.stderr)

@@ -3,8 +3,10 @@
 // --browser-command`): it signs a test user in through a plain HTML
 // username/password form and presses the consent form's approve (or deny)
 // button, like a browser without JavaScript, until the authorization server
-// redirects to the request's redirect_uri; it then follows that redirect,
-// so the suite's listener receives it, and prints it on stdout.
+// redirects to the request's redirect_uri; it then follows that redirect
+// when it is on loopback (so the suite's listener receives it), and prints
+// it on stdout. Diagnostics go to stderr (shown with --verbose); the
+// password is never printed.
 //
 //	go build -o formlogin ./conformance/drivers/formlogin
 //	MCPAUTH_DRIVER_USERNAME=alice MCPAUTH_DRIVER_PASSWORD=… \
@@ -31,6 +33,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -99,8 +102,11 @@ func (d driver) run(ctx context.Context, authURL string) (string, error) {
 				return "", fmt.Errorf("bad Location %q: %w", loc, err)
 			}
 			if next.Scheme == redirect.Scheme && next.Host == redirect.Host && next.Path == redirect.Path {
-				// Deliver it as the browser would: the client is listening.
-				_, _, _, _, _ = send(ctx, hc, http.MethodGet, next, nil)
+				// Deliver it as the browser would when the client listens on
+				// loopback; a code is never carried anywhere else.
+				if h := next.Hostname(); h == "127.0.0.1" || h == "::1" || h == "localhost" {
+					_, _, _, _, _ = send(ctx, hc, http.MethodGet, next, nil)
+				}
 				return next.String(), nil
 			}
 			method, target, form = http.MethodGet, next, nil
@@ -127,14 +133,32 @@ func (d driver) run(ctx context.Context, authURL string) (string, error) {
 	return "", fmt.Errorf("more than %d pages without reaching %s", maxHops, redirect)
 }
 
+// send is one navigation; a 429 with a short Retry-After is waited out and
+// tried again, a few times, as a person would reload the page.
 func send(ctx context.Context, hc *http.Client, method string, u *url.URL, form url.Values) (status int, loc string, body []byte, ctype string, err error) {
+	for attempt := 0; ; attempt++ {
+		var wait string
+		status, loc, body, ctype, wait, err = sendOnce(ctx, hc, method, u, form)
+		secs, convErr := strconv.Atoi(wait)
+		if err != nil || status != http.StatusTooManyRequests || convErr != nil || secs > 30 || attempt == 3 {
+			return status, loc, body, ctype, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, "", nil, "", ctx.Err()
+		case <-time.After(time.Duration(secs)*time.Second + 100*time.Millisecond):
+		}
+	}
+}
+
+func sendOnce(ctx context.Context, hc *http.Client, method string, u *url.URL, form url.Values) (status int, loc string, body []byte, ctype, retryAfter string, err error) {
 	var rd io.Reader
 	if form != nil {
 		rd = strings.NewReader(form.Encode())
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
-		return 0, "", nil, "", fmt.Errorf("building %s %s: %w", method, u, err)
+		return 0, "", nil, "", "", fmt.Errorf("building %s %s: %w", method, u, err)
 	}
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -142,15 +166,15 @@ func send(ctx context.Context, hc *http.Client, method string, u *url.URL, form 
 	req.Header.Set("Accept", "text/html")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, "", nil, "", err
+		return 0, "", nil, "", "", err
 	}
 	defer resp.Body.Close()
 	body, err = io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return 0, "", nil, "", fmt.Errorf("reading %s: %w", u, err)
+		return 0, "", nil, "", "", fmt.Errorf("reading %s: %w", u, err)
 	}
 	ctype, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return resp.StatusCode, resp.Header.Get("Location"), body, ctype, nil
+	return resp.StatusCode, resp.Header.Get("Location"), body, ctype, resp.Header.Get("Retry-After"), nil
 }
 
 // signInForm is the page's form with a password input or a user name input.
