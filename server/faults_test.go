@@ -298,6 +298,7 @@ func faults() []fault {
 				})
 			}
 		})), wantFail: []string{"REFRESH-02"}},
+		{name: "refresh widens the scope", wrap: noClock(widenRefreshScope), wantFail: []string{"REFRESH-08"}},
 		{name: "refresh token not rotated", wrap: noClock(rewriteResponse(refreshRequests, func(r *http.Request, res *faultResponse) {
 			if res.status == http.StatusOK {
 				res.editJSON(func(m map[string]any) { m["refresh_token"] = r.PostForm.Get("refresh_token") })
@@ -1205,7 +1206,7 @@ func mcpProfileFaults() []fault {
 		reuse("refreshed access token does not work", "MCP-66"),
 		reuse("refresh token of another client accepted", "MCP-69"),
 		reuse("refresh families never revoked", "MCP-68", "MCP-70"),
-		{name: "refresh widens the scope", wrap: noClock(widenRefreshScope), wantFail: []string{"MCP-67"}},
+		reuse("refresh widens the scope", "MCP-67"),
 		reuse("revocation ignores refresh tokens", "MCP-70"),
 		reuse("revoking an unknown token is an error", "MCP-71"),
 		reuse("revocation ignores access tokens", "MCP-72"),
