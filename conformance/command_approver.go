@@ -32,8 +32,6 @@ type CommandApprover struct {
 	argv []string
 	ln   net.Listener
 	srv  *http.Server
-	// Stderr receives the program's standard error (nil: discarded).
-	Stderr io.Writer
 
 	mu      sync.Mutex
 	waiting map[string]chan *url.URL // by state
@@ -117,9 +115,9 @@ func (a *CommandApprover) drive(ctx context.Context, authURL, action string) (*u
 
 	cmd := exec.CommandContext(ctx, a.argv[0], append(a.argv[1:], authURL)...)
 	cmd.Env = append(os.Environ(), ActionEnv+"="+action)
-	var out bytes.Buffer
+	var out, errOut bytes.Buffer
 	cmd.Stdout = &limitWriter{w: &out, n: 64 << 10}
-	cmd.Stderr = a.Stderr
+	cmd.Stderr = &limitWriter{w: &errOut, n: 64 << 10}
 	runErr := cmd.Run()
 	// The redirect reached the listener before the program's browser got
 	// its answer, so before the program could exit.
@@ -129,12 +127,25 @@ func (a *CommandApprover) drive(ctx context.Context, authURL, action string) (*u
 	default:
 	}
 	if runErr != nil {
-		return nil, fmt.Errorf("browser command %s: %w", a.argv[0], runErr)
+		return nil, fmt.Errorf("browser command %s: %w%s", a.argv[0], runErr, lastWords(errOut.String()))
 	}
 	if u, ok := printedRedirect(out.String(), redirect); ok {
 		return u, nil
 	}
 	return nil, fmt.Errorf("browser command %s exited without reaching the redirect URI %s", a.argv[0], redirect)
+}
+
+// lastWords is the end of what a program said on stderr, for the reason of
+// an inconclusive check.
+func lastWords(stderr string) string {
+	s := strings.Join(strings.Fields(stderr), " ")
+	if s == "" {
+		return ""
+	}
+	if len(s) > 300 {
+		s = "…" + s[len(s)-300:]
+	}
+	return ": " + s
 }
 
 // printedRedirect reads the redirect a program printed as its last line.

@@ -105,7 +105,7 @@ func TestBrowserCommandDrivesAnySignInPage(t *testing.T) {
 
 	t.Setenv("MCPAUTH_DRIVER_USERNAME", gateUser)
 	t.Setenv("MCPAUTH_DRIVER_PASSWORD", gatePassword)
-	res = runCmd(t, nil, nil, "--profile", "mcp", mcpURL, "--browser-command", driver, "--json", "-", "--verbose")
+	res = runCmd(t, nil, nil, "--profile", "mcp", mcpURL, "--browser-command", driver, "--json", "-")
 	rep := readJSONReport(t, []byte(res.stdout))
 	if res.code != cmdutil.ExitOK || rep.Summary.Fail != 0 || rep.Summary.Inconclusive != 0 {
 		t.Errorf("--browser-command: exit %d, summary %+v\n%s", res.code, rep.Summary, res.stderr)
@@ -121,7 +121,8 @@ func TestBrowserCommandDrivesAnySignInPage(t *testing.T) {
 	// inconclusive, and the run still exits 0.
 	t.Setenv("MCPAUTH_DRIVER_PASSWORD", "wrong")
 	res = runCmd(t, nil, nil, "--profile", "mcp", mcpURL, "--browser-command", driver, "--run", "^MCP-07$", "--json", "-")
-	if v := verdicts(readJSONReport(t, []byte(res.stdout))); res.code != cmdutil.ExitOK || v["MCP-07"] != "inconclusive" {
-		t.Errorf("wrong password: exit %d, MCP-07 %s, want 0 and inconclusive\n%s", res.code, v["MCP-07"], res.stderr)
+	rep = readJSONReport(t, []byte(res.stdout))
+	if v := verdicts(rep); res.code != cmdutil.ExitOK || v["MCP-07"] != "inconclusive" || !strings.Contains(rep.Checks[0].Reason, "no sign-in or consent form") {
+		t.Errorf("wrong password: exit %d, MCP-07 %s, want 0 and inconclusive with the driver's last words\n%s", res.code, v["MCP-07"], res.stderr)
 	}
 }

@@ -63,9 +63,6 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 		if err != nil {
 			return t, so, nop, err
 		}
-		if opts.Verbose {
-			a.Stderr = opts.IO.ErrOut
-		}
 		t.Approver = a
 		prev := nop
 		nop = func() { a.Close(); prev() }

@@ -5,8 +5,8 @@
 // button, like a browser without JavaScript, until the authorization server
 // redirects to the request's redirect_uri; it then follows that redirect
 // when it is on loopback (so the suite's listener receives it), and prints
-// it on stdout. Diagnostics go to stderr (shown with --verbose); the
-// password is never printed.
+// it on stdout. Diagnostics go to stderr (the suite puts their end in the
+// check's reason); the password is never printed.
 //
 //	go build -o formlogin ./conformance/drivers/formlogin
 //	MCPAUTH_DRIVER_USERNAME=alice MCPAUTH_DRIVER_PASSWORD=… \
