@@ -18,6 +18,7 @@ func (b *Bundle) Fill(tok *flows.Token, d *flows.DPoP) error {
 		b.RefreshExpiry = tok.RefreshExpiry
 	}
 	b.AccessToken, b.TokenType, b.RefreshToken, b.Expiry = tok.AccessToken, tok.TokenType, tok.RefreshToken, tok.Expiry
+	b.Lifetime = max(tok.ExpiresIn, 0)
 	if tok.Scope != "" {
 		b.Scope = tok.Scope
 	}

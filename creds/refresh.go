@@ -15,7 +15,7 @@ import (
 const refreshLockTimeout = 70 * time.Second
 
 // Fresh is Load that refreshes: an OAuth token that has expired or expires
-// within flows.DefaultRefreshMargin is refreshed with the stored refresh
+// within flows.RefreshMargin of its lifetime is refreshed with the stored refresh
 // token first. It never starts a login: a refused refresh (invalid_grant)
 // is ErrAuthRequired.
 func (k *Keeper) Fresh(ctx context.Context, arg string) (Credential, error) {
@@ -131,7 +131,8 @@ func (k *Keeper) refresh(ctx context.Context, st *keyring.Store, e Entry, c Cred
 // usable sets c.Token and reports done when b's access token needs no
 // refresh (or cannot have one), or an error when it is unusable.
 func (k *Keeper) usable(c *Credential, b Bundle, rejected string) (bool, error) {
-	if rejected == "" && !flows.NeedsRefresh(b.Expiry, k.Clock.Now(), flows.DefaultRefreshMargin) {
+	margin := flows.RefreshMargin(time.Duration(b.Lifetime) * time.Second)
+	if rejected == "" && !flows.NeedsRefresh(b.Expiry, k.Clock.Now(), margin) {
 		c.Token = b.AccessToken
 		return true, nil
 	}

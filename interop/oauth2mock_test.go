@@ -15,7 +15,7 @@ func labOAuth2Mock(t *testing.T, bin string, g *grid) {
 	asLn, rsLn := loopback(t), loopback(t)
 	issuer := urlOf(asLn)
 	rs := startResourceServer(t, rsLn, resourceConfig{Issuer: issuer, JWKSURL: issuer + "/jwks", Audience: urlOf(rsLn) + "/mcp", Scopes: []string{"mcp"}})
-	as := startNode(t, "oauth2-mock-server", dir, []string{"as.mjs"}, []string{"AS_ISSUER=" + issuer, "ACCESS_TTL=30"},
+	as := startNode(t, "oauth2-mock-server", dir, []string{"as.mjs"}, []string{"AS_ISSUER=" + issuer, accessTTLEnv},
 		asLn, issuer+"/.well-known/openid-configuration")
 	r := g.row("oauth2-mock-server", version)
 	c := newCLI(t, bin)
@@ -52,7 +52,7 @@ func labOAuth2Mock(t *testing.T, bin string, g *grid) {
 		},
 		"DPoP": func(t *testing.T) outcome { return na("the AS does not advertise DPoP") },
 		"refresh": func(t *testing.T) outcome {
-			concurrentRefresh(t, c, rs.MCPURL, as)
+			concurrentRefresh(t, c, rs.MCPURL, as, labAccessTTL)
 			return pass("`grant_types_supported` omits `refresh_token` though the token response carries one (RFC 8414 §2: the list is what the AS supports); the CLI refreshes with it anyway. Refresh tokens do not rotate")
 		},
 	})

@@ -18,7 +18,7 @@ func labOIDCProvider(t *testing.T, bin string, g *grid) {
 	const ccID, ccSecret = "interop-machine", "interop-machine-secret-0123456789"
 	rs := startResourceServer(t, rsLn, resourceConfig{Issuer: issuer, JWKSURL: issuer + "/jwks", Audience: urlOf(rsLn) + "/mcp", Scopes: []string{"mcp"}})
 	as := startNode(t, "node-oidc-provider", dir, []string{"as.mjs"}, []string{
-		"AS_ISSUER=" + issuer, "MCP_RESOURCE=" + rs.MCPURL, "ACCESS_TTL=30",
+		"AS_ISSUER=" + issuer, "MCP_RESOURCE=" + rs.MCPURL, accessTTLEnv,
 		"CC_CLIENT_ID=" + ccID, "CC_CLIENT_SECRET=" + ccSecret,
 	}, asLn, issuer+"/.well-known/openid-configuration")
 	r := g.row("node-oidc-provider", version)
