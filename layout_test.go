@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,5 +66,26 @@ func TestInternalImportsNoServer(t *testing.T) {
 	}
 	if pkg == "" {
 		t.Fatal("go list ./internal/... listed no package")
+	}
+}
+
+// The stored-credential lifecycle sits between the protocol and the
+// storage: creds builds on flows and keyring and never reaches up into the
+// CLI or the server, and keyring, storage only, depends on nothing of ours.
+func TestCredsBetweenFlowsAndKeyring(t *testing.T) {
+	allowed := map[string][]string{
+		"creds":   {"flows", "keyring", "pkce"},
+		"keyring": nil,
+	}
+	for pkg, ok := range allowed {
+		for _, dep := range goList(t, "-deps", "./"+pkg) {
+			name, own := strings.CutPrefix(dep, module)
+			if !own || name == pkg {
+				continue
+			}
+			if !slices.Contains(ok, name) {
+				t.Errorf("%s depends on %s", pkg, dep)
+			}
+		}
 	}
 }

@@ -30,6 +30,9 @@ type Result struct {
 	// Expected is set when the check failed (or warned) and the baseline lists
 	// it as an expected failure.
 	Expected bool
+	// Unmet is the need that kept a skipped check from running; 0 for checks
+	// that ran, or skipped themselves (the target lacks what they test).
+	Unmet Need
 }
 
 // Report is the outcome of a run, in catalogue order.

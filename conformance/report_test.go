@@ -53,7 +53,7 @@ func sampleReport(t *testing.T) *Report {
 			{ID: "REG-01", Title: "registration returns 201", Area: "register", Source: "RFC 7591", Verdict: VerdictPass, Duration: 20 * time.Millisecond},
 			{ID: "REG-11", Title: "a body over 1 MiB is refused with a 4xx", Area: "register", Source: "decisions.md", Verdict: VerdictFail, Reason: "want a 4xx <413>, got HTTP 500 & co", Duration: 31 * time.Millisecond},
 			{ID: "PING-10", Title: "the auth scheme is case-insensitive", Area: "ping", Source: "RFC 6750 §2.1", Severity: Should, Verdict: VerdictWarn, Reason: "want HTTP 200, got HTTP 401", Duration: 3 * time.Millisecond},
-			{ID: "PING-12", Title: "a JWT is refused 24 h + 31 s after issue", Area: "ping", Source: "contract", Verdict: VerdictSkip, Reason: "needs a test clock to move time by 24h0m31s (or real-time waiting)"},
+			{ID: "PING-12", Title: "a JWT is refused 24 h + 31 s after issue", Area: "ping", Source: "contract", Verdict: VerdictSkip, Reason: "needs a test clock to move time by 24h0m31s (or real-time waiting)", Unmet: NeedTimeTravel},
 		},
 	}
 	rep.applyBaseline(b, Catalogue())

@@ -120,6 +120,7 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	}
 	fmt.Fprintf(&b, "\n%s  %d passed, %d failed, %d warned, %d skipped in %s\n",
 		verdict, s.Pass, s.Fail, s.Warn, s.Skip, fmtDuration(r.Duration))
+	lay.writeSkipHints(&b, r.SkipHints())
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}

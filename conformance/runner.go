@@ -88,8 +88,8 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 	var parallel, sequential []int
 	for i, c := range selected {
 		rep.Results[i] = Result{ID: c.ID, Title: c.Title, Area: c.Area, Source: c.Source, Severity: c.Severity}
-		if reason := unmet(c, target, &opts); reason != "" {
-			rep.Results[i].Verdict, rep.Results[i].Reason = VerdictSkip, reason
+		if need, reason := unmet(c, target, &opts); reason != "" {
+			rep.Results[i].Verdict, rep.Results[i].Reason, rep.Results[i].Unmet = VerdictSkip, reason, need
 			if opts.OnProgress != nil {
 				res := rep.Results[i]
 				opts.OnProgress(Progress{CheckID: c.ID, Event: EventDone, Result: &res})
@@ -130,50 +130,52 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 	return rep
 }
 
-// unmet returns why check c cannot run against target, or "".
-func unmet(c Check, t Target, o *Options) string {
+// unmet returns why check c cannot run against target, and the need that
+// is not met (which SkipHints turns into the options that would meet it);
+// "" when it can run.
+func unmet(c Check, t Target, o *Options) (Need, string) {
 	for _, n := range c.Needs {
 		switch n {
 		case NeedApproval:
 			if t.Approver == nil {
-				return "needs an approver to approve consent screens and device codes"
+				return n, "needs an approver to approve consent screens and device codes (--approve=form or --approve=manual)"
 			}
 		case NeedTimeTravel:
 			if t.Clock != nil {
 				continue
 			}
 			if !o.RealTime {
-				return fmt.Sprintf("needs a test clock to move time by %s (or real-time waiting)", c.Wait)
+				return n, fmt.Sprintf("needs a test clock to move time by %s (or real-time waiting)", c.Wait)
 			}
 			if c.Wait > o.MaxRealWait {
-				return fmt.Sprintf("would wait %s of real time (limit %s); needs a test clock", c.Wait, o.MaxRealWait)
+				return n, fmt.Sprintf("would wait %s of real time (limit %s); needs a test clock", c.Wait, o.MaxRealWait)
 			}
 		case NeedAPIKey:
 			if t.APIKey == "" && t.Approver == nil {
-				return "needs the test user's API key, or an approver that reads it from Settings"
+				return n, "needs the test user's API key, or an approver that reads it from Settings"
 			}
 		case NeedDestructive:
 			if !o.Destructive {
-				return "changes state later runs rely on (regenerates the API key); allow destructive checks to run it"
+				return n, "changes state later runs rely on (regenerates the API key); allow destructive checks to run it"
 			}
 			if t.Approver == nil {
-				return "needs an approver to act in Settings"
+				return n, "needs an approver to act in Settings"
 			}
 		case NeedSession:
 			if !t.hasSession() {
-				return "needs a browser session, or an approver that can log in"
+				return n, "needs a browser session, or an approver that can log in"
 			}
 		case NeedCIMDPrivate:
 			if !t.CIMDPrivate {
-				return "needs a target that fetches client metadata documents from the suite's loopback host (--cimd-private)"
+				return n, "needs a target that fetches client metadata documents from the suite's loopback host (--cimd-private)"
 			}
 		case NeedClockURL:
 			if _, ok := t.Clock.(*HTTPClock); !ok {
-				return "needs the test clock's URL (--clock-url)"
+				return n, "needs the test clock's URL (--clock-url)"
 			}
 		}
 	}
-	return ""
+	return 0, ""
 }
 
 // runOne runs a check under its own timeout and records the verdict.

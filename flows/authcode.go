@@ -42,6 +42,10 @@ type AuthCodeConfig struct {
 	// registered or cached client with invalid_client; the flow then starts
 	// over with the new client. ClientConfig.Reregister fits.
 	Reregister func(ctx context.Context) (Client, error)
+	// Account names the account a new token is for, for the browser's
+	// "Signed in" page (e.g. from the server's ping). nil reads the name
+	// from the access token's claims when it is a JWT.
+	Account func(ctx context.Context, tok *Token) string
 }
 
 // AuthRequest is one authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3,
@@ -213,13 +217,14 @@ func (cfg AuthCodeConfig) run(ctx context.Context) (*Token, error) {
 
 	// Wait runs before the browser opens, so the first callback finds it.
 	type result struct {
-		code string
-		err  error
+		code   string
+		finish func(page)
+		err    error
 	}
 	res := make(chan result, 1)
 	go func() {
-		code, err := ln.Wait(ctx2, cfg.callbackCheck(req))
-		res <- result{code, err}
+		code, finish, err := ln.waitHeld(ctx2, cfg.callbackCheck(req))
+		res <- result{code, finish, err}
 	}()
 	// OpenBrowser runs on its own goroutine: some launchers block until the
 	// browser exits, and a test browser follows the redirects itself.
@@ -251,7 +256,30 @@ func (cfg AuthCodeConfig) run(ctx context.Context) (*Token, error) {
 		}
 		return nil, fmt.Errorf("authorization response: %w", r.err)
 	}
-	return cfg.Exchange(ctx, req, r.code)
+	// The browser waits for the exchange, so its page says how it ended.
+	tok, err := cfg.Exchange(ctx, req, r.code)
+	if err != nil {
+		r.finish(failurePage(err))
+		return nil, err
+	}
+	r.finish(signedInPage(cfg.serverName(), cfg.account(ctx, tok)))
+	return tok, nil
+}
+
+// serverName is what the "Signed in" page names: the MCP server, else the
+// authorization server.
+func (cfg AuthCodeConfig) serverName() string {
+	if cfg.Discovery.Resource != "" {
+		return cfg.Discovery.Resource
+	}
+	return cfg.Discovery.Issuer
+}
+
+func (cfg AuthCodeConfig) account(ctx context.Context, tok *Token) string {
+	if cfg.Account != nil {
+		return cfg.Account(ctx, tok)
+	}
+	return accountFromJWT(tok.AccessToken)
 }
 
 // preflight asks the authorization endpoint about req before a browser

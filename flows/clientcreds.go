@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -41,7 +42,7 @@ func (cfg GrantConfig) run(ctx context.Context, name string, form url.Values) (*
 		return nil, fmt.Errorf("%s: no token endpoint in the authorization server metadata", name)
 	}
 	md := cfg.Discovery.AuthServer
-	if scope := firstNonEmpty(cfg.Scope, cfg.Discovery.Scope); scope != "" {
+	if scope := cmp.Or(cfg.Scope, cfg.Discovery.Scope); scope != "" {
 		form.Set("scope", scope)
 	}
 	if !cfg.NoResource {
@@ -54,13 +55,4 @@ func (cfg GrantConfig) run(ctx context.Context, name string, form url.Values) (*
 		return nil, fmt.Errorf("%s at %s: %w", name, md.TokenEndpoint, err)
 	}
 	return tok, nil
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

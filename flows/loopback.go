@@ -121,10 +121,21 @@ func (l *Loopback) Ignored() int {
 // It returns ctx.Err() when ctx ends first. Callbacks arriving while no Wait
 // runs are held until the next Wait or Close.
 func (l *Loopback) Wait(ctx context.Context, c CallbackCheck) (string, error) {
+	code, finish, err := l.waitHeld(ctx, c)
+	if err == nil {
+		finish(signedInPage("", ""))
+	}
+	return code, err
+}
+
+// waitHeld is Wait that leaves the browser waiting after a good callback:
+// the caller answers it through finish (exactly once), so the page can say
+// how the login ended after the code exchange.
+func (l *Loopback) waitHeld(ctx context.Context, c CallbackCheck) (string, func(page), error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", nil, ctx.Err()
 		case r := <-l.reqs:
 			code, err := CheckCallback(r.query, c)
 			switch {
@@ -137,11 +148,9 @@ func (l *Loopback) Wait(ctx context.Context, c CallbackCheck) (string, error) {
 				continue
 			case err != nil:
 				r.reply <- failurePage(err)
-				return "", err
+				return "", nil, err
 			}
-			r.reply <- page{Status: http.StatusOK, OK: true, Title: "Signed in",
-				Message: "mcpauth received the authorization. You can close this tab and return to the terminal."}
-			return code, nil
+			return code, func(p page) { r.reply <- p }, nil
 		}
 	}
 }
@@ -175,7 +184,18 @@ func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := callbackReq{query: r.URL.Query(), reply: make(chan page, 1)}
 	select {
 	case l.reqs <- req:
-		writePage(w, <-req.reply)
+		select {
+		case p := <-req.reply:
+			writePage(w, p)
+		case <-l.done:
+			// A reply sent just before Close still wins.
+			select {
+			case p := <-req.reply:
+				writePage(w, p)
+			default:
+				writePage(w, page{Status: http.StatusBadRequest, Title: "Login over", Message: "mcpauth stopped before this login finished; see the terminal."})
+			}
+		}
 	case <-l.done:
 		writePage(w, page{Status: http.StatusBadRequest, Title: "Login over", Message: "No login is waiting for this response."})
 	case <-r.Context().Done():

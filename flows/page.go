@@ -23,7 +23,10 @@ h1.ok{color:var(--ok)}
 h1.error{color:var(--danger)}
 p{margin:.5rem 0}
 .muted{color:var(--muted);font-size:.9rem}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--bg);border-radius:4px;padding:.1rem .35rem}`
+code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--bg);border-radius:4px;padding:.1rem .35rem}
+dl{margin:.75rem 0;display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}
+dt{color:var(--muted)}
+dd{margin:0;min-width:0;font-weight:600}`
 
 var pageCSP = "default-src 'none'; style-src 'sha256-" + styleHash() + "'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
@@ -47,6 +50,7 @@ const callbackHTML = `<!doctype html>
 <main><div class="card">
 <h1 id="result" class="{{if .OK}}ok{{else}}error{{end}}">{{.Title}}</h1>
 <p id="message">{{.Message}}</p>
+{{if .Server}}<dl><dt>Server</dt><dd id="server">{{.Server}}</dd>{{if .Account}}<dt>Account</dt><dd id="account">{{.Account}}</dd>{{end}}</dl>{{end}}
 {{if .Code}}<p class="muted">Error: <code id="error-code">{{.Code}}</code></p>{{end}}
 {{if .Detail}}<p class="muted" id="detail">{{.Detail}}</p>{{end}}
 </div></main></body></html>
@@ -59,6 +63,15 @@ type page struct {
 	Message string
 	Code    string
 	Detail  string
+	// Server and Account say where the person signed in and as whom.
+	Server, Account string
+}
+
+// signedInPage ends a login that worked, naming the server and the account
+// when known, so a person with several accounts sees which one it was.
+func signedInPage(server, account string) page {
+	return page{Status: http.StatusOK, OK: true, Title: "Signed in", Server: server, Account: account,
+		Message: "mcpauth received the authorization. You can close this tab and return to the terminal."}
 }
 
 // explain words the errors a person caused in their own terms: an

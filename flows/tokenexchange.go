@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,8 +68,8 @@ func TokenExchange(ctx context.Context, cfg TokenExchangeConfig) (*ExchangedToke
 	form := url.Values{
 		"grant_type":           {GrantTypeTokenExchange},
 		"subject_token":        {subject},
-		"subject_token_type":   {firstNonEmpty(cfg.SubjectTokenType, TokenTypeIDToken)},
-		"requested_token_type": {firstNonEmpty(cfg.RequestedTokenType, TokenTypeIDJAG)},
+		"subject_token_type":   {cmp.Or(cfg.SubjectTokenType, TokenTypeIDToken)},
+		"requested_token_type": {cmp.Or(cfg.RequestedTokenType, TokenTypeIDJAG)},
 	}
 	for k, v := range map[string]string{"audience": cfg.Audience, "resource": cfg.Resource, "scope": cfg.Scope} {
 		if v != "" {
@@ -117,11 +118,11 @@ func Enterprise(ctx context.Context, cfg EnterpriseConfig) (*Token, error) {
 		x.Clock = cfg.Grant.Clock
 	}
 	x.RequestedTokenType = TokenTypeIDJAG
-	x.Audience = firstNonEmpty(x.Audience, disc.Issuer)
+	x.Audience = cmp.Or(x.Audience, disc.Issuer)
 	if !cfg.Grant.NoResource {
-		x.Resource = firstNonEmpty(x.Resource, disc.Resource)
+		x.Resource = cmp.Or(x.Resource, disc.Resource)
 	}
-	x.Scope = firstNonEmpty(x.Scope, cfg.Grant.Scope, disc.Scope)
+	x.Scope = cmp.Or(x.Scope, cfg.Grant.Scope, disc.Scope)
 	jag, err := TokenExchange(ctx, x)
 	if err != nil {
 		return nil, fmt.Errorf("enterprise authorization, step 1 (ID-JAG from the IdP): %w", err)

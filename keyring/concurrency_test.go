@@ -36,10 +36,10 @@ func TestConcurrentStores(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				srv := fmt.Sprintf("https://s%d-%d.example", i, j)
-				if err := s.Save(srv, "", oauthBundle(srv, srv, 0)); err != nil {
+				if err := saveBundle(s, srv, "", oauthBundle(srv, srv, 0)); err != nil {
 					errs <- err
 				}
-				if err := s.Save(shared, "", oauthBundle(shared, srv, 0)); err != nil {
+				if err := saveBundle(s, shared, "", oauthBundle(shared, srv, 0)); err != nil {
 					errs <- err
 				}
 			}()
@@ -58,7 +58,7 @@ func TestConcurrentStores(t *testing.T) {
 		t.Fatalf("List has %d entries, want %d", len(list), 2*perStore+1)
 	}
 	for _, e := range list {
-		b, err := stores[1].Load(e.Server, e.Account)
+		b, err := loadBundle(stores[1], e.Server, e.Account)
 		if err != nil {
 			t.Fatalf("Load(%s): %v", e.Server, err)
 		}
@@ -83,10 +83,10 @@ func childWriter() error {
 	}
 	for i := range n {
 		srv := fmt.Sprintf("https://%s-%d.example", prefix, i)
-		if err := s.Save(srv, "", oauthBundle(srv, prefix, 0)); err != nil {
+		if err := saveBundle(s, srv, "", oauthBundle(srv, prefix, 0)); err != nil {
 			return err
 		}
-		if err := s.Save("https://shared.example", "", oauthBundle("https://shared.example", prefix, 0)); err != nil {
+		if err := saveBundle(s, "https://shared.example", "", oauthBundle("https://shared.example", prefix, 0)); err != nil {
 			return err
 		}
 		if err := s.PutRegistration("https://as.example", srv, []byte(`{"client_id":"`+prefix+`"}`)); err != nil {
@@ -129,7 +129,7 @@ func TestConcurrentProcesses(t *testing.T) {
 		t.Fatalf("List has %d entries after two concurrent writers, want %d", len(list), 2*n+1)
 	}
 	for _, e := range list {
-		if _, err := s.Load(e.Server, e.Account); err != nil {
+		if _, err := loadBundle(s, e.Server, e.Account); err != nil {
 			t.Fatalf("Load(%s): %v", e.Server, err)
 		}
 	}
@@ -157,7 +157,7 @@ func TestLockEntry(t *testing.T) {
 	}
 	other()
 	// The entry lock does not block the store's own operations.
-	if err := s.Save("https://a.example", "", oauthBundle("https://a.example", "l", 0)); err != nil {
+	if err := saveBundle(s, "https://a.example", "", oauthBundle("https://a.example", "l", 0)); err != nil {
 		t.Fatalf("Save while entry locked: %v", err)
 	}
 	if err := unlock(); err != nil {
@@ -181,7 +181,7 @@ func TestStoreLockTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held()
-	if err := s.Save("https://a.example", "", oauthBundle("https://a.example", "x", 0)); !errors.Is(err, ErrLocked) {
+	if err := saveBundle(s, "https://a.example", "", oauthBundle("https://a.example", "x", 0)); !errors.Is(err, ErrLocked) {
 		t.Fatalf("Save with store locked: got %v, want ErrLocked", err)
 	}
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // The index lists entries for List: OS keyrings cannot be enumerated
-// portably, and kind/expiry live inside the encrypted bundles. It is only
+// portably, and what an entry holds is sealed; each row keeps the
+// caller's metadata (entry.go). It is only
 // rewritten under the store lock, entry file first, so a crash can at worst
 // leave an entry unlisted until its next Save; List drops rows whose file
 // is gone.
@@ -21,11 +22,6 @@ const maxIndexSize = 8 << 20
 type indexFile struct {
 	Version int          `json:"version"`
 	Entries []indexEntry `json:"entries"`
-}
-
-type indexEntry struct {
-	EntryInfo
-	File string `json:"file"`
 }
 
 func (s *Store) indexPath() string { return filepath.Join(s.dir, "index.json") }

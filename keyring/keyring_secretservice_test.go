@@ -64,7 +64,7 @@ func TestSecretServiceStoreReadOverwriteDelete(t *testing.T) {
 	cleanupItems(t, svc, [2]string{srv, acct})
 
 	b1 := oauthBundle(srv, "one", 0)
-	if err := s.Save(srv, acct, b1); err != nil {
+	if err := saveBundle(s, srv, acct, b1); err != nil {
 		t.Fatalf("Save: %v", err)
 	}
 	assertBundle(t, s, srv, acct, b1)
@@ -93,7 +93,7 @@ func TestSecretServiceStoreReadOverwriteDelete(t *testing.T) {
 	assertBundle(t, s2, srv, acct, b1)
 
 	b2 := oauthBundle(srv, "two", 100)
-	if err := s2.Save(srv, acct, b2); err != nil {
+	if err := saveBundle(s2, srv, acct, b2); err != nil {
 		t.Fatalf("Save overwrite: %v", err)
 	}
 	assertBundle(t, s, srv, acct, b2)
@@ -104,7 +104,7 @@ func TestSecretServiceStoreReadOverwriteDelete(t *testing.T) {
 	if err := s.Delete(srv, acct); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
-	if _, err := s.Load(srv, acct); !errors.Is(err, ErrNotFound) {
+	if _, err := loadBundle(s, srv, acct); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Load after Delete: got %v, want ErrNotFound", err)
 	}
 	if _, err := (OSBackend{}).Get(svc+":"+srv, acct); !errors.Is(err, ErrNotFound) {
@@ -118,7 +118,7 @@ func TestSecretServiceLargeBundle(t *testing.T) {
 		srv := fmt.Sprintf("https://large-%d.example/mcp", size)
 		cleanupItems(t, svc, [2]string{srv, DefaultAccount})
 		b := oauthBundle(srv, "large", size)
-		if err := s.Save(srv, "", b); err != nil {
+		if err := saveBundle(s, srv, "", b); err != nil {
 			t.Fatalf("Save %d B bundle: %v", size, err)
 		}
 		assertBundle(t, s, srv, "", b)
@@ -131,7 +131,7 @@ func TestSecretServiceLargeBundle(t *testing.T) {
 func TestSecretServiceServersAndAccountsSideBySide(t *testing.T) {
 	s, svc := secretServiceStore(t, t.TempDir())
 	var keys [][2]string
-	want := map[[2]string]TokenBundle{}
+	want := map[[2]string]testBundle{}
 	for _, srv := range []string{"https://a.example/mcp", "https://b.example/mcp"} {
 		for _, acct := range []string{"work", "personal"} {
 			k := [2]string{srv, acct}
@@ -141,7 +141,7 @@ func TestSecretServiceServersAndAccountsSideBySide(t *testing.T) {
 	}
 	cleanupItems(t, svc, keys...)
 	for k, b := range want {
-		if err := s.Save(k[0], k[1], b); err != nil {
+		if err := saveBundle(s, k[0], k[1], b); err != nil {
 			t.Fatalf("Save(%v): %v", k, err)
 		}
 	}
@@ -238,7 +238,7 @@ func childNoBus() error {
 	if err != nil {
 		return err
 	}
-	if err := ms.Save("https://k.example", "", oauthBundle("https://k.example", "k", 0)); err != nil {
+	if err := saveBundle(ms, "https://k.example", "", oauthBundle("https://k.example", "k", 0)); err != nil {
 		return err
 	}
 
@@ -251,17 +251,17 @@ func childNoBus() error {
 	if s.Storage() != StorageFile || !errors.Is(s.FallbackReason(), ErrKeyringUnavailable) {
 		return fmt.Errorf("fallback store: storage %s, reason %v", s.Storage(), s.FallbackReason())
 	}
-	if err := within("Load keyring entry", func() error { _, err := s.Load("https://k.example", ""); return err }); err != nil {
+	if err := within("Load keyring entry", func() error { _, err := loadBundle(s, "https://k.example", ""); return err }); err != nil {
 		return err
 	}
 	if err := within("CheckKeyring", s.CheckKeyring); err != nil {
 		return err
 	}
 	b := oauthBundle("https://f.example", "f", 0)
-	if err := s.Save("https://f.example", "", b); err != nil {
+	if err := saveBundle(s, "https://f.example", "", b); err != nil {
 		return fmt.Errorf("file Save: %w", err)
 	}
-	got, err := s.Load("https://f.example", "")
+	got, err := loadBundle(s, "https://f.example", "")
 	if err != nil || got.AccessToken != b.AccessToken {
 		return fmt.Errorf("file Load: %v", err)
 	}
@@ -350,10 +350,10 @@ func childRuntimeBus() error {
 	}
 	const srv = "https://rt.example/mcp"
 	b := oauthBundle(srv, "rt", 0)
-	if err := s.Save(srv, "", b); err != nil {
+	if err := saveBundle(s, srv, "", b); err != nil {
 		return fmt.Errorf("Save: %w", err)
 	}
-	got, err := s.Load(srv, "")
+	got, err := loadBundle(s, srv, "")
 	if err != nil || got.AccessToken != b.AccessToken {
 		return fmt.Errorf("Load: %v", err)
 	}

@@ -1,6 +1,8 @@
 package keyring
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -155,8 +157,53 @@ func openMem(t *testing.T) (*Store, *memBackend, *fakeClock) {
 	return s, mb, clk
 }
 
-func oauthBundle(server, marker string, extra int) TokenBundle {
-	return TokenBundle{
+// testBundle stands for what a caller stores: the store sees only its
+// JSON bytes and the metadata saveBundle derives from it.
+type testBundle struct {
+	Kind         string    `json:"kind,omitempty"`
+	Issuer       string    `json:"issuer,omitempty"`
+	Resource     string    `json:"resource,omitempty"`
+	AccessToken  string    `json:"access_token,omitempty"`
+	TokenType    string    `json:"token_type,omitempty"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	Scope        string    `json:"scope,omitempty"`
+	APIKey       string    `json:"api_key,omitempty"`
+	ClientID     string    `json:"client_id,omitempty"`
+}
+
+// testMeta is the metadata saveBundle lists for a testBundle.
+type testMeta struct {
+	Kind   string    `json:"kind"`
+	Expiry time.Time `json:"expiry,omitzero"`
+}
+
+func saveBundle(s *Store, server, account string, b testBundle) error {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	meta, err := json.Marshal(testMeta{Kind: cmp.Or(b.Kind, "oauth"), Expiry: b.Expiry})
+	if err != nil {
+		return err
+	}
+	return s.Save(server, account, data, meta)
+}
+
+func loadBundle(s *Store, server, account string) (testBundle, error) {
+	data, err := s.Load(server, account)
+	if err != nil {
+		return testBundle{}, err
+	}
+	var b testBundle
+	if err := json.Unmarshal(data, &b); err != nil {
+		return testBundle{}, fmt.Errorf("stored bytes do not decode: %w", err)
+	}
+	return b, nil
+}
+
+func oauthBundle(server, marker string, extra int) testBundle {
+	return testBundle{
 		Issuer:       "https://as.example/" + marker,
 		Resource:     server,
 		AccessToken:  "at-" + marker + "-" + strings.Repeat("x", extra),
@@ -164,6 +211,6 @@ func oauthBundle(server, marker string, extra int) TokenBundle {
 		RefreshToken: "rt-" + marker,
 		Expiry:       t0.Add(time.Hour),
 		Scope:        "mcp",
-		Client:       &ClientInfo{ClientID: "client-" + marker, RedirectURIs: []string{"http://127.0.0.1:33418/callback"}},
+		ClientID:     "client-" + marker,
 	}
 }

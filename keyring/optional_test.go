@@ -27,7 +27,7 @@ func TestKeyringOptionalWithoutKeyring(t *testing.T) {
 		t.Fatal(err)
 	}
 	const srv = "https://k.example/mcp"
-	if err := good.Save(srv, "", oauthBundle(srv, "k", 0)); err != nil {
+	if err := saveBundle(good, srv, "", oauthBundle(srv, "k", 0)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -50,13 +50,13 @@ func TestKeyringOptionalWithoutKeyring(t *testing.T) {
 	if list, err := s.List(); err != nil || len(list) != 1 {
 		t.Fatalf("List = %v, %v", list, err)
 	}
-	if _, err := s.Load(srv, ""); !errors.Is(err, ErrKeyringUnavailable) || !errors.Is(err, ErrNoSessionBus) {
+	if _, err := loadBundle(s, srv, ""); !errors.Is(err, ErrKeyringUnavailable) || !errors.Is(err, ErrNoSessionBus) {
 		t.Fatalf("Load: %v, want the keyring error", err)
 	}
-	if err := s.Save("https://new.example/mcp", "", oauthBundle("https://new.example/mcp", "n", 0)); !errors.Is(err, ErrKeyringUnavailable) {
+	if err := saveBundle(s, "https://new.example/mcp", "", oauthBundle("https://new.example/mcp", "n", 0)); !errors.Is(err, ErrKeyringUnavailable) {
 		t.Fatalf("Save: %v, want ErrKeyringUnavailable", err)
 	}
-	if _, err := s.Load("https://new.example/mcp", ""); !errors.Is(err, ErrNotFound) {
+	if _, err := loadBundle(s, "https://new.example/mcp", ""); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a refused Save left an entry: %v", err)
 	}
 	if err := s.Delete(srv, ""); err != nil {

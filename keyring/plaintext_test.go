@@ -16,7 +16,7 @@ func TestPlainEntryReadOnlyInFileMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	planted := oauthBundle(srv, "attacker", 0)
-	if err := plantStore.Save(srv, "", planted); err != nil {
+	if err := saveBundle(plantStore, srv, "", planted); err != nil {
 		t.Fatal(err)
 	}
 	file := entryPath(plantStore, srv, DefaultAccount)
@@ -45,7 +45,7 @@ func TestPlainEntryReadOnlyInFileMode(t *testing.T) {
 				assertBundle(t, s, srv, "", planted)
 				return
 			}
-			_, err = s.Load(srv, "")
+			_, err = loadBundle(s, srv, "")
 			if !errors.Is(err, ErrPlaintextEntry) {
 				t.Fatalf("Load: got %v, want ErrPlaintextEntry", err)
 			}

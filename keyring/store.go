@@ -1,7 +1,12 @@
-// Package keyring stores the CLI's credentials.
+// Package keyring is the CLI's credential storage: it keeps sealed bytes
+// under (server, account) keys, with a listing index of caller-given
+// metadata, per-entry locks, the remembered storage choice, the
+// registration cache and the OS keyring backends. It knows nothing of
+// what it stores: package creds gives the bytes their meaning.
 //
-// Layout: a random 256-bit key per entry lives in the OS keyring; the token
-// bundle lives AES-256-GCM-encrypted in a 0600 file under a 0700 directory.
+// Layout: a random 256-bit key per entry lives in the OS keyring; the
+// entry's bytes live AES-256-GCM-encrypted in a 0600 file under a 0700
+// directory.
 // Only 50 bytes ever reach the keyring, so bundles of any size work on
 // Windows (2560 B) and macOS (~4 KiB) too. The "file" backend stores the
 // bundle unencrypted and is only used when the caller opts in: Open never
@@ -12,6 +17,7 @@
 package keyring
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,7 +65,7 @@ const (
 	// "default" name the same entry.
 	DefaultAccount = "default"
 
-	MaxBundleSize    = 1 << 20 // encoded bundle JSON
+	MaxBundleSize    = 1 << 20 // an entry's secret bytes
 	maxEntryFileSize = 2 << 20 // base64 ciphertext + envelope
 	maxServerLen     = 2048
 	maxAccountLen    = 256
@@ -304,28 +310,29 @@ func checkName(what, v string, maxLen int) error {
 	return nil
 }
 
-// Save stores bundle for (server, account), replacing any previous entry,
-// with the store's backend. server is the profile key (the canonical MCP
-// server URL); "" as account means DefaultAccount.
-func (s *Store) Save(server, account string, bundle TokenBundle) error {
+// Save stores secret for (server, account), replacing any previous entry,
+// with the store's backend: sealed with the entry's keyring key, or as-is
+// in file mode. meta (a JSON object, or nil) is what List reports for the
+// entry, in clear. server is the profile key (the canonical MCP server
+// URL); "" as account means DefaultAccount.
+func (s *Store) Save(server, account string, secret, meta []byte) error {
 	account, err := checkNames(server, account)
 	if err != nil {
 		return err
 	}
-	bundle, err = bundle.normalize()
-	if err != nil {
+	if len(secret) == 0 {
+		return fmt.Errorf("keyring: save %q (%s): nothing to store", server, account)
+	}
+	if len(secret) > MaxBundleSize {
+		return fmt.Errorf("keyring: entry is %d bytes, limit %d: %w", len(secret), MaxBundleSize, ErrTooLarge)
+	}
+	if err := checkMeta(meta); err != nil {
 		return err
-	}
-	plain, err := json.Marshal(bundle)
-	if err != nil {
-		return fmt.Errorf("keyring: encode bundle: %w", err)
-	}
-	if len(plain) > MaxBundleSize {
-		return fmt.Errorf("keyring: bundle is %d bytes, limit %d: %w", len(plain), MaxBundleSize, ErrTooLarge)
 	}
 	if s.mode == StorageNone {
 		return fmt.Errorf("keyring: save %q (%s): %w", server, account, s.fallback)
 	}
+	plain := secret
 
 	unlock, err := s.lock()
 	if err != nil {
@@ -357,10 +364,9 @@ func (s *Store) Save(server, account string, bundle TokenBundle) error {
 	if err := writeFileAtomic(filepath.Join(s.dir, file), data); err != nil {
 		return err
 	}
-	info := EntryInfo{
-		Server: server, Account: account, Kind: bundle.Kind, Backend: s.mode,
-		Expiry: bundle.Expiry, Refreshable: bundle.Refreshable(), RefreshExpiry: bundle.RefreshExpiry,
-		UpdatedAt: s.clock.Now().UTC(), UserID: bundle.UserID, UserName: bundle.UserName,
+	info := EntryInfo{Server: server, Account: account, Backend: s.mode, UpdatedAt: s.clock.Now().UTC()}
+	if len(bytes.TrimSpace(meta)) > 0 {
+		info.Meta = bytes.Clone(meta)
 	}
 	return s.updateIndex(func(idx *indexFile) {
 		row := indexEntry{EntryInfo: info, File: file}
@@ -402,65 +408,61 @@ func (s *Store) storedKey(svc, user string) ([]byte, error) {
 	return key, nil
 }
 
-// Load returns the bundle for (server, account). A missing entry (or a
+// Load returns the bytes stored for (server, account). A missing entry (or a
 // missing keyring key) matches ErrNotFound; a corrupt, tampered or swapped
 // file matches ErrInvalidEntry; keyring failures match ErrKeyringUnavailable;
 // a plain-file entry matches ErrPlaintextEntry unless the store is in file
 // mode (StorageFile, or StorageAuto after the consented fallback).
-func (s *Store) Load(server, account string) (TokenBundle, error) {
+func (s *Store) Load(server, account string) ([]byte, error) {
 	account, err := checkNames(server, account)
 	if err != nil {
-		return TokenBundle{}, err
+		return nil, err
 	}
 	unlock, err := s.lock()
 	if err != nil {
-		return TokenBundle{}, err
+		return nil, err
 	}
 	defer unlock()
 
 	env, err := s.readEnvelope(server, account)
 	if err != nil {
-		return TokenBundle{}, err
+		return nil, err
 	}
 	var plain []byte
 	switch env.Backend {
 	case StorageKeyring:
 		if s.mode == StorageNone {
 			// Asking again would only repeat the failure, or its timeout.
-			return TokenBundle{}, fmt.Errorf("keyring: load %q (%s): %w", server, account, s.fallback)
+			return nil, fmt.Errorf("keyring: load %q (%s): %w", server, account, s.fallback)
 		}
 		v, err := s.keyGet(s.keyItem(server, account))
 		if errors.Is(err, ErrNotFound) {
-			return TokenBundle{}, fmt.Errorf("keyring: %q (%s): encryption key missing from the OS keyring: %w", server, account, ErrNotFound)
+			return nil, fmt.Errorf("keyring: %q (%s): encryption key missing from the OS keyring: %w", server, account, ErrNotFound)
 		}
 		if err != nil {
-			return TokenBundle{}, fmt.Errorf("keyring: load %q (%s): %w", server, account, err)
+			return nil, fmt.Errorf("keyring: load %q (%s): %w", server, account, err)
 		}
 		key, err := decodeKey(v)
 		if err != nil {
-			return TokenBundle{}, fmt.Errorf("keyring: load %q (%s): %w", server, account, err)
+			return nil, fmt.Errorf("keyring: load %q (%s): %w", server, account, err)
 		}
 		if plain, err = open(key, env.Nonce, env.Ciphertext, entryAAD(server, account)); err != nil {
-			return TokenBundle{}, fmt.Errorf("keyring: load %q (%s): %w", server, account, err)
+			return nil, fmt.Errorf("keyring: load %q (%s): %w", server, account, err)
 		}
 	case StorageFile:
 		// Anyone who can write the tokens folder can plant a plain entry,
 		// while a keyring entry only opens with its key. So plain entries
 		// are read only by a store the user put in file mode.
 		if s.mode != StorageFile {
-			return TokenBundle{}, fmt.Errorf("keyring: %q (%s): %s is a plain-file entry, not protected by the OS keyring; "+
+			return nil, fmt.Errorf("keyring: %q (%s): %s is a plain-file entry, not protected by the OS keyring; "+
 				"not reading it while using the keyring: use --storage=file to read it, or log in again to replace it: %w",
 				server, account, filepath.Join(s.dir, s.entryFile(server, account)), ErrPlaintextEntry)
 		}
 		plain = env.Bundle
 	default:
-		return TokenBundle{}, fmt.Errorf("keyring: %q (%s): unknown backend: %w", server, account, ErrInvalidEntry)
+		return nil, fmt.Errorf("keyring: %q (%s): unknown backend: %w", server, account, ErrInvalidEntry)
 	}
-	var b TokenBundle
-	if err := json.Unmarshal(plain, &b); err != nil {
-		return TokenBundle{}, fmt.Errorf("keyring: %q (%s): bundle does not decode: %w", server, account, ErrInvalidEntry)
-	}
-	return b, nil
+	return plain, nil
 }
 
 // readEnvelope reads and checks an entry file's envelope: its version and

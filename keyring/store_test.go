@@ -22,14 +22,11 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func assertBundle(t *testing.T, s *Store, server, account string, want TokenBundle) {
+func assertBundle(t *testing.T, s *Store, server, account string, want testBundle) {
 	t.Helper()
-	got, err := s.Load(server, account)
+	got, err := loadBundle(s, server, account)
 	if err != nil {
 		t.Fatalf("Load(%q, %q): %v", server, account, err)
-	}
-	if want.Kind == "" {
-		want.Kind = KindOAuth
 	}
 	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
 		t.Fatalf("Load(%q, %q) = %s, want %s", server, account, g, w)
@@ -41,10 +38,10 @@ func TestSaveLoadOverwriteDelete(t *testing.T) {
 	const server = "https://mcp.example/mcp"
 	first := oauthBundle(server, "one", 0)
 
-	if _, err := s.Load(server, "alice"); !errors.Is(err, ErrNotFound) {
+	if _, err := loadBundle(s, server, "alice"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Load before Save: got %v, want ErrNotFound", err)
 	}
-	if err := s.Save(server, "alice", first); err != nil {
+	if err := saveBundle(s, server, "alice", first); err != nil {
 		t.Fatalf("Save: %v", err)
 	}
 	assertBundle(t, s, server, "alice", first)
@@ -74,7 +71,7 @@ func TestSaveLoadOverwriteDelete(t *testing.T) {
 	clk.Advance(time.Minute)
 	second := oauthBundle(server, "two", 10)
 	second.RefreshToken = ""
-	if err := s.Save(server, "alice", second); err != nil {
+	if err := saveBundle(s, server, "alice", second); err != nil {
 		t.Fatalf("Save overwrite: %v", err)
 	}
 	assertBundle(t, s, server, "alice", second)
@@ -92,7 +89,7 @@ func TestSaveLoadOverwriteDelete(t *testing.T) {
 	if err := s.Delete(server, "alice"); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
-	if _, err := s.Load(server, "alice"); !errors.Is(err, ErrNotFound) {
+	if _, err := loadBundle(s, server, "alice"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Load after Delete: got %v, want ErrNotFound", err)
 	}
 	if n := len(mb.snapshot()); n != 0 {
@@ -112,7 +109,7 @@ func TestLargeBundles(t *testing.T) {
 			s, mb, _ := openMem(t)
 			mb.maxValue = 2560
 			b := oauthBundle("https://big.example/mcp", "big", size)
-			if err := s.Save("https://big.example/mcp", "", b); err != nil {
+			if err := saveBundle(s, "https://big.example/mcp", "", b); err != nil {
 				t.Fatalf("Save %d B: %v", size, err)
 			}
 			assertBundle(t, s, "https://big.example/mcp", "", b)
@@ -123,7 +120,7 @@ func TestLargeBundles(t *testing.T) {
 func TestBundleTooLarge(t *testing.T) {
 	s, _, _ := openMem(t)
 	b := oauthBundle("https://big.example/mcp", "huge", MaxBundleSize)
-	if err := s.Save("https://big.example/mcp", "", b); !errors.Is(err, ErrTooLarge) {
+	if err := saveBundle(s, "https://big.example/mcp", "", b); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Save over MaxBundleSize: got %v, want ErrTooLarge", err)
 	}
 }
@@ -132,12 +129,12 @@ func TestServersAndAccountsSideBySide(t *testing.T) {
 	s, mb, _ := openMem(t)
 	servers := []string{"https://a.example/mcp", "https://b.example/mcp"}
 	accounts := []string{"work", "personal"}
-	want := map[[2]string]TokenBundle{}
+	want := map[[2]string]testBundle{}
 	for _, srv := range servers {
 		for _, acct := range accounts {
 			b := oauthBundle(srv, srv+"/"+acct, 0)
 			want[[2]string{srv, acct}] = b
-			if err := s.Save(srv, acct, b); err != nil {
+			if err := saveBundle(s, srv, acct, b); err != nil {
 				t.Fatalf("Save(%s, %s): %v", srv, acct, err)
 			}
 		}
@@ -161,7 +158,7 @@ func TestServersAndAccountsSideBySide(t *testing.T) {
 func TestDefaultAccount(t *testing.T) {
 	s, _, _ := openMem(t)
 	b := oauthBundle("https://a.example/mcp", "d", 0)
-	if err := s.Save("https://a.example/mcp", "", b); err != nil {
+	if err := saveBundle(s, "https://a.example/mcp", "", b); err != nil {
 		t.Fatal(err)
 	}
 	assertBundle(t, s, "https://a.example/mcp", DefaultAccount, b)
@@ -186,7 +183,7 @@ func TestPermissions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Save("https://p.example/"+string(mode), "", oauthBundle("p", "p", 0)); err != nil {
+		if err := saveBundle(s, "https://p.example/"+string(mode), "", oauthBundle("p", "p", 0)); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.PutRegistration("https://as.example", "https://p.example/", []byte(`{"client_id":"c"}`)); err != nil {
@@ -235,7 +232,7 @@ func TestFileStorage(t *testing.T) {
 		t.Fatalf("Storage() = %s, FallbackReason() = %v; want file, nil", s.Storage(), s.FallbackReason())
 	}
 	b := oauthBundle("https://f.example/mcp", "f", 0)
-	if err := s.Save("https://f.example/mcp", "me", b); err != nil {
+	if err := saveBundle(s, "https://f.example/mcp", "me", b); err != nil {
 		t.Fatal(err)
 	}
 	assertBundle(t, s, "https://f.example/mcp", "me", b)
@@ -266,15 +263,15 @@ func TestMixedBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	kb, fb := oauthBundle("https://k.example", "k", 0), oauthBundle("https://f.example", "f", 0)
-	if err := ks.Save("https://k.example", "", kb); err != nil {
+	if err := saveBundle(ks, "https://k.example", "", kb); err != nil {
 		t.Fatal(err)
 	}
-	if err := fs.Save("https://f.example", "", fb); err != nil {
+	if err := saveBundle(fs, "https://f.example", "", fb); err != nil {
 		t.Fatal(err)
 	}
 	assertBundle(t, fs, "https://k.example", "", kb)
 	assertBundle(t, fs, "https://f.example", "", fb)
-	if _, err := ks.Load("https://f.example", ""); !errors.Is(err, ErrPlaintextEntry) {
+	if _, err := loadBundle(ks, "https://f.example", ""); !errors.Is(err, ErrPlaintextEntry) {
 		t.Fatalf("keyring store loaded a plain entry: %v", err)
 	}
 	list, err := ks.List()
@@ -293,15 +290,15 @@ func TestMixedBackends(t *testing.T) {
 func TestListAfterOverwriteAndDelete(t *testing.T) {
 	s, _, clk := openMem(t)
 	b1 := oauthBundle("https://a.example", "1", 0)
-	if err := s.Save("https://a.example", "x", b1); err != nil {
+	if err := saveBundle(s, "https://a.example", "x", b1); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save("https://b.example", "y", oauthBundle("https://b.example", "2", 0)); err != nil {
+	if err := saveBundle(s, "https://b.example", "y", oauthBundle("https://b.example", "2", 0)); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Hour)
-	key := TokenBundle{Kind: KindAPIKey, APIKey: "sk-live-123"}
-	if err := s.Save("https://a.example", "x", key); err != nil { // overwrite: oauth -> api key
+	key := testBundle{Kind: "api_key", APIKey: "sk-live-123"}
+	if err := saveBundle(s, "https://a.example", "x", key); err != nil { // overwrite: oauth -> api key
 		t.Fatal(err)
 	}
 	if err := s.Delete("https://b.example", "y"); err != nil {
@@ -311,7 +308,7 @@ func TestListAfterOverwriteAndDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []EntryInfo{{Server: "https://a.example", Account: "x", Kind: KindAPIKey, Backend: StorageKeyring, UpdatedAt: t0.Add(time.Hour)}}
+	want := []EntryInfo{{Server: "https://a.example", Account: "x", Backend: StorageKeyring, UpdatedAt: t0.Add(time.Hour), Meta: []byte(`{"kind":"api_key"}`)}}
 	if g, w := mustJSON(t, list), mustJSON(t, want); g != w {
 		t.Fatalf("List = %s, want %s", g, w)
 	}
@@ -330,46 +327,41 @@ func TestListAfterOverwriteAndDelete(t *testing.T) {
 	}
 }
 
-func TestListExpiry(t *testing.T) {
+// The metadata given to Save is listed as it was given, beside the store's
+// own members, and an index written when the store still knew the
+// credential's fields lists them as metadata.
+func TestListMeta(t *testing.T) {
 	s, _, _ := openMem(t)
 	b := oauthBundle("https://a.example", "e", 0)
-	if err := s.Save("https://a.example", "", b); err != nil {
+	if err := saveBundle(s, "https://a.example", "", b); err != nil {
 		t.Fatal(err)
 	}
 	list, err := s.List()
 	if err != nil || len(list) != 1 {
 		t.Fatalf("List = %v, %v", list, err)
 	}
-	if !list[0].Expiry.Equal(b.Expiry) || list[0].Kind != KindOAuth {
-		t.Fatalf("List[0] = %+v, want expiry %s kind oauth", list[0], b.Expiry)
+	var m testMeta
+	if err := json.Unmarshal(list[0].Meta, &m); err != nil || !m.Expiry.Equal(b.Expiry) || m.Kind != "oauth" {
+		t.Fatalf("List[0].Meta = %s (%v), want expiry %s kind oauth", list[0].Meta, err, b.Expiry)
 	}
-}
 
-func TestSaveRejectsBadInput(t *testing.T) {
-	s, _, _ := openMem(t)
-	good := oauthBundle("https://a.example", "g", 0)
-	tests := []struct {
-		name            string
-		server, account string
-		bundle          TokenBundle
-	}{
-		{"empty server", "", "a", good},
-		{"control char in server", "https://a.example/\n", "a", good},
-		{"long account", "https://a.example", strings.Repeat("a", 257), good},
-		{"invalid utf8", "https://a.example/\xff", "a", good},
-		{"oauth without tokens", "https://a.example", "a", TokenBundle{Issuer: "x"}},
-		{"api key kind without key", "https://a.example", "a", TokenBundle{Kind: KindAPIKey}},
-		{"unknown kind", "https://a.example", "a", TokenBundle{Kind: "password", AccessToken: "x"}},
+	old := `{"version":1,"entries":[{"server":"https://o.example/mcp","account":"default","kind":"oauth","backend":"keyring",` +
+		`"expiry":"2026-03-01T13:00:00Z","refreshable":true,"updated_at":"2026-03-01T12:00:00Z","user_id":"u_1","file":"tok-x.json"}]}`
+	o, _, _ := openMem(t)
+	if err := os.WriteFile(filepath.Join(o.Dir(), "index.json"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := s.Save(tt.server, tt.account, tt.bundle); err == nil {
-				t.Fatal("Save succeeded, want error")
-			}
-		})
+	if err := os.WriteFile(filepath.Join(o.Dir(), "tok-x.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if list, _ := s.List(); len(list) != 0 {
-		t.Fatalf("rejected saves left entries: %+v", list)
+	list, err = o.List()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List of an old index = %v, %v", list, err)
+	}
+	want := `{"expiry":"2026-03-01T13:00:00Z","kind":"oauth","refreshable":true,"user_id":"u_1"}`
+	if e := list[0]; e.Server != "https://o.example/mcp" || e.Account != "default" || e.Backend != StorageKeyring ||
+		!e.UpdatedAt.Equal(t0) || string(e.Meta) != want {
+		t.Fatalf("old row = %+v (meta %s), want meta %s", e, e.Meta, want)
 	}
 }
 
@@ -387,19 +379,13 @@ func TestParseStorage(t *testing.T) {
 	}
 }
 
-// Secrets must not reach fmt output or error messages.
+// Secrets must not reach error messages (creds tests the formatting).
 func TestNoSecretsInOutput(t *testing.T) {
 	b := oauthBundle("https://a.example", "s", 0)
 	b.AccessToken, b.RefreshToken, b.APIKey = "SECRET-AT", "SECRET-RT", "SECRET-KEY"
-	b.Client.ClientSecret = "SECRET-CS"
-	for _, out := range []string{fmt.Sprint(b), fmt.Sprintf("%+v", b), fmt.Sprintf("%#v", b), fmt.Sprintf("%v", &b), fmt.Sprint(*b.Client)} {
-		if strings.Contains(out, "SECRET") {
-			t.Errorf("formatted bundle leaks a secret: %s", out)
-		}
-	}
 
 	s, _, _ := openMem(t)
-	if err := s.Save("https://a.example", "", b); err != nil {
+	if err := saveBundle(s, "https://a.example", "", b); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(s.Dir(), s.entryFile("https://a.example", DefaultAccount))
@@ -408,7 +394,7 @@ func TestNoSecretsInOutput(t *testing.T) {
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Load("https://a.example", "")
+	_, err := loadBundle(s, "https://a.example", "")
 	if err == nil || strings.Contains(err.Error(), "SECRET") {
 		t.Fatalf("Load of damaged entry: %v (want an error without secrets)", err)
 	}

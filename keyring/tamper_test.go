@@ -55,7 +55,7 @@ func TestTamperedEntryRejected(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _, _ := openMem(t)
-			if err := s.Save(srv, "", oauthBundle(srv, "t", 0)); err != nil {
+			if err := saveBundle(s, srv, "", oauthBundle(srv, "t", 0)); err != nil {
 				t.Fatal(err)
 			}
 			p := entryPath(s, srv, DefaultAccount)
@@ -66,7 +66,7 @@ func TestTamperedEntryRejected(t *testing.T) {
 			if want == nil {
 				want = ErrInvalidEntry
 			}
-			if _, err := s.Load(srv, ""); !errors.Is(err, want) {
+			if _, err := loadBundle(s, srv, ""); !errors.Is(err, want) {
 				t.Fatalf("Load: got %v, want %v", err, want)
 			}
 			// Delete still works on a damaged entry: the way out for the user.
@@ -80,13 +80,13 @@ func TestTamperedEntryRejected(t *testing.T) {
 func TestGarbageEntryRejected(t *testing.T) {
 	s, _, _ := openMem(t)
 	const srv = "https://g.example"
-	if err := s.Save(srv, "", oauthBundle(srv, "g", 0)); err != nil {
+	if err := saveBundle(s, srv, "", oauthBundle(srv, "g", 0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(entryPath(s, srv, DefaultAccount), []byte("not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Load(srv, ""); !errors.Is(err, ErrInvalidEntry) {
+	if _, err := loadBundle(s, srv, ""); !errors.Is(err, ErrInvalidEntry) {
 		t.Fatalf("Load: got %v, want ErrInvalidEntry", err)
 	}
 }
@@ -102,10 +102,10 @@ func TestSwappedEntryRejected(t *testing.T) {
 				t.Fatal(err)
 			}
 			const a, b = "https://a.example", "https://b.example"
-			if err := s.Save(a, "u", oauthBundle(a, "A", 0)); err != nil {
+			if err := saveBundle(s, a, "u", oauthBundle(a, "A", 0)); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Save(b, "u", oauthBundle(b, "B", 0)); err != nil {
+			if err := saveBundle(s, b, "u", oauthBundle(b, "B", 0)); err != nil {
 				t.Fatal(err)
 			}
 			raw, err := os.ReadFile(entryPath(s, a, "u"))
@@ -115,7 +115,7 @@ func TestSwappedEntryRejected(t *testing.T) {
 			if err := os.WriteFile(entryPath(s, b, "u"), raw, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Load(b, "u"); !errors.Is(err, ErrInvalidEntry) {
+			if _, err := loadBundle(s, b, "u"); !errors.Is(err, ErrInvalidEntry) {
 				t.Fatalf("Load of swapped file: got %v, want ErrInvalidEntry", err)
 			}
 		})
@@ -127,7 +127,7 @@ func TestSwappedEntryRejected(t *testing.T) {
 func TestAADBindsServerAndAccount(t *testing.T) {
 	s, mb, _ := openMem(t)
 	const a, b = "https://a.example", "https://b.example"
-	if err := s.Save(a, "u", oauthBundle(a, "A", 0)); err != nil {
+	if err := saveBundle(s, a, "u", oauthBundle(a, "A", 0)); err != nil {
 		t.Fatal(err)
 	}
 	keyA, err := mb.Get("mcpauth:"+a, "u")
@@ -141,7 +141,7 @@ func TestAADBindsServerAndAccount(t *testing.T) {
 		env := readEnv(t, entryPath(s, a, "u"))
 		env.Server, env.Account = target[0], target[1]
 		writeEnv(t, entryPath(s, target[0], target[1]), env)
-		if _, err := s.Load(target[0], target[1]); !errors.Is(err, ErrInvalidEntry) {
+		if _, err := loadBundle(s, target[0], target[1]); !errors.Is(err, ErrInvalidEntry) {
 			t.Fatalf("Load(%v) with copied key and rewritten envelope: got %v, want ErrInvalidEntry", target, err)
 		}
 	}
@@ -150,18 +150,18 @@ func TestAADBindsServerAndAccount(t *testing.T) {
 func TestMissingKeyIsNotFound(t *testing.T) {
 	s, mb, _ := openMem(t)
 	const srv = "https://m.example"
-	if err := s.Save(srv, "", oauthBundle(srv, "m", 0)); err != nil {
+	if err := saveBundle(s, srv, "", oauthBundle(srv, "m", 0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := mb.Delete("mcpauth:"+srv, DefaultAccount); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Load(srv, ""); !errors.Is(err, ErrNotFound) {
+	if _, err := loadBundle(s, srv, ""); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Load with key removed from keyring: got %v, want ErrNotFound", err)
 	}
 	// Saving again heals the entry with a fresh key.
 	b := oauthBundle(srv, "m2", 0)
-	if err := s.Save(srv, "", b); err != nil {
+	if err := saveBundle(s, srv, "", b); err != nil {
 		t.Fatal(err)
 	}
 	assertBundle(t, s, srv, "", b)
@@ -170,14 +170,14 @@ func TestMissingKeyIsNotFound(t *testing.T) {
 func TestNewerLayoutRefused(t *testing.T) {
 	s, _, _ := openMem(t)
 	const srv = "https://v.example"
-	if err := s.Save(srv, "", oauthBundle(srv, "v", 0)); err != nil {
+	if err := saveBundle(s, srv, "", oauthBundle(srv, "v", 0)); err != nil {
 		t.Fatal(err)
 	}
 	p := entryPath(s, srv, DefaultAccount)
 	env := readEnv(t, p)
 	env.Version = layoutVersion + 1
 	writeEnv(t, p, env)
-	_, err := s.Load(srv, "")
+	_, err := loadBundle(s, srv, "")
 	if err == nil || errors.Is(err, ErrNotFound) {
 		t.Fatalf("Load of newer layout: got %v, want a version error", err)
 	}

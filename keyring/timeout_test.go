@@ -79,13 +79,13 @@ func TestStoreCallsTimeOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	const srv = "https://h.example"
-	if err := s.Save(srv, "", oauthBundle(srv, "h", 0)); err != nil {
+	if err := saveBundle(s, srv, "", oauthBundle(srv, "h", 0)); err != nil {
 		t.Fatal(err)
 	}
 	tb.hang.Store(true)
 
-	assertTimeout(t, timed(t, "Load", func() error { _, err := s.Load(srv, ""); return err }), "get")
-	assertTimeout(t, timed(t, "Save", func() error { return s.Save(srv, "", oauthBundle(srv, "h2", 0)) }), "get")
+	assertTimeout(t, timed(t, "Load", func() error { _, err := loadBundle(s, srv, ""); return err }), "get")
+	assertTimeout(t, timed(t, "Save", func() error { return saveBundle(s, srv, "", oauthBundle(srv, "h2", 0)) }), "get")
 	assertTimeout(t, timed(t, "CheckKeyring", s.CheckKeyring), "get")
 	// Delete removes the ciphertext and does not wait forever on the key.
 	if err := timed(t, "Delete", func() error { return s.Delete(srv, "") }); err != nil {
@@ -127,7 +127,7 @@ func TestAutoUnavailable(t *testing.T) {
 		t.Fatalf("Storage() = %s, FallbackReason() = %v; want file and the keyring error", s.Storage(), s.FallbackReason())
 	}
 	b := oauthBundle("https://u.example", "u", 0)
-	if err := s.Save("https://u.example", "", b); err != nil {
+	if err := saveBundle(s, "https://u.example", "", b); err != nil {
 		t.Fatal(err)
 	}
 	assertBundle(t, s, "https://u.example", "", b)

@@ -39,7 +39,7 @@ func plantedStore(t *testing.T, srv string) (*Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Save(srv, "", oauthBundle(srv, "attacker", 0)); err != nil {
+	if err := saveBundle(s, srv, "", oauthBundle(srv, "attacker", 0)); err != nil {
 		t.Fatal(err)
 	}
 	return s, dir
@@ -61,7 +61,7 @@ func TestForeignOwnedFilesRefused(t *testing.T) {
 	t.Run("entry file", func(t *testing.T) {
 		s, _ := plantedStore(t, srv)
 		testenv.GiveAway(t, entryPath(s, srv, DefaultAccount))
-		b, err := s.Load(srv, "")
+		b, err := loadBundle(s, srv, "")
 		wantUntrusted(t, "Load", err, entryPath(s, srv, DefaultAccount), owner)
 		if b.AccessToken != "" {
 			t.Fatalf("Load returned the planted token")
@@ -80,7 +80,7 @@ func TestForeignOwnedFilesRefused(t *testing.T) {
 		testenv.GiveAway(t, index)
 		_, err := s.List()
 		wantUntrusted(t, "List", err, index, owner)
-		err = s.Save("https://other.example/mcp", "", oauthBundle("https://other.example/mcp", "mine", 0))
+		err = saveBundle(s, "https://other.example/mcp", "", oauthBundle("https://other.example/mcp", "mine", 0))
 		wantUntrusted(t, "Save", err, index, owner)
 	})
 	t.Run("folder", func(t *testing.T) {
@@ -101,7 +101,7 @@ func TestForeignOwnedFilesRefused(t *testing.T) {
 	t.Run("lock file", func(t *testing.T) {
 		s, dir := plantedStore(t, srv)
 		testenv.GiveAway(t, filepath.Join(dir, ".lock"))
-		_, err := s.Load(srv, "")
+		_, err := loadBundle(s, srv, "")
 		wantUntrusted(t, "Load", err, filepath.Join(dir, ".lock"), owner)
 	})
 }
@@ -140,9 +140,9 @@ func TestSymlinkedFilesRefused(t *testing.T) {
 		if err := os.Symlink(target, lock); err != nil {
 			t.Fatal(err)
 		}
-		_, err := s.Load(srv, "")
+		_, err := loadBundle(s, srv, "")
 		wantUntrusted(t, "Load", err, lock, link)
-		err = s.Save(srv, "", oauthBundle(srv, "mine", 0))
+		err = saveBundle(s, srv, "", oauthBundle(srv, "mine", 0))
 		wantUntrusted(t, "Save", err, lock, link)
 		if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("the lock link's target was created: %v", err)
@@ -170,7 +170,7 @@ func TestSymlinkedFilesRefused(t *testing.T) {
 	t.Run("entry file", func(t *testing.T) {
 		s, _ := plantedStore(t, srv)
 		relink(t, entryPath(s, srv, DefaultAccount))
-		b, err := s.Load(srv, "")
+		b, err := loadBundle(s, srv, "")
 		wantUntrusted(t, "Load", err, entryPath(s, srv, DefaultAccount), link)
 		if b.AccessToken != "" {
 			t.Fatalf("Load returned the token behind the link")

@@ -38,7 +38,19 @@ type pageError struct {
 	// as Retry-After, for a refusal that passes (a limit).
 	Title      string
 	RetryAfter time.Duration
+	// Steps say what the person can do about it; nil means the default
+	// (start again from the application, then tell its developer).
+	Steps []string
 }
+
+// Ways forward from an authorization error page. The person did nothing
+// wrong: the application sent them with a request we refuse.
+const (
+	stepRestart    = "Go back to the application that sent you here and start the sign-in again."
+	stepDeveloper  = "If it fails again, the application is set up wrongly: tell its developer, quoting the error code and request ID below."
+	stepReregister = "An application whose registration was removed registers again when it starts over; with mcpauth, run mcpauth login again."
+	stepRedirect   = "Nothing was sent to the application. Its developer must register this return address, or use one it registered."
+)
 
 // badRequestPage is a pageError for a request that cannot be served as sent.
 func badRequestPage(status int, msg, code string) *pageError {
@@ -54,7 +66,15 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, perr *p
 	if perr.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(perr.RetryAfter)))
 	}
-	s.renderError(w, r, perr.Status, title, perr.Message, perr.Code)
+	steps := perr.Steps
+	if steps == nil {
+		steps = []string{stepRestart, stepDeveloper}
+	}
+	s.render(w, r, perr.Status, pages.Error, errorPage{
+		pageBase: s.base(s.session(r)), Title: title, Message: perr.Message, Code: perr.Code,
+		Steps: steps, RequestID: requestID(r.Context()),
+		Link: "/", LinkText: "Go to the home page of " + redirectHost(s.baseURL),
+	})
 }
 
 // parseAuthorize validates params. A pageError means show an HTML page and
@@ -81,7 +101,9 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 		return req, badRequestPage(http.StatusBadRequest, "The application's client metadata document ("+truncate(clientID, 200)+") cannot be used: "+ce.reason+".", errInvalidClient), nil
 	}
 	if isNotFound(err) {
-		return req, badRequestPage(http.StatusBadRequest, "The application asking for access is not registered here.", errInvalidClient), nil
+		perr := badRequestPage(http.StatusBadRequest, "The application asking for access is not registered here.", errInvalidClient)
+		perr.Steps = []string{stepRestart, stepReregister, stepDeveloper}
+		return req, perr, nil
 	}
 	if err != nil {
 		return req, badRequestPage(http.StatusInternalServerError, "Something went wrong. Try again.", errServerError), nil
@@ -89,7 +111,9 @@ func (s *Server) parseAuthorize(ctx context.Context, params url.Values) (authzRe
 	req.Client = c
 	req.RedirectURI = params.Get("redirect_uri")
 	if req.RedirectURI == "" || !redirectURIRegistered(c.RedirectURIs, req.RedirectURI) {
-		return req, badRequestPage(http.StatusBadRequest, "The application's return address is not one it registered, so you were not sent back to it.", errInvalidRequest), nil
+		perr := badRequestPage(http.StatusBadRequest, "The application's return address is not one it registered, so you were not sent back to it.", errInvalidRequest)
+		perr.Steps = []string{stepRedirect, stepRestart, stepDeveloper}
+		return req, perr, nil
 	}
 	// From here on errors go back to the client, with the state whenever
 	// one unambiguous state was sent (RFC 6749 §4.1.2.1), even if another
@@ -238,6 +262,10 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		Access:           accessText(req.Scope),
 		CSRF:             s.csrfToken(c),
 		Hidden:           hidden,
+	}
+	page.Returns = page.RedirectHost
+	if page.LoopbackRedirect {
+		page.Returns += ", on this computer"
 	}
 	s.render(w, r, http.StatusOK, pages.Consent, page)
 }

@@ -340,6 +340,14 @@ func TestChromiumSignInAndRegenerateAPIKey(t *testing.T) {
 	}
 
 	userID := e.text("#user-id")
+	// The key is not on screen until asked for (screen shares, shoulders).
+	if e.visible("#api-key") {
+		t.Fatal("Settings shows the API key in clear on load")
+	}
+	if cli := e.text("#apikey-cli"); !strings.Contains(cli, "mcpauth apikey set "+e.url+"/mcp") {
+		t.Fatalf("#apikey-cli says %q; want the mcpauth apikey set command for %s/mcp", cli, e.url)
+	}
+	e.press("#reveal-key")
 	oldKey := e.text("#api-key")
 	if !strings.HasPrefix(oldKey, "mcpa_") {
 		t.Fatalf("API key %q lacks the mcpa_ prefix", oldKey)
@@ -380,6 +388,10 @@ func TestChromiumSignInAndRegenerateAPIKey(t *testing.T) {
 	if msg := e.text("#regenerated"); !strings.Contains(msg, "previous key no longer works") {
 		t.Fatalf("#regenerated says %q", msg)
 	}
+	if e.visible("#api-key") {
+		t.Fatal("the new key is shown in clear before it was asked for")
+	}
+	e.press("#reveal-key")
 	newKey := e.text("#api-key")
 	if newKey == oldKey || !strings.HasPrefix(newKey, "mcpa_") {
 		t.Fatalf("new key %q (old %q); want a different mcpa_ key", newKey, oldKey)
@@ -683,7 +695,7 @@ func TestChromiumPhoneLayout(t *testing.T) {
 	e.checkPhoneLayout("device-confirm", "approve", "deny")
 
 	e.open(e.url + "/settings")
-	e.checkPhoneLayout("settings", "regenerate-start", "copy-key", "logout")
+	e.checkPhoneLayout("settings", "reveal-key", "regenerate-start", "copy-key", "logout")
 	e.press("#regenerate-start")
 	e.checkPhoneLayout("settings-regenerate", "regenerate", "regenerate-cancel")
 	e.open(e.url + "/auth/logout")

@@ -117,7 +117,8 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deviceClientView(r *http.Request, clientID string) clientView {
 	cl, err := s.client(r.Context(), clientID)
 	if err != nil {
-		return clientView{ClientName: truncate(clientID, 80)}
+		name := truncate(clientID, 80)
+		return clientView{ClientName: name, Claims: claimedIdentity(name, redirectHost(s.baseURL))}
 	}
 	return s.clientView(cl)
 }

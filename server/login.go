@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -194,7 +195,7 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = idt.Claims(&profile)
 	internal := loginFailure{http.StatusInternalServerError, errServerError, "internal error", "Sign-in failed", "Please try again."}
-	user, err := s.userForLogin(r.Context(), firstNonEmpty(s.cfg.Login.SubjectNamespace, idt.Issuer)+"|"+idt.Subject, firstNonEmpty(profile.PreferredUsername, profile.Name, idt.Subject))
+	user, err := s.userForLogin(r.Context(), cmp.Or(s.cfg.Login.SubjectNamespace, idt.Issuer)+"|"+idt.Subject, cmp.Or(profile.PreferredUsername, profile.Name, idt.Subject))
 	if err != nil {
 		abort(internal, err)
 		return
@@ -406,13 +407,4 @@ func (s *Server) openCookie(v string) (loginState, bool) {
 		return loginState{}, false
 	}
 	return st, true
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

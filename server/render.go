@@ -30,9 +30,12 @@ type clientView struct {
 	// ClientHost is set for a metadata document client: the document's
 	// host, the one verified thing about it.
 	ClientHost string
-	// NameLikeServer: the self-chosen name looks like this server's own
-	// (its brand or host), which the page points out.
-	NameLikeServer bool
+	// Claims is whose identity the self-chosen name claims (this server's
+	// host or a known brand), which the page warns about; "" for our own
+	// CLI and for names that claim no one, which are stated plainly.
+	Claims string
+	// Returns is where a consent's redirect goes, for the plain statement.
+	Returns string
 }
 
 type consentPage struct {
@@ -66,7 +69,9 @@ type deviceDonePage struct {
 type settingsPage struct {
 	pageBase
 	UserID, APIKey, CSRF string
-	Regenerated          bool
+	// Resource is the MCP URL to name in the apikey set command.
+	Resource    string
+	Regenerated bool
 	// KeyUnreadable: the stored key cannot be opened after a key rotation.
 	KeyUnreadable bool
 }
@@ -82,6 +87,10 @@ type errorPage struct {
 	Title, Message, Code string
 	// Link, when set, is where the person can try again (a local path).
 	Link, LinkText string
+	// Steps are what the person can do next; RequestID lets the server's
+	// operator find the request in the log.
+	Steps     []string
+	RequestID string
 }
 
 type homePage struct {
@@ -98,7 +107,7 @@ func (s *Server) base(c *accessClaims) pageBase {
 }
 
 // serverBrand is the product name in every page's header: a client calling
-// itself this is pointed out on consent.
+// itself this, other than our own CLI, is pointed out on consent.
 const serverBrand = "mcpauth"
 
 func (s *Server) clientView(c store.Client) clientView {
@@ -106,9 +115,9 @@ func (s *Server) clientView(c store.Client) clientView {
 	if isMetadataDocumentID(c.ID) {
 		v.ClientHost = redirectHost(c.ID)
 	}
-	name := strings.ToLower(c.Name)
-	host := strings.ToLower(hostOnly(redirectHost(s.baseURL)))
-	v.NameLikeServer = name != "" && (strings.Contains(name, serverBrand) || host != "" && strings.Contains(name, host))
+	if !firstParty(c) {
+		v.Claims = claimedIdentity(c.Name, redirectHost(s.baseURL))
+	}
 	return v
 }
 

@@ -70,7 +70,7 @@ func (s *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, http.StatusOK, pages.Settings, settingsPage{
-		pageBase: s.base(c), UserID: c.Subject, APIKey: key, CSRF: s.csrfToken(c),
+		pageBase: s.base(c), UserID: c.Subject, APIKey: key, CSRF: s.csrfToken(c), Resource: s.resource,
 		Regenerated: r.URL.Query().Get("regenerated") == "1",
 	})
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Options are apikey set's arguments.
@@ -37,13 +37,7 @@ Nothing is stored unless the URL is an MCP server (discovery succeeds) and
 the server accepts the key (one authenticated GET /api/ping).`,
 		Example: "  mcpauth apikey set http://127.0.0.1:8080/mcp < key.txt\n  pbpaste | mcpauth apikey set https://mcp.example.com/mcp",
 		Args:    cmdutil.TargetArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Server = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunSet(cmd.Context(), opts)
-		},
+		RunE:    cmdutil.RunE(opts, &opts.Server, runF, RunSet),
 	})
 	return cmd
 }
@@ -102,15 +96,15 @@ func runSet(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	if err != nil {
 		return fmt.Errorf("%w; the key was not stored", err)
 	}
-	server := cmdutil.ServerKey(disc.Resource)
-	bundle := keyring.TokenBundle{Kind: keyring.KindAPIKey, Resource: server, Issuer: disc.Issuer, APIKey: key}
+	server := creds.ServerKey(disc.Resource)
+	bundle := creds.Bundle{Kind: creds.KindAPIKey, Resource: server, Issuer: disc.Issuer, APIKey: key}
 	// And the key must work: one authenticated request.
 	phase.Set("checking the key")
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return err
 	}
-	base := cmdutil.PingBase(bundle, server)
+	base := creds.PingBase(bundle.Resource, server)
 	res, err := flows.Ping(ctx, hc, base, key)
 	switch {
 	case errors.Is(err, flows.ErrUnauthorized):
@@ -124,10 +118,10 @@ func runSet(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	bundle.UserID, bundle.UserName = res.UserID, res.Name
 	f.NoteReplace(st, server, f.Globals.Account, "")
 	phase.Set("storing the key")
-	if err := st.Save(server, f.Globals.Account, bundle); err != nil {
+	if err := creds.Save(st, server, f.Globals.Account, bundle); err != nil {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("storing the key: %w", err))
 	}
-	who := cmdutil.User{ID: res.UserID, Name: res.Name}.String()
+	who := creds.User{ID: res.UserID, Name: res.Name}.String()
 	cmdutil.NewUI(f).Success("API key of %s checked and stored for %s (%s)", who, server, st.Storage())
 	return nil
 }

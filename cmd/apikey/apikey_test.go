@@ -13,6 +13,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/apikey"
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/ping"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
@@ -35,7 +36,7 @@ func (r run) stored(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := st.List()
+	l, err := creds.List(st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,123 +2,17 @@ package cmdutil
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
-
-func TestRedactBody(t *testing.T) {
-	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1XzEifQ.c2lnbmF0dXJl"
-	tests := []struct {
-		in     string
-		secret string
-	}{
-		{`{"access_token":"` + jwt + `","token_type":"Bearer"}`, jwt},
-		{`{"device_code": "dc-0123456789abcdef", "user_code":"ABCD-1234"}`, "dc-0123456789abcdef"},
-		{`{"refresh_token":"r\"efresh-secret"}`, `efresh-secret`},
-		{`grant_type=authorization_code&code=the-auth-code&code_verifier=the-verifier-0123456789&client_id=c1`, "the-auth-code"},
-		{`grant_type=authorization_code&code=the-auth-code&code_verifier=the-verifier-0123456789&client_id=c1`, "the-verifier-0123456789"},
-		{`client_id=c1&client_secret=s3cr3t`, "s3cr3t"},
-		{`{"api_key":"k-1"}`, "k-1"},
-		{`the key is mcpa_0123456789abcdefABCDEF and more`, "mcpa_0123456789abcdefABCDEF"},
-		{`Get "http://127.0.0.1:1/cb?state=st-1&code=c-1": connection refused`, "c-1"},
-		{`Get "http://127.0.0.1:1/cb?state=st-1&code=c-1": connection refused`, "st-1"},
-		{`{"id_token":"` + jwt + `"}`, jwt},
-	}
-	for _, tt := range tests {
-		got := RedactBody(tt.in)
-		if strings.Contains(got, tt.secret) || !strings.Contains(got, "[REDACTED]") {
-			t.Errorf("RedactBody(%s) = %s: %q still there", tt.in, got, tt.secret)
-		}
-	}
-	// Ordinary fields survive, so the trace is still useful.
-	if got := RedactBody(`grant_type=authorization_code&code_challenge_method=S256&client_id=c1`); got != `grant_type=authorization_code&code_challenge_method=S256&client_id=c1` {
-		t.Errorf("over-redacted: %s", got)
-	}
-	u, _ := url.Parse("http://127.0.0.1:5/callback?code=abc&state=xyz&iss=http%3A%2F%2Fas")
-	if got := RedactURL(u); strings.Contains(got, "abc") || strings.Contains(got, "xyz") || !strings.Contains(got, "iss=") {
-		t.Errorf("RedactURL = %s", got)
-	}
-}
-
-func TestRedactHeader(t *testing.T) {
-	for _, tt := range []struct{ name, value, want string }{
-		{"Authorization", "Bearer abc.def.ghi", "Bearer [REDACTED]"},
-		{"authorization", "Basic dXNlcjpwYXNz", "Basic [REDACTED]"},
-		{"Cookie", "auth_token=abc", "[REDACTED]"},
-		{"Set-Cookie", "auth_token=abc; HttpOnly", "[REDACTED]"},
-		{"Location", "http://127.0.0.1:5/callback?code=abc&state=s", "http://127.0.0.1:5/callback?code=[REDACTED]&state=[REDACTED]"},
-		{"Content-Type", "application/json", "application/json"},
-	} {
-		if got := redactHeader(tt.name, tt.value); got != tt.want {
-			t.Errorf("redactHeader(%s, %s) = %s, want %s", tt.name, tt.value, got, tt.want)
-		}
-	}
-}
-
-func TestProxyFuncNeverProxiesLoopback(t *testing.T) {
-	env := map[string]string{"HTTPS_PROXY": "http://proxy.test:3128", "http_proxy": "http://proxy.test:3129", "NO_PROXY": "internal.test"}
-	proxy := ProxyFunc(func(k string) string { return env[k] })
-	for _, tt := range []struct{ url, want string }{
-		{"https://mcp.example.com/mcp", "http://proxy.test:3128"},
-		{"http://mcp.example.com/mcp", "http://proxy.test:3129"},
-		{"https://api.internal.test/mcp", ""},
-		{"http://127.0.0.1:8080/api/ping", ""},
-		{"http://[::1]:8080/mcp", ""},
-		{"http://localhost:8080/mcp", ""},
-		{"http://127.0.0.2:8080/mcp", ""},
-	} {
-		req, _ := http.NewRequest("GET", tt.url, nil)
-		got, err := proxy(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := fmt.Sprint(got); (got == nil && tt.want != "") || (got != nil && s != tt.want) {
-			t.Errorf("proxy for %s = %v, want %q", tt.url, got, tt.want)
-		}
-	}
-}
-
-func TestHeadless(t *testing.T) {
-	for _, tt := range []struct {
-		env      map[string]string
-		goos     string
-		headless bool
-	}{
-		{map[string]string{"DISPLAY": ":0"}, "linux", false},
-		{map[string]string{"WAYLAND_DISPLAY": "wayland-0"}, "linux", false},
-		{map[string]string{}, "linux", true},
-		{map[string]string{}, "darwin", false},
-		{map[string]string{"DISPLAY": ":0", "SSH_CONNECTION": "1 2 3 4"}, "linux", true},
-		{map[string]string{"SSH_TTY": "/dev/pts/1"}, "darwin", true},
-	} {
-		if got := Headless(func(k string) string { return tt.env[k] }, tt.goos) != ""; got != tt.headless {
-			t.Errorf("Headless(%v, %s) = %v, want %v", tt.env, tt.goos, got, tt.headless)
-		}
-	}
-}
-
-func TestSubject(t *testing.T) {
-	enc := base64.RawURLEncoding.EncodeToString
-	for _, tt := range []struct{ token, want string }{
-		{enc([]byte(`{"alg":"HS256"}`)) + "." + enc([]byte(`{"sub":"u_1","exp":1}`)) + ".sig", "u_1"},
-		{"mcpa_opaque", ""},
-		{"a.!!!.c", ""},
-		{"a." + enc([]byte(`[1]`)) + ".c", ""},
-	} {
-		if got := Subject(tt.token); got != tt.want {
-			t.Errorf("Subject(%s) = %q, want %q", tt.token, got, tt.want)
-		}
-	}
-}
 
 func TestCodeFor(t *testing.T) {
 	netErr := &net.OpError{Op: "dial", Err: errors.New("connection refused")}
@@ -136,6 +30,13 @@ func TestCodeFor(t *testing.T) {
 		{fmt.Errorf("x: %w", keyring.ErrLocked), ExitStorage},
 		{fmt.Errorf("x: %w", context.Canceled), ExitCancelled},
 		{WithExit(ExitUsage, errors.New("u")), ExitUsage},
+		{fmt.Errorf("x: %w", creds.ErrAuthRequired), ExitAuthRequired},
+		{fmt.Errorf("x: %w", creds.ErrStorage), ExitStorage},
+		{fmt.Errorf("x: %w", creds.ErrInput), ExitUsage},
+		{fmt.Errorf("x: %w", creds.ErrRefresh), ExitNetwork},
+		{&creds.AmbiguousError{Servers: []string{"a", "b"}}, ExitUsage},
+		// A usage error inside a renewal keeps its code: the cause decides.
+		{fmt.Errorf("renewing: %w", fmt.Errorf("%w: %w", WithExit(ExitUsage, errors.New("--ca-file")), creds.ErrAuthRequired)), ExitUsage},
 		{errors.New("other"), ExitFailure},
 	} {
 		if got := CodeFor(tt.err); got != tt.want {
@@ -172,24 +73,10 @@ func TestTerminalWidth(t *testing.T) {
 	}
 }
 
-// Failures say how to go on: a timeout names --timeout, a browser that
-// would not open names the program that failed and the way to choose
-// another.
+// Failures say how to go on: a timeout names --timeout.
 func TestNextStepsOnFailure(t *testing.T) {
 	err := FlowError("logging in", fmt.Errorf("waiting: %w after 5m0s", flows.ErrTimeout))
 	if CodeFor(err) != ExitExpired || !strings.Contains(err.Error(), "--timeout 10m") {
 		t.Errorf("timeout: %v", err)
-	}
-	for goos, want := range map[string]string{"linux": "xdg-open", "darwin": "open", "windows": "rundll32"} {
-		if got := systemOpener(goos); !strings.HasPrefix(got, want) {
-			t.Errorf("%s opener %q", goos, got)
-		}
-	}
-	var w tailWriter
-	for range 100 {
-		w.Write([]byte("xdg-open: no method available for opening the URL\n"))
-	}
-	if s := w.String(); len(s) > 300 || !strings.Contains(s, "no method available") {
-		t.Errorf("tail %q", s)
 	}
 }

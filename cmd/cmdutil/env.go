@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -45,4 +46,19 @@ func DocumentEnv(cmd *cobra.Command) {
 		}
 		f.Usage = fmt.Sprintf("%s (env %s)", f.Usage, EnvName(f.Name))
 	})
+}
+
+// RunE is the RunE of a command built as NewCmd(f, runF): it puts the
+// command's one positional argument, when given, in *arg, then runs runF
+// (a test's) or else run, with the command's context.
+func RunE[O any](opts *O, arg *string, runF, run func(context.Context, *O) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			*arg = args[0]
+		}
+		if runF != nil {
+			return runF(cmd.Context(), opts)
+		}
+		return run(cmd.Context(), opts)
+	}
 }

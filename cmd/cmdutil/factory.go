@@ -4,21 +4,18 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"time"
 
-	"github.com/pkg/browser"
-	"golang.org/x/net/http/httpproxy"
-
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/launch"
+	"github.com/mcpauth/mcpauth/internal/reach"
+	"github.com/mcpauth/mcpauth/internal/redact"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -72,7 +69,7 @@ func New(io *IOStreams, getenv func(string) string) *Factory {
 // redacting trace with --debug.
 func NewHTTPClient(g *Globals, debugOut io.Writer, getenv func(string) string) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = ProxyFunc(getenv)
+	tr.Proxy = reach.Proxy(getenv)
 	if g.CAFile != "" {
 		pem, err := os.ReadFile(g.CAFile)
 		if err != nil {
@@ -89,124 +86,25 @@ func NewHTTPClient(g *Globals, debugOut io.Writer, getenv func(string) string) (
 	}
 	var rt http.RoundTripper = tr
 	if g.Debug {
-		rt = &debugTransport{next: tr, out: debugOut}
+		rt = redact.Trace(tr, debugOut)
 	}
 	return &http.Client{Transport: rt, Timeout: 60 * time.Second}, nil
 }
 
-// ProxyFunc is http.ProxyFromEnvironment with the variables read through
-// getenv (so tests need no process environment), and never a proxy for a
-// loopback host: the login callback and local servers stay direct even
-// when NO_PROXY forgets them.
-func ProxyFunc(getenv func(string) string) func(*http.Request) (*url.URL, error) {
-	either := func(upper string) string {
-		if v := getenv(upper); v != "" {
-			return v
-		}
-		return getenv(strings.ToLower(upper))
-	}
-	proxy := (&httpproxy.Config{
-		HTTPProxy:  either("HTTP_PROXY"),
-		HTTPSProxy: either("HTTPS_PROXY"),
-		NoProxy:    either("NO_PROXY"),
-		CGI:        getenv("REQUEST_METHOD") != "",
-	}).ProxyFunc()
-	return func(r *http.Request) (*url.URL, error) {
-		if isLoopback(r.URL.Hostname()) {
-			return nil, nil
-		}
-		return proxy(r.URL)
-	}
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// Headless explains why no browser should be launched here, or returns "".
-func Headless(getenv func(string) string, goos string) string {
-	switch {
-	case getenv("SSH_CONNECTION") != "" || getenv("SSH_TTY") != "":
-		return "this is an SSH session"
-	case goos == "linux" && getenv("DISPLAY") == "" && getenv("WAYLAND_DISPLAY") == "":
-		return "no graphical display (DISPLAY and WAYLAND_DISPLAY are unset)"
-	}
-	return ""
-}
-
-// Opener decides how a URL reaches the user's browser. It returns nil when
-// the URL should only be printed, with the reason if there is one:
-// --no-browser; else --browser-command / MCPAUTH_BROWSER (run without a
-// shell, the URL as the last argument); else the factory's OpenBrowser
-// (tests); else, unless this is an SSH session or a display-less Linux, the
-// system's default browser.
+// Opener decides how a URL reaches the user's browser (launch.Opener):
+// --no-browser, else --browser-command or MCPAUTH_BROWSER, else the
+// factory's OpenBrowser (tests), else the system's unless headless.
 func (f *Factory) Opener(command string, noBrowser bool) (open func(string) error, why string) {
-	if noBrowser {
-		return nil, ""
-	}
-	if command == "" {
-		command = f.Getenv("MCPAUTH_BROWSER")
-	}
-	if fields := strings.Fields(command); len(fields) > 0 {
-		return func(u string) error {
-			cmd := exec.Command(fields[0], append(fields[1:], u)...)
-			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-			if err := cmd.Start(); err != nil {
-				return fmt.Errorf("starting browser command %q: %w", fields[0], err)
-			}
-			go func() { _ = cmd.Wait() }()
-			return nil
-		}, ""
-	}
-	if f.OpenBrowser != nil {
-		return f.OpenBrowser, ""
-	}
-	if why := Headless(f.Getenv, runtime.GOOS); why != "" {
-		return nil, why
-	}
-	return func(u string) error {
-		var stderr tailWriter
-		browser.Stdout, browser.Stderr = io.Discard, &stderr
-		if err := browser.OpenURL(u); err != nil {
-			detail := ""
-			if msg := strings.TrimSpace(stderr.String()); msg != "" {
-				detail = ": " + msg
-			}
-			return fmt.Errorf("%s failed (%v)%s; set MCPAUTH_BROWSER or pass --browser-command to choose the browser", systemOpener(runtime.GOOS), err, detail)
-		}
-		return nil
-	}, ""
+	return launch.Opener(command, noBrowser, f.Getenv, f.OpenBrowser, runtime.GOOS)
 }
-
-// systemOpener names the program pkg/browser runs, for error messages.
-func systemOpener(goos string) string {
-	switch goos {
-	case "darwin":
-		return "open"
-	case "windows":
-		return "rundll32 url.dll,FileProtocolHandler"
-	}
-	return "xdg-open"
-}
-
-// tailWriter keeps the last bytes a program wrote: enough to say why it
-// failed, bounded whatever it prints.
-type tailWriter struct{ b []byte }
-
-func (w *tailWriter) Write(p []byte) (int, error) {
-	const keep = 300
-	w.b = append(w.b, p...)
-	if len(w.b) > keep {
-		w.b = w.b[len(w.b)-keep:]
-	}
-	return len(p), nil
-}
-
-func (w *tailWriter) String() string { return Printable(string(w.b)) }
 
 // Context is a command's context: cancelled on Ctrl-C by the caller.
 type Context = context.Context
+
+// Keeper is the credential keeper for this command, wired to the
+// factory's storage, HTTP client, clock, account and UI; MCPAUTH_TOKEN,
+// when set, is the credential and storage is never opened.
+func (f *Factory) Keeper() *creds.Keeper {
+	return &creds.Keeper{Open: f.OpenStoreToRead, HTTPClient: f.HTTPClient, Clock: f.Clock, Account: f.Globals.Account,
+		EnvToken: strings.TrimSpace(f.Getenv("MCPAUTH_TOKEN")), Getenv: f.Getenv, Warn: NewUI(f).Warn}
+}

@@ -1,5 +1,8 @@
-// Package cmdutil holds what every command shares: IO streams, the Factory
-// of lazily built dependencies, exit codes and output helpers.
+// Package cmdutil is the wiring every command shares: IO streams, the
+// Factory of lazily built dependencies (storage, HTTP client, clock, the
+// creds.Keeper), flag helpers, exit codes with the one mapping from errors
+// to them (CodeFor), and output helpers. What a credential is and how it
+// is loaded, refreshed or renewed belongs to package creds.
 package cmdutil
 
 import (

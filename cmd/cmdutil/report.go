@@ -1,11 +1,9 @@
 package cmdutil
 
 import (
-	"encoding/base64"
-	"encoding/json"
-	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -24,7 +22,7 @@ type LoginResult struct {
 
 // ReportLogin tells the user a flow succeeded: JSON on stdout, or a success
 // line on stderr.
-func (f *Factory) ReportLogin(disc *flows.Discovery, tok *flows.Token, st *keyring.Store, user User) error {
+func (f *Factory) ReportLogin(disc *flows.Discovery, tok *flows.Token, st *keyring.Store, user creds.User) error {
 	res := LoginResult{
 		Resource: disc.Resource, Issuer: disc.Issuer, User: user.ID, Name: user.Name, Scope: tok.Scope,
 		ExpiresAt: tok.Expiry, Storage: st.Storage(), Account: f.Globals.Account,
@@ -47,25 +45,4 @@ func (f *Factory) ReportLogin(disc *flows.Discovery, tok *flows.Token, st *keyri
 	}
 	ui.Info("Stored in %s, account %q.", where, res.Account)
 	return nil
-}
-
-// Subject is the sub claim of a JWT access token, for display only: the
-// signature is not checked (the client cannot, and need not: the server
-// does on every request). "" for opaque tokens.
-func Subject(token string) string {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 || len(parts[1]) > 8<<10 {
-		return ""
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
-	if err != nil {
-		return ""
-	}
-	var claims struct {
-		Sub string `json:"sub"`
-	}
-	if json.Unmarshal(raw, &claims) != nil {
-		return ""
-	}
-	return claims.Sub
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/mcpauth/mcpauth/creds"
 )
 
 // SecretFlag is a secret that never needs to be on the command line, where
@@ -21,7 +23,7 @@ type SecretFlag struct {
 	value *string
 	file  string
 	// allowOpen is set by Private: its file must then be owner-only
-	// unless *allowOpen (CheckPrivateFile).
+	// unless *allowOpen (creds.CheckPrivateFile).
 	allowOpen *bool
 }
 
@@ -34,7 +36,7 @@ func BindSecret(fl *pflag.FlagSet, p *string, name, usage string) *SecretFlag {
 }
 
 // Private makes Resolve refuse a file group or others may access, unless
-// *allow (the command's AllowInsecureKeyFileFlag): for a credential that
+// *allow (the command's creds.AllowInsecureKeyFileFlag): for a credential that
 // lets its holder act as the client.
 func (s *SecretFlag) Private(allow *bool) *SecretFlag {
 	s.allowOpen = allow
@@ -84,7 +86,7 @@ func (s *SecretFlag) checkFile(flag, path string) error {
 	if s.allowOpen == nil {
 		return nil
 	}
-	return CheckPrivateFile(flag, path, *s.allowOpen)
+	return creds.CheckPrivateFile(flag, path, *s.allowOpen)
 }
 
 // read takes the first line: a trailing newline from echo or an editor is

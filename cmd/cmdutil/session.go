@@ -2,140 +2,13 @@ package cmdutil
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
-
-// ServerKey is how stored credentials are keyed: the canonical MCP resource.
-func ServerKey(resource string) string {
-	if c, err := flows.CanonicalResource(resource); err == nil {
-		return c
-	}
-	return resource
-}
-
-// StoreKey is the key a login's token is stored under: the canonical
-// resource, or the MCP URL when the resource is the origin or a path prefix
-// of it (a root protected resource metadata document), so that commands
-// naming the MCP URL find it.
-func StoreKey(disc *flows.Discovery) string {
-	if disc.MCPURL != "" && ServerKey(disc.Resource) != ServerKey(disc.MCPURL) && flows.ResourceCovers(disc.Resource, disc.MCPURL) {
-		return ServerKey(disc.MCPURL)
-	}
-	return ServerKey(disc.Resource)
-}
-
-// ResolveServer picks the stored server a command is about: the argument
-// (an MCP URL or its base URL), or the only stored server when none is given.
-func ResolveServer(st *keyring.Store, arg, account string) (keyring.EntryInfo, error) {
-	entries, err := st.List()
-	if err != nil {
-		return keyring.EntryInfo{}, WithExit(ExitStorage, fmt.Errorf("listing stored credentials: %w", err))
-	}
-	var mine []keyring.EntryInfo
-	for _, e := range entries {
-		if e.Account == account || account == "" && e.Account == keyring.DefaultAccount {
-			mine = append(mine, e)
-		}
-	}
-	if arg == "" {
-		switch len(mine) {
-		case 0:
-			return keyring.EntryInfo{}, WithExit(ExitAuthRequired, errors.New("not logged in to any server; run: mcpauth login <mcp-url>"))
-		case 1:
-			return mine[0], nil
-		}
-		var names []string
-		for _, e := range mine {
-			names = append(names, e.Server)
-		}
-		sort.Strings(names)
-		return keyring.EntryInfo{}, FlagErrorf("logged in to several servers; name one of:\n  %s", strings.Join(names, "\n  "))
-	}
-	want := []string{ServerKey(arg), ServerKey(strings.TrimSuffix(arg, "/") + "/mcp")}
-	for _, e := range mine {
-		for _, w := range want {
-			if e.Server == w {
-				return e, nil
-			}
-		}
-	}
-	return keyring.EntryInfo{}, WithExit(ExitAuthRequired, fmt.Errorf("no stored credential for %s; run: mcpauth login %s", arg, arg))
-}
-
-// SaveToken stores a token from a flow, with the DPoP key it is bound to
-// (nil for Bearer).
-func SaveToken(st *keyring.Store, account string, disc *flows.Discovery, client flows.Client, tok *flows.Token, d *flows.DPoP, user User) error {
-	b := keyring.TokenBundle{
-		UserID: user.ID, UserName: user.Name, Issuer: disc.Issuer, Resource: disc.Resource,
-		TokenEndpoint: disc.AuthServer.TokenEndpoint, RevocationEndpoint: disc.AuthServer.RevocationEndpoint,
-		Client: &keyring.ClientInfo{ClientID: client.ID, ClientSecret: client.Secret, TokenEndpointAuthMethod: client.AuthMethod, RedirectURIs: client.RedirectURIs},
-	}
-	if err := FillToken(&b, tok, d); err != nil {
-		return err
-	}
-	if err := st.Save(StoreKey(disc), account, b); err != nil {
-		return WithExit(ExitStorage, fmt.Errorf("storing the token: %w", err))
-	}
-	return nil
-}
-
-// RegistrationCache adapts the keyring store to flows.RegistrationCache.
-type RegistrationCache struct{ Store *keyring.Store }
-
-// Get returns a cached registration.
-func (c RegistrationCache) Get(issuer, resource string) (*flows.ClientInformation, bool) {
-	data, ok := c.Store.GetRegistration(issuer, resource)
-	if !ok {
-		return nil, false
-	}
-	var ci flows.ClientInformation
-	if json.Unmarshal(data, &ci) != nil || ci.ClientID == "" {
-		return nil, false
-	}
-	return &ci, true
-}
-
-// Put caches a registration.
-func (c RegistrationCache) Put(issuer, resource string, ci *flows.ClientInformation) error {
-	data, err := json.Marshal(ci)
-	if err != nil {
-		return err
-	}
-	return c.Store.PutRegistration(issuer, resource, data)
-}
-
-// PingBase is where /api/ping lives for a stored credential: the resource
-// without its /mcp path, else the resource's origin. Never the issuer: the
-// access token goes to the MCP server's origin only, and an answer from the
-// authorization server says nothing about the MCP server.
-func PingBase(b keyring.TokenBundle, server string) string {
-	res := firstNonEmpty(b.Resource, server)
-	if strings.HasSuffix(res, "/mcp") {
-		return strings.TrimSuffix(res, "/mcp")
-	}
-	if o, err := flows.OriginOf(res); err == nil {
-		return o.String()
-	}
-	return res
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
 
 // DiscoverFlags are the discovery options login, device and register share.
 type DiscoverFlags struct {
@@ -156,8 +29,13 @@ func (d *DiscoverFlags) Bind(fl *pflag.FlagSet) {
 	fl.StringVar(&d.RegistrationEndpoint, "registration-endpoint", "", "dynamic registration endpoint (RFC 7591) to use when the server's metadata does not advertise one")
 }
 
-// Discover runs discovery with the factory's client.
+// Discover checks target (ParseTarget: a command's <mcp-url>) and runs
+// discovery on it with the factory's client.
 func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags) (*flows.Discovery, error) {
+	target, err := ParseTarget(target)
+	if err != nil {
+		return nil, err
+	}
 	if df.AllowMissingS256 {
 		NewUI(f).Unsafe("--allow-missing-s256: continuing without PKCE S256 leaves the login open to code interception")
 	}
@@ -197,8 +75,8 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 // (issuer, resource), and the stored tokens are replaced, never refreshed
 // at or sent to the new server.
 func NoteMigration(f *Factory, st *keyring.Store, disc *flows.Discovery) {
-	b, err := st.Load(ServerKey(disc.Resource), f.Globals.Account)
-	if err != nil || b.Kind != keyring.KindOAuth || b.Issuer == "" || b.Issuer == disc.Issuer {
+	b, err := creds.Load(st, creds.ServerKey(disc.Resource), f.Globals.Account)
+	if err != nil || b.Kind != creds.KindOAuth || b.Issuer == "" || b.Issuer == disc.Issuer {
 		return
 	}
 	NewUI(f).Info("The authorization server of %s moved from %s to %s: registering with the new one; the old credentials are not sent to it.", disc.Resource, b.Issuer, disc.Issuer)

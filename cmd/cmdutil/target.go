@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/reach"
 )
 
 // TargetArgs accepts exactly one <mcp-url> and names it when it is missing,
@@ -53,7 +52,7 @@ func ParseTarget(arg string) (string, error) {
 		return "", FlagErrorf("%q is not a URL: give the MCP server's URL, e.g. http://127.0.0.1:8080/mcp", arg)
 	}
 	scheme := "https://"
-	if isLoopback(host) {
+	if reach.IsLoopback(host) {
 		scheme = "http://"
 	}
 	return "", FlagErrorf("%q is not a URL; did you mean %s%s?", arg, scheme, guess)
@@ -93,58 +92,18 @@ func Cancelled(ctx context.Context, verb string, phase *Phase, err error) error 
 	return WithExit(ExitCancelled, errors.New(msg))
 }
 
-// hostPort is u's host with its explicit or default port.
-func hostPort(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return raw
-	}
-	if u.Port() != "" {
-		return u.Host
-	}
-	port := "443"
-	if u.Scheme == "http" {
-		port = "80"
-	}
-	return net.JoinHostPort(u.Hostname(), port)
-}
-
-// reachCause names why a request got no HTTP answer, from the error or its
-// text (discovery records probes' errors as text), or "" when it is not a
-// reachability failure.
-func reachCause(err error, text string) string {
-	var dnsErr *net.DNSError
-	switch {
-	case err != nil && errors.Is(err, syscall.ECONNREFUSED), strings.Contains(text, "connection refused"):
-		return "connection refused"
-	case err != nil && errors.As(err, &dnsErr), strings.Contains(text, "no such host"):
-		return "no such host"
-	case err != nil && errors.Is(err, syscall.ECONNRESET), strings.Contains(text, "connection reset"):
-		return "connection reset"
-	case err != nil && errors.Is(err, syscall.EHOSTUNREACH), strings.Contains(text, "no route to host"):
-		return "no route to host"
-	case strings.Contains(text, "i/o timeout"), strings.Contains(text, "Client.Timeout"), strings.Contains(text, "deadline exceeded"):
-		return "timed out"
-	}
-	var ne net.Error
-	if err != nil && errors.As(err, &ne) && ne.Timeout() {
-		return "timed out"
-	}
-	return ""
-}
-
 // Unreachable rewrites a request error that got no HTTP answer as
 // "cannot reach HOST:PORT (cause)" with exit 6; other errors pass through.
 func Unreachable(rawURL string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if cause := reachCause(err, err.Error()); cause != "" {
-		return WithExit(ExitNetwork, fmt.Errorf("cannot reach %s (%s)", hostPort(rawURL), cause))
+	if cause := reach.Cause(err, err.Error()); cause != "" {
+		return WithExit(ExitNetwork, fmt.Errorf("cannot reach %s (%s)", reach.HostPort(rawURL), cause))
 	}
 	var certErr *tls.CertificateVerificationError
 	if errors.As(err, &certErr) {
-		return WithExit(ExitNetwork, withNextStep(fmt.Errorf("cannot verify the certificate of %s (%w)", hostPort(rawURL), certErr), false))
+		return WithExit(ExitNetwork, withNextStep(fmt.Errorf("cannot verify the certificate of %s (%w)", reach.HostPort(rawURL), certErr), false))
 	}
 	return err
 }
@@ -163,15 +122,15 @@ func discoveryError(target string, disc *flows.Discovery, err error, df Discover
 		for _, p := range disc.Probes {
 			if p.Status != 0 {
 				answered = true
-			} else if c := reachCause(nil, p.Err); c != "" && cause == "" {
+			} else if c := reach.Cause(nil, p.Err); c != "" && cause == "" {
 				cause = c
 			}
 		}
 		if !answered && cause != "" {
-			return WithExit(ExitNetwork, fmt.Errorf("cannot reach %s (%s)", hostPort(target), cause))
+			return WithExit(ExitNetwork, fmt.Errorf("cannot reach %s (%s)", reach.HostPort(target), cause))
 		}
 		if answered && (errors.Is(err, flows.ErrNoMetadata) || errors.Is(err, flows.ErrResourceMismatch)) {
-			if hint := notMCP(target, disc); hint != "" {
+			if hint := reach.NotMCP(target, disc); hint != "" {
 				return WithExit(ExitNetwork, errors.New(hint))
 			}
 		}
@@ -193,7 +152,7 @@ func discoveryError(target string, disc *flows.Discovery, err error, df Discover
 // the override flag when the command has it. A target refused before any
 // request is a usage error; an endpoint the server advertised is exit 6.
 func insecureError(target string, err error, df DiscoverFlags) error {
-	if u, perr := url.Parse(target); perr == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) {
+	if u, perr := url.Parse(target); perr == nil && u.Scheme == "http" && !reach.IsLoopback(u.Hostname()) {
 		u.Scheme = "https"
 		fix := "use " + u.String()
 		if step := NextStep(err, df.bound); step != "" {
@@ -202,32 +161,6 @@ func insecureError(target string, err error, df DiscoverFlags) error {
 		return FlagErrorf("%s is plain http to a host that is not loopback: tokens would cross the network unencrypted; %s", target, fix)
 	}
 	return WithExit(ExitNetwork, withNextStep(fmt.Errorf("discovering %s: %w", target, err), df.bound))
-}
-
-// notMCP is the message for a URL that answers HTTP but is not an
-// OAuth-protected MCP endpoint: what it answered and the URL to try, or ""
-// when the first probe got no answer.
-func notMCP(target string, disc *flows.Discovery) string {
-	u, err := url.Parse(target)
-	first := disc.Probes[0]
-	if err != nil || first.Status == 0 {
-		return ""
-	}
-	answered := "HTTP " + strconv.Itoa(first.Status)
-	switch {
-	case first.Status == http.StatusNotFound:
-		answered += " (not found)"
-	case first.Answer != "":
-		answered += " with " + first.Answer
-	}
-	const shape = "An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp"
-	switch {
-	case strings.TrimSuffix(u.Path, "/") == "/mcp":
-		return fmt.Sprintf("%s is not an OAuth-protected MCP endpoint: it answered %s, and no authorization server metadata was found (run: mcpauth discover %s to see every probe)", target, answered, target)
-	case first.URL != target: // a bare base URL: {base}/mcp was tried
-		return fmt.Sprintf("%s is not an MCP server: %s answered %s. %s; the server's documentation gives its path", target, first.URL, answered, shape)
-	}
-	return fmt.Sprintf("%s is not an MCP endpoint: it answered %s. %s; did you mean %s?", target, answered, shape, u.Scheme+"://"+u.Host+"/mcp")
 }
 
 // CheckPort fails early, before any browser opens, when the --port asked

@@ -83,9 +83,6 @@ func TestUnreachable(t *testing.T) {
 		!strings.Contains(err.Error(), "pass --ca-file") || CodeFor(err) != ExitNetwork {
 		t.Fatalf("got %q exit %d", err, CodeFor(err))
 	}
-	if got := hostPort("https://mcp.example.com/mcp"); got != "mcp.example.com:443" {
-		t.Fatalf("hostPort = %s", got)
-	}
 }
 
 func TestPortErrorSuggestsAnother(t *testing.T) {

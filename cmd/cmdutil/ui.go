@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -112,6 +113,14 @@ func CodeFor(err error) int {
 	switch {
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.Is(err, creds.ErrAuthRequired):
+		return ExitAuthRequired
+	case errors.Is(err, creds.ErrStorage):
+		return ExitStorage
+	case errors.Is(err, creds.ErrInput), errors.As(err, new(*creds.AmbiguousError)):
+		return ExitUsage
+	case errors.Is(err, creds.ErrRefresh):
+		return ExitNetwork
 	case errors.Is(err, flows.ErrCrossOrigin):
 		return ExitNetwork // the server's answer was not its own
 	case errors.Is(err, context.Canceled):

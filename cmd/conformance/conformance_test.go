@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -474,5 +475,39 @@ func TestReportFitsTheTerminal(t *testing.T) {
 			}
 		}
 		t.Logf("COLUMNS=%d:\n%s", width, res.stdout)
+	}
+}
+
+// A run that skips checks for want of an approver, a test clock and the
+// like closes with the options that would run them, the largest group
+// first: against a plain `mcpauth serve` that is --approve=form.
+func TestSkippedChecksNameTheirFlags(t *testing.T) {
+	base := startServe(t)
+	pipe := runCmd(t, nil, nil, base) // no width: every note on one line
+	approvals := strings.Count(pipe.stdout, "needs an approver to approve consent screens and device codes (--approve=form or --approve=manual)\n")
+	res := runCmd(t, nil, func(ios *cmdutil.IOStreams) { ios.Width = 80 }, base)
+	if res.code != 0 || pipe.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	_, hints, ok := strings.Cut(res.stdout, "skipped checks would run with:\n")
+	if !ok || approvals == 0 {
+		t.Fatalf("no closing hint, or no check skipped for want of an approver (%d):\n%s", approvals, res.stdout)
+	}
+	if w := tablefmt.Widest(hints); w > 80 {
+		t.Errorf("a hint line %d wide:\n%s", w, hints)
+	}
+	lines := strings.Split(strings.TrimRight(hints, "\n"), "\n")
+	first := strings.Fields(lines[0])
+	if len(first) < 3 || first[0] != strconv.Itoa(approvals) || first[2] != "--approve=form" {
+		t.Errorf("first hint %q; want the %d checks that need an approver, naming --approve=form", lines[0], approvals)
+	}
+	for _, want := range []string{"--clock-url", "--cimd-private", "--api-key-file", "--session-cookie-file"} {
+		if !strings.Contains(hints, want) {
+			t.Errorf("the hint does not name %s:\n%s", want, hints)
+		}
+	}
+	// With every need met (--local) there is nothing to hint.
+	if res := runCmd(t, nil, nil, "--local", "--run", "^DISC-0[12]$"); res.code != 0 || strings.Contains(res.stdout, "would run with") {
+		t.Errorf("--local: exit %d, hints at options:\n%s", res.code, res.stdout)
 	}
 }

@@ -4,6 +4,7 @@ package device
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -40,13 +42,7 @@ server's interval (5 s longer after each slow_down) and stores the token.`,
 		Example: `  mcpauth device http://127.0.0.1:8080/mcp
   mcpauth device https://mcp.example.com/mcp --clipboard`,
 		Args: cmdutil.TargetArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Target = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, &opts.Target, runF, Run),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
@@ -113,12 +109,12 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return cmdutil.WithExit(cmdutil.ExitFailure, noDeviceFlow{issuer: disc.Issuer, target: opts.Target})
 	}
 	cmdutil.NoteMigration(f, st, disc)
-	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
+	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return err
 	}
-	ccfg := flows.ClientConfig{HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, Cache: cmdutil.RegistrationCache{Store: st}, Scope: opts.Scope}
+	ccfg := flows.ClientConfig{HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, Cache: creds.RegistrationCache{Store: st}, Scope: opts.Scope}
 	phase.Set("registering a client at " + disc.Issuer)
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
 	if err != nil {
@@ -155,8 +151,8 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return cmdutil.FlowErrorRetry("device login", "mcpauth device "+opts.Target, err)
 	}
 	phase.Set("storing the token")
-	user := f.LookupUser(ctx, disc, tok.AccessToken, key)
-	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
+	user := f.Keeper().LookupUser(ctx, disc, tok.AccessToken, key)
+	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return err
 	}
 	return f.ReportLogin(disc, tok, st, user)
@@ -185,7 +181,7 @@ func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.Devic
 		return // headless: the box says where to go
 	}
 	ui.Info("Press Enter to open the browser (or open the URL on any device).")
-	target := firstNonEmpty(da.VerificationURIComplete, da.VerificationURI)
+	target := cmp.Or(da.VerificationURIComplete, da.VerificationURI)
 	go func() {
 		line := make(chan struct{}, 1)
 		go func() {
@@ -201,13 +197,6 @@ func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.Devic
 		case <-ctx.Done():
 		}
 	}()
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // copyToClipboard uses the first clipboard tool it finds.

@@ -33,13 +33,7 @@ resource metadata, RFC 8414 / OpenID Connect discovery) and print what was
 found, with every URL tried, its status and verdict.`,
 		Example: "  mcpauth discover http://127.0.0.1:8080/mcp\n  mcpauth discover https://mcp.example.com/mcp --output json | jq .probes",
 		Args:    cmdutil.TargetArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Target = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE:    cmdutil.RunE(opts, &opts.Target, runF, Run),
 	}
 	opts.Discover.Bind(cmd.Flags())
 	return cmd
@@ -48,11 +42,7 @@ found, with every URL tried, its status and verdict.`,
 // Run discovers and prints; on failure it still shows the probes.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	target, err := cmdutil.ParseTarget(opts.Target)
-	if err != nil {
-		return err
-	}
-	disc, err := f.Discover(ctx, target, opts.Discover)
+	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
 	if f.Globals.JSON() && disc != nil {
 		if werr := cmdutil.WriteJSON(f.IO.Out, disc); werr != nil {
 			return werr

@@ -9,10 +9,12 @@ import (
 	"strings"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/launch"
+	"github.com/mcpauth/mcpauth/internal/reach"
 )
 
 // browserCheck says whether login can open a browser here, with the same
-// rules as cmdutil.Opener, and what login does instead when it cannot.
+// rules as launch.Opener, and what login does instead when it cannot.
 func browserCheck(opts *Options, target string) Check {
 	c := Check{ID: "browser"}
 	if fields := strings.Fields(opts.Getenv("MCPAUTH_BROWSER")); len(fields) > 0 {
@@ -27,7 +29,7 @@ func browserCheck(opts *Options, target string) Check {
 	if target != "" {
 		device = "mcpauth device " + target
 	}
-	if why := cmdutil.Headless(opts.Getenv, opts.GOOS); why != "" {
+	if why := launch.Headless(opts.Getenv, opts.GOOS); why != "" {
 		c.Status = Warn
 		c.Detail = fmt.Sprintf("no browser will be opened: %s; login prints the URL to open yourself", why)
 		c.Fix = "use the device flow, which needs no browser here (" + device + "), or set MCPAUTH_BROWSER to a browser command"
@@ -78,7 +80,7 @@ func proxyCheck(opts *Options, target string) Check {
 	if err != nil {
 		return c // ParseTarget accepted it; nothing more to say
 	}
-	proxy, err := cmdutil.ProxyFunc(opts.Getenv)(req)
+	proxy, err := reach.Proxy(opts.Getenv)(req)
 	switch {
 	case err != nil:
 		c.Status, c.Detail, c.Fix = Fail, fmt.Sprintf("%s; the proxy setting is invalid: %v", c.Detail, err), "fix HTTPS_PROXY / HTTP_PROXY (a URL such as http://proxy.example:3128)"

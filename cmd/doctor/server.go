@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -159,7 +160,7 @@ func credentialCheck(opts *Options, target string) Check {
 		c.Status, c.Detail, c.Fix = Fail, err.Error(), "see the keyring and token-files checks above"
 		return c
 	}
-	e, err := cmdutil.ResolveServer(st, target, opts.F.Globals.Account)
+	e, err := creds.Resolve(st, target, opts.F.Globals.Account)
 	if err != nil {
 		c.Status, c.Detail, c.Fix = Warn, "no stored credential for "+target, login
 		return c
@@ -168,7 +169,7 @@ func credentialCheck(opts *Options, target string) Check {
 	if e.Backend == keyring.StorageKeyring {
 		where = "keyring-protected file"
 	}
-	if _, err := st.Load(e.Server, e.Account); err != nil {
+	if _, err := creds.Load(st, e.Server, e.Account); err != nil {
 		c.Status, c.Detail, c.Fix = Fail, fmt.Sprintf("the stored credential (%s) cannot be read: %v", where, cmdutil.KeyringCause(err)), "fix the keyring (see the keyring check), or log in again: "+login
 		if errors.Is(err, keyring.ErrPlaintextEntry) {
 			c.Detail = "the stored credential is a plain file, which is not read while the keyring is in use (a planted file would look the same)"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 	"github.com/mcpauth/mcpauth/keyring"
@@ -30,12 +31,12 @@ func TestBrowserLoginWithDPoP(t *testing.T) {
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatalf("login: exit %d: %s", code, stderr)
 	}
-	load := func() keyring.TokenBundle {
+	load := func() creds.Bundle {
 		st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: c.Vars["MCPAUTH_CONFIG_DIR"]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := st.Load(s.URL+"/mcp", "")
+		b, err := creds.Load(st, s.URL+"/mcp", "")
 		if err != nil {
 			t.Fatal(err)
 		}

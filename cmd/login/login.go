@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -71,7 +72,7 @@ running the grant again. DPoP is used when the server advertises it.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
 	secret = cmdutil.BindSecret(fl, &opts.ClientSecret, "client-secret", "secret of the pre-registered client").Private(&opts.AllowInsecureKeyFile)
-	fl.BoolVar(&opts.AllowInsecureKeyFile, cmdutil.AllowInsecureKeyFileFlag[2:], false,
+	fl.BoolVar(&opts.AllowInsecureKeyFile, creds.AllowInsecureKeyFileFlag[2:], false,
 		"use --private-key-file, --client-secret-file, --jwt-bearer-assertion-file and --id-token-file even when group or others may read them (unsafe)")
 	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", f.Getenv("MCPAUTH_CLIENT_METADATA_URL"), "client ID metadata document URL, used when the server supports them (env MCPAUTH_CLIENT_METADATA_URL)")
 	fl.IntVar(&opts.Port, "port", 0, "loopback port for the redirect (default: a registered or free port)")
@@ -115,8 +116,8 @@ func Login(ctx context.Context, opts *Options) (*flows.Discovery, *flows.Token, 
 	return disc, tok, st, nil
 }
 
-func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Discovery, *flows.Token, *keyring.Store, cmdutil.User, error) {
-	var none cmdutil.User
+func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Discovery, *flows.Token, *keyring.Store, creds.User, error) {
+	var none creds.User
 	f := opts.F
 	ui := cmdutil.NewUI(f)
 	target, err := cmdutil.ParseTarget(opts.Target)
@@ -137,14 +138,14 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 		return nil, nil, nil, none, err
 	}
 	cmdutil.NoteMigration(f, st, disc)
-	f.NoteReplace(st, cmdutil.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
+	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
 		return nil, nil, nil, none, err
 	}
 	ccfg := flows.ClientConfig{
 		HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret,
-		MetadataDocumentURL: opts.ClientMetadataURL, Cache: cmdutil.RegistrationCache{Store: st}, Scope: opts.Scope,
+		MetadataDocumentURL: opts.ClientMetadataURL, Cache: creds.RegistrationCache{Store: st}, Scope: opts.Scope,
 	}
 	phase.Set("registering a client at " + disc.Issuer)
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
@@ -190,8 +191,8 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 		return nil, nil, nil, none, cmdutil.FlowErrorRetry(loggingIn(err), "mcpauth login "+target, err)
 	}
 	phase.Set("storing the token")
-	user := f.LookupUser(ctx, disc, tok.AccessToken, key)
-	if err := cmdutil.SaveToken(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
+	user := f.Keeper().LookupUser(ctx, disc, tok.AccessToken, key)
+	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return nil, nil, nil, none, err
 	}
 	return disc, tok, st, user, nil

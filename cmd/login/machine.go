@@ -1,6 +1,7 @@
 package login
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // MachineOptions are login's flags for logins without a user at a browser:
@@ -61,11 +62,11 @@ func (opts *Options) machineGrant() string {
 	m := &opts.Machine
 	switch {
 	case m.ClientCredentials:
-		return keyring.GrantClientCredentials
+		return creds.GrantClientCredentials
 	case m.IDTokenFile != "" || m.IdPTokenEndpoint != "":
-		return keyring.GrantEnterprise
+		return creds.GrantEnterprise
 	case m.AssertionFile != "" || opts.F.Getenv(envAssertion) != "":
-		return keyring.GrantJWTBearer
+		return creds.GrantJWTBearer
 	}
 	return ""
 }
@@ -87,34 +88,34 @@ func (m *MachineOptions) checkBrowserLogin() error {
 
 // machineBundle checks the flags and builds what the grant needs and the store
 // keeps; nothing secret comes from anywhere but flags and the environment.
-func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
+func (opts *Options) machineBundle(grant string) (creds.Bundle, error) {
 	m, getenv := &opts.Machine, opts.F.Getenv
-	secret := firstNonEmpty(opts.ClientSecret, getenv(envClientSecret))
-	keyFile := firstNonEmpty(m.PrivateKeyFile, getenv(envPrivateKeyFile))
+	secret := cmp.Or(opts.ClientSecret, getenv(envClientSecret))
+	keyFile := cmp.Or(m.PrivateKeyFile, getenv(envPrivateKeyFile))
 	switch {
 	case secret != "" && keyFile != "":
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("give a client secret or a private key, not both")
-	case grant == keyring.GrantClientCredentials && opts.ClientID == "":
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--client-credentials needs --client-id")
-	case grant == keyring.GrantClientCredentials && secret == "" && keyFile == "":
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--client-credentials needs --client-secret (or %s) or --private-key-file (or %s)", envClientSecret, envPrivateKeyFile)
+		return creds.Bundle{}, cmdutil.FlagErrorf("give a client secret or a private key, not both")
+	case grant == creds.GrantClientCredentials && opts.ClientID == "":
+		return creds.Bundle{}, cmdutil.FlagErrorf("--client-credentials needs --client-id")
+	case grant == creds.GrantClientCredentials && secret == "" && keyFile == "":
+		return creds.Bundle{}, cmdutil.FlagErrorf("--client-credentials needs --client-secret (or %s) or --private-key-file (or %s)", envClientSecret, envPrivateKeyFile)
 	case (secret != "" || keyFile != "") && opts.ClientID == "":
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("a client secret or private key needs --client-id")
+		return creds.Bundle{}, cmdutil.FlagErrorf("a client secret or private key needs --client-id")
 	case m.TokenAuth != "" && secret == "":
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--token-auth applies to a client secret")
+		return creds.Bundle{}, cmdutil.FlagErrorf("--token-auth applies to a client secret")
 	case (m.SigningAlg != "" || m.KeyID != "") && keyFile == "":
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--signing-alg and --key-id apply to --private-key-file")
+		return creds.Bundle{}, cmdutil.FlagErrorf("--signing-alg and --key-id apply to --private-key-file")
 	case m.AssertionAudience != flows.AudienceTokenEndpoint && m.AssertionAudience != flows.AudienceIssuer:
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("--assertion-audience must be %s or %s", flows.AudienceTokenEndpoint, flows.AudienceIssuer)
-	case grant == keyring.GrantEnterprise && (m.IDTokenFile == "" || m.IdPTokenEndpoint == "" || m.IdPClientID == ""):
-		return keyring.TokenBundle{}, cmdutil.FlagErrorf("enterprise-managed authorization needs --id-token-file, --idp-token-endpoint and --idp-client-id")
+		return creds.Bundle{}, cmdutil.FlagErrorf("--assertion-audience must be %s or %s", flows.AudienceTokenEndpoint, flows.AudienceIssuer)
+	case grant == creds.GrantEnterprise && (m.IDTokenFile == "" || m.IdPTokenEndpoint == "" || m.IdPClientID == ""):
+		return creds.Bundle{}, cmdutil.FlagErrorf("enterprise-managed authorization needs --id-token-file, --idp-token-endpoint and --idp-client-id")
 	}
-	client := &keyring.ClientInfo{ClientID: opts.ClientID, TokenEndpointAuthMethod: flows.AuthMethodNone}
+	client := &creds.ClientInfo{ClientID: opts.ClientID, TokenEndpointAuthMethod: flows.AuthMethodNone}
 	switch {
 	case keyFile != "":
 		// Checked now, so a bad key is a usage error before any request.
 		if _, err := flows.LoadSigner(keyFile, m.SigningAlg); err != nil {
-			return keyring.TokenBundle{}, cmdutil.WithExit(cmdutil.ExitUsage, err)
+			return creds.Bundle{}, cmdutil.WithExit(cmdutil.ExitUsage, err)
 		}
 		client.TokenEndpointAuthMethod = flows.AuthMethodPrivateKeyJWT
 	case secret != "":
@@ -125,32 +126,32 @@ func (opts *Options) machineBundle(grant string) (keyring.TokenBundle, error) {
 		case "post", flows.AuthMethodPost:
 			client.TokenEndpointAuthMethod = flows.AuthMethodPost
 		default:
-			return keyring.TokenBundle{}, cmdutil.FlagErrorf("--token-auth must be basic or post")
+			return creds.Bundle{}, cmdutil.FlagErrorf("--token-auth must be basic or post")
 		}
 	}
-	g := &keyring.GrantInfo{Type: grant, Scope: opts.Scope, NoResource: opts.NoResource,
+	g := &creds.GrantInfo{Type: grant, Scope: opts.Scope, NoResource: opts.NoResource,
 		PrivateKeyFile: keyFile, SigningAlg: m.SigningAlg, KeyID: m.KeyID, AssertionAudience: m.AssertionAudience,
 		AllowInsecureKeyFile: opts.AllowInsecureKeyFile}
 	switch grant {
-	case keyring.GrantJWTBearer:
+	case creds.GrantJWTBearer:
 		if m.AssertionFile != "" {
 			g.AssertionFile = m.AssertionFile
 		} else {
 			g.AssertionEnv = envAssertion
 		}
-	case keyring.GrantEnterprise:
+	case creds.GrantEnterprise:
 		g.IDTokenFile, g.IdPTokenEndpoint = m.IDTokenFile, m.IdPTokenEndpoint
-		idp := &keyring.ClientInfo{ClientID: m.IdPClientID, TokenEndpointAuthMethod: flows.AuthMethodNone}
-		if s := firstNonEmpty(m.IdPClientSecret, getenv(envIdPClientSecret)); s != "" {
+		idp := &creds.ClientInfo{ClientID: m.IdPClientID, TokenEndpointAuthMethod: flows.AuthMethodNone}
+		if s := cmp.Or(m.IdPClientSecret, getenv(envIdPClientSecret)); s != "" {
 			idp.ClientSecret, idp.TokenEndpointAuthMethod = s, flows.AuthMethodBasic
 		}
 		g.IdPClient = idp
 	}
 	// Before any request too; renewals check again (MachineGrant).
-	if err := cmdutil.CheckGrantFiles(g); err != nil {
-		return keyring.TokenBundle{}, err
+	if err := creds.CheckGrantFiles(g); err != nil {
+		return creds.Bundle{}, err
 	}
-	b := keyring.TokenBundle{Kind: keyring.KindOAuth, Grant: g}
+	b := creds.Bundle{Kind: creds.KindOAuth, Grant: g}
 	if client.ClientID != "" {
 		b.Client = client
 	}
@@ -182,7 +183,7 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	if b.Grant.Scope == "" {
 		b.Grant.Scope = disc.Scope
 	}
-	server := cmdutil.ServerKey(disc.Resource)
+	server := creds.ServerKey(disc.Resource)
 
 	key, err := f.LoginDPoP(st, disc, cmdutil.DPoPChoice{Insist: opts.Machine.DPoP, Refuse: opts.Machine.NoDPoP})
 	if err != nil {
@@ -193,18 +194,18 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 			return err
 		}
 	}
-	tok, d, err := f.MachineGrant(ctx, b)
+	tok, d, err := f.Keeper().MachineGrant(ctx, b)
 	if err != nil {
 		return cmdutil.FlowError(loggingIn(err), err)
 	}
-	if err := cmdutil.FillToken(&b, tok, d); err != nil {
+	if err := b.Fill(tok, d); err != nil {
 		return err
 	}
-	if err := st.Save(server, f.Globals.Account, b); err != nil {
+	if err := creds.Save(st, server, f.Globals.Account, b); err != nil {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("storing the token: %w", err))
 	}
 	// A machine's token names a client, not a person: no user to look up.
-	return f.ReportLogin(disc, tok, st, cmdutil.User{})
+	return f.ReportLogin(disc, tok, st, creds.User{})
 }
 
 // machineDiscover is discovery without the PKCE S256 requirement, which
@@ -223,15 +224,6 @@ func machineDiscover(ctx context.Context, f *cmdutil.Factory, opts *Options) (*f
 	ios.ErrOut = io.Discard
 	quiet.IO = &ios
 	return quiet.Discover(ctx, opts.Target, df)
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // loggingIn is what a failed login was doing, with the way out when the

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -32,7 +33,7 @@ func TestLoginAfterAuthorizationServerMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := st.Load(a.URL+"/mcp", "")
+	old, err := creds.Load(st, a.URL+"/mcp", "")
 	if err != nil || old.RefreshToken == "" {
 		t.Fatalf("first login stored %v, %v", old, err)
 	}
@@ -56,7 +57,7 @@ func TestLoginAfterAuthorizationServerMigration(t *testing.T) {
 			}
 		}
 	}
-	now, err := st.Load(a.URL+"/mcp", "")
+	now, err := creds.Load(st, a.URL+"/mcp", "")
 	if err != nil || now.Issuer != b.URL || now.TokenEndpoint != b.URL+"/oauth/token" || now.Client.ClientID == old.Client.ClientID {
 		t.Errorf("after migration stored %v, %v", now, err)
 	}
@@ -76,13 +77,13 @@ func TestLoginIssuerChangedMidFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := st.Load(a.URL+"/mcp", "")
+	before, _ := creds.Load(st, a.URL+"/mcp", "")
 	a.IssuerOverride = "https://other.example"
 	code, _, stderr := c.Run("login", a.URL+"/mcp")
 	if code != 6 || !strings.Contains(stderr, "issuer mismatch") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	after, err := st.Load(a.URL+"/mcp", "")
+	after, err := creds.Load(st, a.URL+"/mcp", "")
 	if err != nil || after.AccessToken != before.AccessToken || after.RefreshToken != before.RefreshToken {
 		t.Errorf("a failed login changed the stored credential")
 	}

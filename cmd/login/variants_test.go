@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -16,17 +17,17 @@ func TestLoginDiscoveryVariants(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		setup func(*flowstest.Server)
-		check func(t *testing.T, s *flowstest.Server, b keyring.TokenBundle, stderr string)
+		check func(t *testing.T, s *flowstest.Server, b creds.Bundle, stderr string)
 	}{
 		{"2025-03-26 default endpoints", func(s *flowstest.Server) { s.Legacy, s.NoASMetadata = true, true },
-			func(t *testing.T, s *flowstest.Server, b keyring.TokenBundle, stderr string) {
+			func(t *testing.T, s *flowstest.Server, b creds.Bundle, stderr string) {
 				if !strings.Contains(stderr, "default endpoints") || b.TokenEndpoint != s.URL+"/token" ||
 					s.Count("/register", "") != 1 || s.Count("/token", "authorization_code") != 1 {
 					t.Errorf("token endpoint %q; stderr %s", b.TokenEndpoint, stderr)
 				}
 			}},
 		{"root resource is the origin", func(s *flowstest.Server) { s.RootPRMOnly, s.PRMResource = true, s.URL },
-			func(t *testing.T, s *flowstest.Server, b keyring.TokenBundle, stderr string) {
+			func(t *testing.T, s *flowstest.Server, b creds.Bundle, stderr string) {
 				if b.Resource != s.URL {
 					t.Errorf("resource %q, want the origin", b.Resource)
 				}
@@ -45,7 +46,7 @@ func TestLoginDiscoveryVariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := st.Load(s.URL+"/mcp", "")
+			b, err := creds.Load(st, s.URL+"/mcp", "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/servertest"
@@ -26,7 +27,7 @@ func TestLogoutRevokes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := st.Load(env.URL+"/mcp", "")
+	b, err := creds.Load(st, env.URL+"/mcp", "")
 	if err != nil || b.RefreshToken == "" || b.RevocationEndpoint == "" {
 		t.Fatalf("stored %v, %v: want a refresh token and a revocation endpoint", b, err)
 	}
@@ -34,7 +35,7 @@ func TestLogoutRevokes(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "Revoked the refresh token") {
 		t.Fatalf("logout exit %d: %s", code, stderr)
 	}
-	if _, err := st.Load(env.URL+"/mcp", ""); err == nil {
+	if _, err := creds.Load(st, env.URL+"/mcp", ""); err == nil {
 		t.Error("still stored after logout")
 	}
 	resp, err := http.PostForm(env.URL+"/oauth/token", url.Values{"grant_type": {"refresh_token"},

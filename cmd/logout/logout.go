@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -59,7 +60,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if opts.All {
-		infos, err := st.List()
+		infos, err := creds.List(st)
 		if err != nil {
 			return cmdutil.WithExit(cmdutil.ExitStorage, err)
 		}
@@ -75,7 +76,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return nil
 	}
-	e, err := cmdutil.ResolveServer(st, opts.Server, f.Globals.Account)
+	e, err := creds.Resolve(st, opts.Server, f.Globals.Account)
 	if err != nil {
 		return err
 	}
@@ -91,12 +92,12 @@ func Run(ctx context.Context, opts *Options) error {
 // what stays valid where it cannot: deleting a credential here does not end
 // it at the server. Failures are warnings: logging out must still forget
 // the credential locally.
-func revoke(ctx context.Context, f *cmdutil.Factory, ui *cmdutil.UI, st *keyring.Store, e keyring.EntryInfo) {
-	if e.Kind == keyring.KindAPIKey {
+func revoke(ctx context.Context, f *cmdutil.Factory, ui *cmdutil.UI, st *keyring.Store, e creds.Entry) {
+	if e.Kind == creds.KindAPIKey {
 		ui.Info("The API key still works at %s until it is regenerated there (Settings); only this copy is deleted.", e.Server)
 		return
 	}
-	b, err := st.Load(e.Server, e.Account)
+	b, err := creds.Load(st, e.Server, e.Account)
 	if err != nil {
 		return
 	}

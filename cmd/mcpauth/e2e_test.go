@@ -121,9 +121,13 @@ var (
 	buildErr  error
 )
 
-// buildBinary builds the mcpauth binary once per test run.
+// buildBinary builds the mcpauth binary once per test run. Every test that
+// runs the built binary is end-to-end, so -short skips them here.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test of the built binary: skipped with -short")
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcpauth-e2e-bin-")
 		if err != nil {

@@ -60,6 +60,9 @@ func approveInForms(base, authURL string) error {
 }
 
 func TestE2ELockedKeyringChoiceRemembered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test in a private keyring session: skipped with -short")
+	}
 	if os.Getenv(lockedChildEnv) == "" {
 		runInOwnKeyring(t)
 		return

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -53,7 +54,7 @@ func TestE2EPingRefreshesAfterADay(t *testing.T) {
 	}
 }
 
-func (e *e2e) bundle() keyring.TokenBundle {
+func (e *e2e) bundle() creds.Bundle {
 	e.t.Helper()
 	storage, err := keyring.ParseStorage(e.storage)
 	if err != nil {
@@ -63,7 +64,7 @@ func (e *e2e) bundle() keyring.TokenBundle {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	b, err := st.Load(e.base+"/mcp", "")
+	b, err := creds.Load(st, e.base+"/mcp", "")
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -119,9 +120,9 @@ func TestRefreshLockTenProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	server := srv.URL + "/mcp"
-	if err := st.Save(server, "", keyring.TokenBundle{Kind: keyring.KindOAuth, Issuer: srv.URL, Resource: server,
+	if err := creds.Save(st, server, "", creds.Bundle{Kind: creds.KindOAuth, Issuer: srv.URL, Resource: server,
 		AccessToken: "at-0", TokenType: "Bearer", RefreshToken: "rt-0", Expiry: time.Now().Add(-time.Minute),
-		TokenEndpoint: srv.URL + "/token", Client: &keyring.ClientInfo{ClientID: "cid", TokenEndpointAuthMethod: "none"}}); err != nil {
+		TokenEndpoint: srv.URL + "/token", Client: &creds.ClientInfo{ClientID: "cid", TokenEndpointAuthMethod: "none"}}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 10
@@ -161,7 +162,7 @@ func TestRefreshLockTenProcesses(t *testing.T) {
 	if got := as.refreshs.Load(); got != 1 {
 		t.Errorf("%d refresh requests, want exactly 1", got)
 	}
-	b, err := st.Load(server, "")
+	b, err := creds.Load(st, server, "")
 	if err != nil || b.RefreshToken != "rt-1" || b.AccessToken != "at-1" {
 		t.Errorf("stored %v, %v; want the rotated pair", b, err)
 	}

@@ -2,6 +2,7 @@
 package ping
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,8 +14,8 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/login"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Options are ping's arguments.
@@ -42,15 +43,7 @@ without a valid credential it exits 3 and says how to log in.`,
 		Example: `  mcpauth ping
   mcpauth ping http://127.0.0.1:8080/mcp --output json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				opts.Server = args[0]
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, &opts.Server, runF, Run),
 	}
 	cmd.Flags().BoolVar(&opts.AllowInsecure, "allow-insecure-http", false, "UNSAFE: send the credential over plain http to a host that is not loopback")
 	cmd.Flags().BoolVar(&opts.StepUp, "step-up", false, "on 403 insufficient_scope, log in again in the browser for the scopes the server asks for (at most twice)")
@@ -60,7 +53,7 @@ without a valid credential it exits 3 and says how to log in.`,
 // Run pings.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	cred, err := f.FreshCredential(ctx, opts.Server)
+	cred, err := f.Keeper().Fresh(ctx, opts.Server)
 	if err != nil {
 		return err
 	}
@@ -73,7 +66,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	mcpURL := cred.Server
 	if mcpURL == "" {
-		mcpURL = cmdutil.ServerKey(opts.Server)
+		mcpURL = creds.ServerKey(opts.Server)
 	}
 	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
 		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
@@ -104,7 +97,7 @@ func Run(ctx context.Context, opts *Options) error {
 		err := once(ctx)
 		if invalidToken(err) {
 			// Revoked or expired early: refresh once and try again.
-			retry, ok, rerr := f.RetryCredential(ctx, cred)
+			retry, ok, rerr := f.Keeper().Retry(ctx, cred)
 			if rerr != nil {
 				return rerr
 			}
@@ -115,7 +108,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return err
 	}
-	if opts.StepUp && !cred.FromEnv && cred.Kind == keyring.KindOAuth {
+	if opts.StepUp && !cred.FromEnv && cred.Kind == creds.KindOAuth {
 		err = flows.StepUp(ctx, flows.StepUpConfig{Granted: cred.Scope, Call: call,
 			Authorize: func(ctx context.Context, scope string) (string, error) {
 				cmdutil.NewUI(f).Info("The server needs more scope: logging in again for %q", scope)
@@ -123,7 +116,7 @@ func Run(ctx context.Context, opts *Options) error {
 				if err != nil {
 					return "", err
 				}
-				if cred, err = f.FreshCredential(ctx, cred.Server); err != nil {
+				if cred, err = f.Keeper().Fresh(ctx, cred.Server); err != nil {
 					return "", err
 				}
 				return tok.Scope, nil
@@ -151,9 +144,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if check == checkMCP {
 		if f.Globals.JSON() {
 			return cmdutil.WriteJSON(f.IO.Out, map[string]any{"status": "ok", "check": check, "server": mcpURL, "server_name": tools.ServerName, "tools": tools.Tools,
-				"user_id": firstNonEmpty(cred.User.ID, cmdutil.Subject(cred.Token))})
+				"user_id": cmp.Or(cred.User.ID, creds.Subject(cred.Token))})
 		}
-		ui.Success("ok: %s at %s answered with %d tool(s)%s (checked with MCP tools/list: %s/api/ping is 404)", firstNonEmpty(tools.ServerName, "the MCP server"), mcpURL, tools.Tools, identity(cred), cred.BaseURL)
+		ui.Success("ok: %s at %s answered with %d tool(s)%s (checked with MCP tools/list: %s/api/ping is 404)", cmp.Or(tools.ServerName, "the MCP server"), mcpURL, tools.Tools, identity(cred), cred.BaseURL)
 		_, err = fmt.Fprintln(f.IO.Out, mcpURL)
 		return err
 	}
@@ -164,7 +157,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return cmdutil.WriteJSON(f.IO.Out, out)
 	}
-	ui.Success("ok: user %s at %s (checked with GET /api/ping)", cmdutil.User{ID: res.UserID, Name: res.Name}, cred.BaseURL)
+	ui.Success("ok: user %s at %s (checked with GET /api/ping)", creds.User{ID: res.UserID, Name: res.Name}, cred.BaseURL)
 	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
 	return err
 }
@@ -172,11 +165,11 @@ func Run(ctx context.Context, opts *Options) error {
 // identity says whom the credential belongs to, as the login found out,
 // else as the token itself says (its sub, labelled: the server was not
 // asked), for a server that has no /api/ping to say it.
-func identity(cred cmdutil.Credential) string {
+func identity(cred creds.Credential) string {
 	if u := cred.User.String(); u != "" {
 		return " for " + u
 	}
-	if sub := cmdutil.Subject(cred.Token); sub != "" {
+	if sub := creds.Subject(cred.Token); sub != "" {
 		return " for " + sub + " (the token's sub)"
 	}
 	return ""
@@ -187,13 +180,6 @@ const (
 	checkPing = "api/ping"
 	checkMCP  = "mcp tools/list"
 )
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 // invalidToken reports a 401 whose challenge says invalid_token (RFC 6750
 // §3.1), or says nothing: a refresh may help. Other 401s may not.

@@ -4,12 +4,13 @@ import (
 	"context"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 )
 
 // StepUpSource is the proxy's credential source with step-up on, as Run
 // builds it with --login, for tests that drive it without a host.
-func StepUpSource(f *cmdutil.Factory, server string, log func(string, ...any)) (step func(ctx context.Context, token, scope string) (bool, error), current func() cmdutil.Credential, err error) {
-	cred, err := f.FreshCredential(context.Background(), server)
+func StepUpSource(f *cmdutil.Factory, server string, log func(string, ...any)) (step func(ctx context.Context, token, scope string) (bool, error), current func() creds.Credential, err error) {
+	cred, err := f.Keeper().Fresh(context.Background(), server)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -20,7 +21,7 @@ func StepUpSource(f *cmdutil.Factory, server string, log func(string, ...any)) (
 		return err
 	}
 	s := steppingSource{src}
-	return s.StepUp, func() cmdutil.Credential {
+	return s.StepUp, func() creds.Credential {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.cred

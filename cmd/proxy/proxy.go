@@ -3,6 +3,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/device"
 	"github.com/mcpauth/mcpauth/cmd/login"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/internal/mcpproxy"
 )
@@ -59,13 +61,7 @@ or the server was never reachable.`,
 		Example: `  mcpauth proxy https://mcp.example.com/mcp
   mcpauth proxy http://127.0.0.1:8080/mcp --account work --log-file /tmp/mcpauth-proxy.log`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Server = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, &opts.Server, runF, Run),
 	}
 	cmd.Flags().StringArrayVarP(&opts.Headers, "header", "H", nil, "extra request header 'Name: value' (repeatable)")
 	cmd.Flags().StringVar(&opts.Transport, "transport", mcpproxy.Auto, "auto, streamable or sse")
@@ -122,9 +118,8 @@ func Run(ctx context.Context, opts *Options) error {
 
 func run(ctx context.Context, opts *Options, headers http.Header, logf func(string, ...any)) error {
 	f := opts.F
-	cred, err := f.FreshCredential(ctx, opts.Server)
-	var ee *cmdutil.ExitError
-	if opts.Login && errors.As(err, &ee) && ee.Code == cmdutil.ExitAuthRequired {
+	cred, err := f.Keeper().Fresh(ctx, opts.Server)
+	if opts.Login && cmdutil.CodeFor(err) == cmdutil.ExitAuthRequired {
 		logf("%v", err)
 		cred, err = logIn(ctx, opts, "", logf)
 	}
@@ -133,7 +128,7 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	}
 	mcpURL := cred.Server
 	if mcpURL == "" {
-		mcpURL = cmdutil.ServerKey(opts.Server)
+		mcpURL = creds.ServerKey(opts.Server)
 	}
 	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
 		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
@@ -153,7 +148,7 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	if cred.FromEnv {
 		hint = "; MCPAUTH_TOKEN is set: replace it"
 	}
-	src := &credSource{f: f, server: firstNonEmpty(cred.Server, opts.Server), cred: cred, loaded: f.Clock.Now(), log: logf}
+	src := &credSource{f: f, server: cmp.Or(cred.Server, opts.Server), cred: cred, loaded: f.Clock.Now(), log: logf}
 	if opts.Login && !cred.FromEnv {
 		src.stepUp = func(ctx context.Context, scope string) error {
 			_, err := logIn(ctx, opts, scope, logf)
@@ -190,7 +185,7 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 // browser to open (over SSH, no display), with the device flow when the
 // server offers it. Its output goes to stderr and it never reads stdin:
 // both belong to the host, whose messages wait in the pipe meanwhile.
-func logIn(ctx context.Context, opts *Options, scope string, logf func(string, ...any)) (cmdutil.Credential, error) {
+func logIn(ctx context.Context, opts *Options, scope string, logf func(string, ...any)) (creds.Credential, error) {
 	lf := *opts.F
 	streams := *lf.IO
 	streams.Out, streams.In, streams.StdinTTY = streams.ErrOut, strings.NewReader(""), false
@@ -204,10 +199,10 @@ func logIn(ctx context.Context, opts *Options, scope string, logf func(string, .
 		err := device.Run(ctx, &device.Options{F: &lf, Target: opts.Server, Scope: scope})
 		if !errors.Is(err, device.ErrNoDeviceFlow) {
 			if err != nil {
-				return cmdutil.Credential{}, err
+				return creds.Credential{}, err
 			}
 			logf("logged in")
-			return opts.F.FreshCredential(ctx, opts.Server)
+			return opts.F.Keeper().Fresh(ctx, opts.Server)
 		}
 		logf("the server offers no device flow: open the URL below in a browser (forward its port if the browser is elsewhere)")
 	} else {
@@ -215,13 +210,13 @@ func logIn(ctx context.Context, opts *Options, scope string, logf func(string, .
 	}
 	_, tok, _, err := login.Login(ctx, &login.Options{F: &lf, Target: opts.Server, Scope: scope, Timeout: flows.DefaultLoginTimeout})
 	if err != nil {
-		return cmdutil.Credential{}, err
+		return creds.Credential{}, err
 	}
 	logf("logged in (token expires %s)", tok.Expiry.Format(time.RFC3339))
-	return opts.F.FreshCredential(ctx, opts.Server)
+	return opts.F.Keeper().Fresh(ctx, opts.Server)
 }
 
-func credKind(c cmdutil.Credential) string {
+func credKind(c creds.Credential) string {
 	switch {
 	case c.FromEnv:
 		return "MCPAUTH_TOKEN"
@@ -229,13 +224,6 @@ func credKind(c cmdutil.Credential) string {
 		return "DPoP " + string(c.Kind)
 	}
 	return string(c.Kind)
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // credSource gives the proxy's HTTP client the current credential: the one
@@ -250,17 +238,17 @@ type credSource struct {
 	stepUp func(ctx context.Context, scope string) error
 
 	mu      sync.Mutex
-	cred    cmdutil.Credential
+	cred    creds.Credential
 	loaded  time.Time
 	stepUps int
 }
 
-func (c *credSource) current(ctx context.Context) cmdutil.Credential {
+func (c *credSource) current(ctx context.Context) creds.Credential {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if now := c.f.Clock.Now(); !c.cred.FromEnv && now.Sub(c.loaded) > time.Minute {
 		c.loaded = now
-		if n, err := c.f.FreshCredential(ctx, c.server); err == nil {
+		if n, err := c.f.Keeper().Fresh(ctx, c.server); err == nil {
 			c.cred = n
 		} else {
 			c.log("reading the stored credential again: %v (still using the one loaded before)", err)
@@ -319,13 +307,13 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 		// registers anew there; nothing the old one issued is sent to it.
 		return c.logInAgain(ctx, token, "")
 	}
-	n, ok, err := c.f.RetryCredential(ctx, c.cred)
+	n, ok, err := c.f.Keeper().Retry(ctx, c.cred)
 	if err != nil {
 		return false, err
 	}
 	if !ok && !c.cred.FromEnv {
 		// Nothing to refresh with: perhaps a new login has been stored.
-		if n, err = c.f.FreshCredential(ctx, c.server); err != nil {
+		if n, err = c.f.Keeper().Fresh(ctx, c.server); err != nil {
 			return false, err
 		}
 	}
@@ -386,7 +374,7 @@ func (c *credSource) logInAgain(ctx context.Context, token, scope string) (bool,
 	if err := c.stepUp(ctx, scope); err != nil {
 		return false, err
 	}
-	n, err := c.f.FreshCredential(ctx, c.server)
+	n, err := c.f.Keeper().Fresh(ctx, c.server)
 	if err != nil {
 		return false, err
 	}

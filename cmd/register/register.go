@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -35,13 +36,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 registration is cached for login and device unless --no-cache.`,
 		Example: "  mcpauth register http://127.0.0.1:8080/mcp\n  mcpauth register https://mcp.example.com/mcp --device --output json",
 		Args:    cmdutil.TargetArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Target = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE:    cmdutil.RunE(opts, &opts.Target, runF, Run),
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.RedirectURIs, "redirect-uri", nil, "redirect URI to register (repeatable; default: three loopback URIs)")
@@ -56,11 +51,7 @@ registration is cached for login and device unless --no-cache.`,
 // Run registers.
 func Run(ctx context.Context, opts *Options) error {
 	f := opts.F
-	target, err := cmdutil.ParseTarget(opts.Target)
-	if err != nil {
-		return err
-	}
-	disc, err := f.Discover(ctx, target, opts.Discover)
+	disc, err := f.Discover(ctx, opts.Target, opts.Discover)
 	if err != nil {
 		return err
 	}
@@ -101,7 +92,7 @@ func Run(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return err
 		}
-		if err := (cmdutil.RegistrationCache{Store: st}).Put(disc.Issuer, disc.Resource, ci); err != nil {
+		if err := (creds.RegistrationCache{Store: st}).Put(disc.Issuer, disc.Resource, ci); err != nil {
 			return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("caching the registration: %w", err))
 		}
 	}

@@ -45,7 +45,7 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	cmd := newCmd(f, args)
 	cmd.SetArgs(args)
 	cmd.SetIn(f.IO.In)
-	cmd.SetOut(f.IO.ErrOut)
+	cmd.SetOut(f.IO.Out) // help, which people pipe to less
 	cmd.SetErr(f.IO.ErrOut)
 	ran, err := cmd.ExecuteContextC(ctx)
 	if err == nil {
@@ -81,10 +81,12 @@ func ExitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return cmdutil.ExitCancelled
 	}
-	if isUsageError(err) {
-		return cmdutil.ExitUsage
+	// Typed errors first: cobra's usage errors are recognised by their
+	// text, which a server's message may contain ("no longer accepts").
+	if code := cmdutil.CodeFor(err); code != cmdutil.ExitFailure || !isUsageError(err) {
+		return code
 	}
-	return cmdutil.CodeFor(err)
+	return cmdutil.ExitUsage
 }
 
 // subcommand is one top-level command: its name, as the first word of
@@ -184,6 +186,7 @@ implements the mcpauth service contract, and runs a reference server.`,
 		}
 		return nil
 	}
+	setHelp(root, helpWidth(f.IO.Width))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return cmdutil.FlagErrorf("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})

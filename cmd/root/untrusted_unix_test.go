@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/internal/testenv"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -47,8 +48,8 @@ func TestPlantedConfigFolderRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := keyring.TokenBundle{Issuer: srv.URL, Resource: resource, AccessToken: planted, TokenType: "Bearer", Expiry: time.Now().Add(time.Hour)}
-		if err := st.Save(cmdutil.ServerKey(resource), "", b); err != nil {
+		b := creds.Bundle{Issuer: srv.URL, Resource: resource, AccessToken: planted, TokenType: "Bearer", Expiry: time.Now().Add(time.Hour)}
+		if err := creds.Save(st, creds.ServerKey(resource), "", b); err != nil {
 			t.Fatal(err)
 		}
 		return dir

@@ -100,6 +100,9 @@ func freePort(t *testing.T) int {
 
 func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("several serve processes end to end: skipped with -short")
+	}
 	dsn := pgtest.FreshDB(t)
 	bin := buildBinary(t)
 	c := &cluster{}

@@ -26,9 +26,12 @@ func lockDatabase(path string) (*os.File, error) {
 	}
 	if !ok {
 		f.Close()
-		return nil, cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("another mcpauth serve is already using %s (it holds %s): "+
-			"one SQLite database serves one instance, because each instance caches credentials and would not see the other's revocations; "+
-			"to run several instances, point them all at one PostgreSQL database (--db postgres://…)", path, name))
+		// The quick local fix first: most people starting a second server
+		// want one of their own, not a cluster.
+		return nil, cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("another mcpauth serve is already using %s (it holds %s).\n"+
+			"For a second server of its own, give it another database: --db ./other.db (a new SQLite file) or --db :memory: (kept until it stops).\n"+
+			"For instances that share users and tokens, point them all at one PostgreSQL database (--db postgres://…): "+
+			"a SQLite file serves one instance, because each caches credentials and would not see the other's revocations", path, name))
 	}
 	return f, nil
 }

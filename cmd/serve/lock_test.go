@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -36,13 +38,14 @@ func TestHelperServe(t *testing.T) {
 // serveProcess runs the test binary as `mcpauth serve` on db and reports
 // either that it started (its banner on stderr; it is then stopped) or how
 // it exited.
-func serveProcess(t *testing.T, db string) (started bool, output string) {
+func serveProcess(t *testing.T, db string, env ...string) (started bool, output string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperServe$")
 	cmd.Env = append(os.Environ(), "MCPAUTH_SERVE_HELPER=1", "MCPAUTH_DB="+db,
 		"MCPAUTH_ADDR=127.0.0.1:0", "MCPAUTH_DEV_IDP_ADDR=127.0.0.1:0", "MCPAUTH_LOG_LEVEL=error")
+	cmd.Env = append(cmd.Env, env...) // the last value of a key wins
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -109,10 +112,14 @@ func TestSecondProcessOnOneSQLiteFileRefused(t *testing.T) {
 	if started {
 		t.Fatalf("a second process started on the same SQLite file:\n%s", out)
 	}
-	for _, want := range []string{"already using " + db, "PostgreSQL"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("refusal does not say %q:\n%s", want, out)
+	// The quick local fix comes first, then the cluster one.
+	last := -1
+	for _, want := range []string{"already using " + db, "--db ./other.db", "--db :memory:", "PostgreSQL", "--db postgres://"} {
+		i := strings.Index(out, want)
+		if i < 0 || i < last {
+			t.Errorf("refusal does not say %q after what came before:\n%s", want, out)
 		}
+		last = i
 	}
 
 	stopFirst()
@@ -137,5 +144,38 @@ func TestDefaultDBDirOwnerOnly(t *testing.T) {
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		t.Errorf("%s: mode %#o, want 0700", filepath.Dir(path), perm)
+	}
+}
+
+// A busy port is refused naming --addr with a port that is free, for the
+// main listener and for metrics; the busy port is a real listener.
+func TestBusyPortSuggestsAnother(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct{ flag, env string }{
+		{"--addr", "MCPAUTH_ADDR"},
+		{"--metrics-addr", "MCPAUTH_METRICS_ADDR"},
+	} {
+		started, out := serveProcess(t, ":memory:", tc.env+"="+busy.Addr().String())
+		if started {
+			t.Fatalf("%s: started on a busy port:\n%s", tc.flag, out)
+		}
+		m := regexp.MustCompile(regexp.QuoteMeta(busy.Addr().String()+" is already in use") + `.*e\.g\. ` + regexp.QuoteMeta(tc.flag) + ` (127\.0\.0\.1:\d+) \(free just now\)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s: refusal does not suggest a free port:\n%s", tc.flag, out)
+		}
+		t.Logf("%s refused: %s", tc.flag, strings.TrimSpace(out))
+		if m[1] == busy.Addr().String() {
+			t.Fatalf("%s: suggested the busy port itself:\n%s", tc.flag, out)
+		}
+		ln, err := net.Listen("tcp", m[1])
+		if err != nil {
+			t.Errorf("%s: the suggested %s is not free: %v", tc.flag, m[1], err)
+			continue
+		}
+		ln.Close()
 	}
 }

@@ -2,13 +2,10 @@ package serve
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/server"
 )
 
@@ -17,9 +14,9 @@ import (
 // it. It returns the listener's URL and a function that stops it: at once,
 // since a scrape cut short loses nothing.
 func startMetrics(addr string, m *server.Metrics, log *slog.Logger) (string, func() error, error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen("--metrics-addr", addr, "")
 	if err != nil {
-		return "", nil, cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("listening for metrics on %s: %w; give --metrics-addr a free address, or leave it unset", addr, err))
+		return "", nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())

@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/reach"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/devidp"
@@ -202,9 +203,9 @@ func Run(ctx context.Context, opts *Options) error {
 		defer lock.Close()
 	}
 
-	ln, err := net.Listen("tcp", opts.Addr)
+	ln, err := listen("--addr", opts.Addr, opts.BaseURL)
 	if err != nil {
-		return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("listening on %s: %w", opts.Addr, err))
+		return err
 	}
 	defer ln.Close()
 	base := opts.BaseURL
@@ -245,6 +246,9 @@ func Run(ctx context.Context, opts *Options) error {
 		idp, err := devidp.Start(ctx, opts.DevIdPAddr, devidp.Config{
 			Clock: cfg.Clock, Logger: log.With("component", "dev-idp"), RedirectURIs: []string{base + "/auth/callback"},
 		})
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("starting the development identity provider: %w: use another port, e.g. --dev-idp-addr 127.0.0.1:0 (any free port)", err))
+		}
 		if err != nil {
 			return fmt.Errorf("starting the development identity provider: %w", err)
 		}
@@ -476,27 +480,12 @@ func redactDSN(dsn string) string {
 
 func isLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && reach.IsLoopback(host)
 }
 
 func isLoopbackURL(raw string) bool {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && u.Host != "" && reach.IsLoopback(u.Hostname())
 }
 
 func parseLimits(spec string) (server.Limits, error) {

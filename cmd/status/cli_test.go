@@ -11,6 +11,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/servertest"
@@ -56,15 +57,15 @@ func TestStatusRefreshExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	until := servertest.Start.Add(48 * time.Hour)
-	client := &keyring.ClientInfo{ClientID: "cid"}
+	client := &creds.ClientInfo{ClientID: "cid"}
 	for _, b := range []struct {
 		server string
-		bundle keyring.TokenBundle
+		bundle creds.Bundle
 	}{
-		{"https://a.example/mcp", keyring.TokenBundle{AccessToken: "a", RefreshToken: "r", RefreshExpiry: until, TokenEndpoint: "https://a.example/token", Client: client}},
-		{"https://b.example/mcp", keyring.TokenBundle{AccessToken: "b", Client: client}},
+		{"https://a.example/mcp", creds.Bundle{AccessToken: "a", RefreshToken: "r", RefreshExpiry: until, TokenEndpoint: "https://a.example/token", Client: client}},
+		{"https://b.example/mcp", creds.Bundle{AccessToken: "b", Client: client}},
 	} {
-		if err := st.Save(b.server, "", b.bundle); err != nil {
+		if err := creds.Save(st, b.server, "", b.bundle); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,16 +86,16 @@ func TestStatusFitsWidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := &keyring.ClientInfo{ClientID: "cid"}
-	servers := map[string]keyring.TokenBundle{
+	client := &creds.ClientInfo{ClientID: "cid"}
+	servers := map[string]creds.Bundle{
 		"http://127.0.0.1:18080/some/long/path/mcp": {AccessToken: "a", Expiry: servertest.Start.Add(23*time.Hour + 59*time.Minute),
 			UserID: "u_Zq3vN8kP2rT6wY1a", UserName: "mona", Client: client},
 		"https://mcp-gateway.eu-west-1.internal.example-corporation.com/tenants/acme/mcp": {AccessToken: "b", RefreshToken: "r",
 			TokenEndpoint: "https://tools.internal.example.org/token", Client: client, RefreshExpiry: servertest.Start.Add(30 * 24 * time.Hour)},
-		"https://mcp.example.com/mcp": {Kind: keyring.KindAPIKey, APIKey: "k", UserID: "u_2"},
+		"https://mcp.example.com/mcp": {Kind: creds.KindAPIKey, APIKey: "k", UserID: "u_2"},
 	}
 	for server, b := range servers {
-		if err := st.Save(server, "", b); err != nil {
+		if err := creds.Save(st, server, "", b); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -56,7 +57,7 @@ func Run(_ context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	infos, err := st.List()
+	infos, err := creds.List(st)
 	if err != nil {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("listing stored credentials: %w", err))
 	}
@@ -91,7 +92,7 @@ func Run(_ context.Context, opts *Options) error {
 			plaintext = true
 		}
 		fields := []string{"account " + e.Account, "user " + user(e, width > 0), e.Kind, backend, expiry(e, now)}
-		if e.Kind != string(keyring.KindAPIKey) { // an API key has no refresh token to speak of
+		if e.Kind != string(creds.KindAPIKey) { // an API key has no refresh token to speak of
 			fields = append(fields, refresh(e, now))
 		}
 		list = append(list, tablefmt.Entry{Key: e.Server, Fields: fields})
@@ -113,7 +114,7 @@ func user(e entry, short bool) string {
 	if r := []rune(id); short && e.Name != "" && len(r) > 10 {
 		id = string(r[:8]) + "…"
 	}
-	if u := (cmdutil.User{ID: id, Name: e.Name}).String(); u != "" {
+	if u := (creds.User{ID: id, Name: e.Name}).String(); u != "" {
 		return u
 	}
 	return "-"

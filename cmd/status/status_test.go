@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/status"
-	"github.com/mcpauth/mcpauth/keyring"
+	"github.com/mcpauth/mcpauth/creds"
 )
 
 // The USER column shows the name the server gave with the id, the id alone,
@@ -27,13 +27,13 @@ func TestStatusShowsTheUser(t *testing.T) {
 	exp := time.Now().Add(time.Hour)
 	for _, e := range []struct {
 		server string
-		b      keyring.TokenBundle
+		b      creds.Bundle
 	}{
-		{"http://127.0.0.1:1/mcp", keyring.TokenBundle{AccessToken: "a", Expiry: exp, UserID: "u_1", UserName: "mona"}},
-		{"http://127.0.0.1:2/mcp", keyring.TokenBundle{Kind: keyring.KindAPIKey, APIKey: "k", UserID: "u_2"}},
-		{"http://127.0.0.1:3/mcp", keyring.TokenBundle{AccessToken: "a", Expiry: exp}},
+		{"http://127.0.0.1:1/mcp", creds.Bundle{AccessToken: "a", Expiry: exp, UserID: "u_1", UserName: "mona"}},
+		{"http://127.0.0.1:2/mcp", creds.Bundle{Kind: creds.KindAPIKey, APIKey: "k", UserID: "u_2"}},
+		{"http://127.0.0.1:3/mcp", creds.Bundle{AccessToken: "a", Expiry: exp}},
 	} {
-		if err := st.Save(e.server, "default", e.b); err != nil {
+		if err := creds.Save(st, e.server, "default", e.b); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,21 +10,22 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // seed stores an expired, refreshable bundle for server whose token
 // endpoint is tokenURL, and returns the store.
-func seed(t *testing.T, c *clitest.CLI, server, resource, tokenURL string) (*keyring.Store, keyring.TokenBundle) {
+func seed(t *testing.T, c *clitest.CLI, server, resource, tokenURL string) (*keyring.Store, creds.Bundle) {
 	t.Helper()
 	st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: c.Vars["MCPAUTH_CONFIG_DIR"]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := keyring.TokenBundle{Kind: keyring.KindOAuth, Issuer: server, Resource: resource, AccessToken: "at-old", TokenType: "Bearer",
+	b := creds.Bundle{Kind: creds.KindOAuth, Issuer: server, Resource: resource, AccessToken: "at-old", TokenType: "Bearer",
 		RefreshToken: "rt-old", Expiry: time.Now().Add(-time.Minute), TokenEndpoint: tokenURL,
-		Client: &keyring.ClientInfo{ClientID: "cid", TokenEndpointAuthMethod: "none"}}
-	if err := st.Save(server, "", b); err != nil {
+		Client: &creds.ClientInfo{ClientID: "cid", TokenEndpointAuthMethod: "none"}}
+	if err := creds.Save(st, server, "", b); err != nil {
 		t.Fatal(err)
 	}
 	return st, b
@@ -55,7 +56,7 @@ func TestTokenMalformedRefreshResponse(t *testing.T) {
 			if code != cmdutil.ExitNetwork || stdout != "" || !strings.Contains(stderr, "refreshing the token for "+server) {
 				t.Fatalf("exit %d stdout %q: %s", code, stdout, stderr)
 			}
-			after, err := st.Load(server, "")
+			after, err := creds.Load(st, server, "")
 			if err != nil || after.AccessToken != before.AccessToken || after.RefreshToken != before.RefreshToken || !after.Expiry.Equal(before.Expiry) {
 				t.Errorf("entry changed: %v, %v", after, err)
 			}

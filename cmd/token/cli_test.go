@@ -10,11 +10,12 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
-func login(t *testing.T, env *servertest.Env, c *clitest.CLI) keyring.TokenBundle {
+func login(t *testing.T, env *servertest.Env, c *clitest.CLI) creds.Bundle {
 	t.Helper()
 	c.Open = clitest.ApprovingBrowser(t, env, "carol", "approve")
 	if code, _, stderr := c.Run("login", env.URL+"/mcp"); code != 0 {
@@ -23,13 +24,13 @@ func login(t *testing.T, env *servertest.Env, c *clitest.CLI) keyring.TokenBundl
 	return stored(t, c, env)
 }
 
-func stored(t *testing.T, c *clitest.CLI, env *servertest.Env) keyring.TokenBundle {
+func stored(t *testing.T, c *clitest.CLI, env *servertest.Env) creds.Bundle {
 	t.Helper()
 	st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: c.Vars["MCPAUTH_CONFIG_DIR"]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := st.Load(env.URL+"/mcp", "")
+	b, err := creds.Load(st, env.URL+"/mcp", "")
 	if err != nil {
 		t.Fatal(err)
 	}

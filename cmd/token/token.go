@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/creds"
 )
 
 // Options are token's flags.
@@ -35,15 +36,7 @@ server refused the refresh token.`,
 		Example: `  curl -H "Authorization: Bearer $(mcpauth token)" http://127.0.0.1:8080/api/ping
   curl -H "$(mcpauth token --header)" http://127.0.0.1:8080/api/ping`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				opts.Server = args[0]
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE: cmdutil.RunE(opts, &opts.Server, runF, Run),
 	}
 	cmd.Flags().BoolVar(&opts.Header, "header", false, "print an HTTP header line: Authorization: Bearer <token> (DPoP-bound: Authorization: DPoP <token> and a DPoP: <proof> line)")
 	cmd.Flags().StringVar(&opts.URL, "url", "", "DPoP: the URL the proof is for (default: the server's /api/ping)")
@@ -53,7 +46,7 @@ server refused the refresh token.`,
 
 // Run prints the token.
 func Run(ctx context.Context, opts *Options) error {
-	cred, err := opts.F.FreshCredential(ctx, opts.Server)
+	cred, err := opts.F.Keeper().Fresh(ctx, opts.Server)
 	if err != nil {
 		return err
 	}
@@ -71,7 +64,7 @@ func Run(ctx context.Context, opts *Options) error {
 // printDPoPHeaders prints the two headers a DPoP-bound token needs, with a
 // proof for one request: --method at --url (default GET {base}/api/ping).
 // A proof is single use: run token --header again for each request.
-func printDPoPHeaders(opts *Options, cred cmdutil.Credential) error {
+func printDPoPHeaders(opts *Options, cred creds.Credential) error {
 	u := opts.URL
 	if u == "" {
 		u = strings.TrimRight(cred.BaseURL, "/") + "/api/ping"

@@ -4,9 +4,11 @@ package tsserver
 
 import "os/exec"
 
-func setProcessGroup(*exec.Cmd) {}
+// SetProcessGroup does nothing here: no process groups.
+func SetProcessGroup(*exec.Cmd) {}
 
-func stopProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
+// StopProcessGroup kills the process alone.
+func StopProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
 	_ = cmd.Process.Kill()
 	<-exited
 }

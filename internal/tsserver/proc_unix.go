@@ -8,15 +8,15 @@ import (
 	"time"
 )
 
-// setProcessGroup puts node in a process group of its own, so that stopping
+// SetProcessGroup puts node in a process group of its own, so that stopping
 // the group also stops anything it started.
-func setProcessGroup(cmd *exec.Cmd) {
+func SetProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// stopProcessGroup sends SIGTERM to the group, and SIGKILL if node has not
+// StopProcessGroup sends SIGTERM to the group, and SIGKILL if node has not
 // exited after 5 s.
-func stopProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
+func StopProcessGroup(cmd *exec.Cmd, exited <-chan struct{}) {
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {

@@ -51,7 +51,7 @@ type Server struct {
 	dir, node         string
 	args              []string // the example's: --oauth, maybe --oauth-strict
 	mcpPort, authPort int
-	out               *lockedBuffer
+	out               *LockedBuffer
 	cmd               *exec.Cmd
 	exited            chan struct{}
 }
@@ -92,7 +92,7 @@ func start(tb testing.TB, args ...string) *Server {
 		args:       args,
 		mcpPort:    mcpLn.Addr().(*net.TCPAddr).Port,
 		authPort:   authLn.Addr().(*net.TCPAddr).Port,
-		out:        &lockedBuffer{},
+		out:        &LockedBuffer{},
 	}
 	s.MCPURL = fmt.Sprintf("http://localhost:%d/mcp", s.mcpPort)
 	s.AuthURL = fmt.Sprintf("http://localhost:%d", s.authPort)
@@ -120,7 +120,7 @@ func (s *Server) Restart(tb testing.TB) {
 
 func (s *Server) stop() {
 	if s.cmd != nil {
-		stopProcessGroup(s.cmd, s.exited)
+		StopProcessGroup(s.cmd, s.exited)
 		s.cmd = nil
 	}
 }
@@ -138,7 +138,7 @@ func (s *Server) launch(tb testing.TB, mcpLn, authLn *net.TCPListener, mcpFile, 
 		"MCP_AUTH_PORT="+strconv.Itoa(s.authPort),
 		fmt.Sprintf("MCP_LISTEN_FDS=%d=3,%d=4", s.mcpPort, s.authPort),
 	)
-	setProcessGroup(cmd)
+	SetProcessGroup(cmd)
 	err := cmd.Start()
 	// node holds its own copies now; ours would keep the ports open after
 	// node died, hiding that it died.
@@ -160,7 +160,7 @@ func (s *Server) launch(tb testing.TB, mcpLn, authLn *net.TCPListener, mcpFile, 
 	deadline := time.Now().Add(StartupTimeout)
 	for _, u := range ready {
 		for {
-			err := get200(hc, u)
+			err := Get200(hc, u)
 			if err == nil {
 				break
 			}
@@ -192,12 +192,22 @@ func Require(tb testing.TB) (dir, version string) {
 // where .ci/run has installed it. what names the package in the message.
 func RequirePackage(tb testing.TB, subdir, pkg, what string) (dir, version string) {
 	tb.Helper()
+	return RequireNodePackage(tb, "testdata/"+subdir, pkg, what)
+}
+
+// RequireNodePackage is RequirePackage for any directory of the
+// repository, given slash-separated from its root (interop/testdata/…).
+func RequireNodePackage(tb testing.TB, rel, pkg, what string) (dir, version string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skipf("%s test: skipped with -short", what) // node processes: the slow end of the suite
+	}
 	root, err := repoRoot()
 	if err != nil {
 		tb.Fatalf("finding the repository root: %v", err)
 	}
-	dir = filepath.Join(root, "testdata", subdir)
-	install := "npm ci --prefix testdata/" + subdir
+	dir = filepath.Join(root, filepath.FromSlash(rel))
+	install := "npm ci --prefix " + rel
 	node, err := exec.LookPath("node")
 	if err != nil {
 		unavailable(tb, what, "no node on PATH", "install Node.js 20 or newer with npm, then "+install)
@@ -216,11 +226,11 @@ func RequirePackage(tb testing.TB, subdir, pkg, what string) (dir, version strin
 	got, err := packageVersion(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json"))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		unavailable(tb, what, fmt.Sprintf("%s is not installed in testdata/%s", pkg, subdir), install)
+		unavailable(tb, what, fmt.Sprintf("%s is not installed in %s", pkg, rel), install)
 	case err != nil:
 		tb.Fatalf("reading the installed %s version: %v", pkg, err)
 	case got != want:
-		unavailable(tb, what, fmt.Sprintf("testdata/%s has %s %s installed, package.json pins %s", subdir, pkg, got, want), install)
+		unavailable(tb, what, fmt.Sprintf("%s has %s %s installed, package.json pins %s", rel, pkg, got, want), install)
 	}
 	return dir, got
 }
@@ -259,7 +269,8 @@ func listen(tb testing.TB, port int) (*net.TCPListener, *os.File) {
 	return tl, f
 }
 
-func get200(hc *http.Client, u string) error {
+// Get200 fetches u and fails unless it answers 200 (a readiness probe).
+func Get200(hc *http.Client, u string) error {
 	resp, err := hc.Get(u)
 	if err != nil {
 		return err
@@ -374,20 +385,20 @@ func Approve(authURL string, timeout time.Duration) (callback *url.URL, err erro
 	return callback, nil
 }
 
-// lockedBuffer is the server's output, written by exec's copying goroutine
+// LockedBuffer is a process's output, written by exec's copying goroutine
 // and read by the test.
-type lockedBuffer struct {
+type LockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *LockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+func (b *LockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

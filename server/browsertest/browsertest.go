@@ -54,9 +54,13 @@ func Lookup() (string, error) {
 }
 
 // Require returns the Chromium binary, or skips the test when there is none
-// (fails it when CI=true).
+// (fails it when CI=true). With -short it always skips: browser tests are
+// the slow end of the suite, kept out of the contributors' fast loop.
 func Require(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test: skipped with -short")
+	}
 	p, err := Lookup()
 	if err != nil {
 		testenv.Missing(t, testenv.Chromium, err.Error())

@@ -6,6 +6,11 @@
 // as the third argument makes it identify itself with that URL (CIMD)
 // instead of registering.
 //
+// With MCP_CLIENT_AGAIN=1 (the interop lab, interop/tsclient_test.go) it
+// then prints "AGAIN?", waits for a line on stdin (the test moves the
+// server's clock meanwhile) and calls whoami again on a new connection,
+// with the tokens it holds: refreshed if the server refuses the old one.
+//
 // Usage: node client.mjs <mcp-url> <redirect-url> [client-metadata-url]
 import { createInterface } from "node:readline";
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -52,4 +57,13 @@ await client.connect(new StreamableHTTPClientTransport(new URL(mcpURL), { authPr
 const res = await client.callTool({ name: "whoami", arguments: {} });
 console.log(`WHOAMI ${res.content.map((c) => c.text ?? "").join(" ")}`);
 await client.close();
+if (process.env.MCP_CLIENT_AGAIN === "1") {
+  console.log("AGAIN?");
+  await lines.next();
+  const again = new Client({ name: "mcpauth-test-ts-client", version: "0" });
+  await again.connect(new StreamableHTTPClientTransport(new URL(mcpURL), { authProvider: provider }));
+  const res2 = await again.callTool({ name: "whoami", arguments: {} });
+  console.log(`WHOAMI ${res2.content.map((c) => c.text ?? "").join(" ")}`);
+  await again.close();
+}
 process.exit(0);

@@ -89,6 +89,9 @@ func helpOf(t *testing.T, c *cobra.Command) string {
 	t.Helper()
 	args := append(strings.Fields(c.CommandPath())[1:], "--help")
 	f, out, errOut := factory()
+	// Help wraps to the terminal; the reference does not. A terminal wide
+	// enough for any line gives help's words with the page's line breaks.
+	f.IO.Width = 1 << 16
 	if code := root.Run(context.Background(), f, args); code != 0 {
 		t.Fatalf("%q: exit %d: %s", args, code, errOut)
 	}

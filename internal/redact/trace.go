@@ -1,4 +1,8 @@
-package cmdutil
+// Package redact keeps secrets and terminal control out of what the CLI
+// prints: Trace is the --debug HTTP trace with credentials, tokens, codes
+// and secrets redacted, and Printable neutralises control characters in
+// server-supplied text.
+package redact
 
 import (
 	"bytes"
@@ -10,12 +14,18 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 )
 
-// debugTransport traces requests and responses for --debug with every
-// secret redacted: credentials in headers, and tokens, codes, verifiers and
-// secrets in query strings and bodies (JSON or form).
-type debugTransport struct {
+// Trace returns a RoundTripper that writes every request and response
+// through next to out, with every secret redacted: credentials in headers,
+// and tokens, codes, verifiers and secrets in query strings and bodies
+// (JSON or form). Server text is made Printable.
+func Trace(next http.RoundTripper, out io.Writer) http.RoundTripper {
+	return &trace{next: next, out: out}
+}
+
+type trace struct {
 	next http.RoundTripper
 	out  io.Writer
 	mu   sync.Mutex
@@ -23,7 +33,7 @@ type debugTransport struct {
 
 const debugBodyLimit = 4 << 10
 
-func (d *debugTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (d *trace) RoundTrip(req *http.Request) (*http.Response, error) {
 	var reqBody []byte
 	if req.Body != nil && req.GetBody != nil {
 		if b, err := req.GetBody(); err == nil {
@@ -113,4 +123,35 @@ func RedactURL(u *url.URL) string {
 	c := *u
 	c.RawQuery = formSecret().ReplaceAllString(u.RawQuery, `$1$2=[REDACTED]`)
 	return c.String()
+}
+
+// Printable makes server-supplied text safe to write to a terminal: control
+// characters (ESC, CR, the C1 range) and invisible format characters (bidi
+// overrides) are shown as \x1b-style escapes instead of being obeyed, so an
+// error_description, header or body cannot move the cursor, rewrite the
+// line before it or hide what follows. Newlines and tabs stay.
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unsafeRune(r) {
+			if r < 0x100 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	if r == '\n' || r == '\t' {
+		return false
+	}
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == unicode.ReplacementChar
 }

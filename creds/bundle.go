@@ -1,4 +1,4 @@
-package keyring
+package creds
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Kind says what a TokenBundle holds. One (server, account) holds one
+// Kind says what a Bundle holds. One (server, account) holds one
 // credential: saving an API key replaces OAuth tokens and vice versa, so the
 // CLI never has to guess which one `ping` should send.
 type Kind string
@@ -16,9 +16,10 @@ const (
 	KindAPIKey Kind = "api_key" // a static key from `mcpauth apikey set`
 )
 
-// TokenBundle is the secret payload of an entry. It is serialised to JSON and
-// stored encrypted (keyring backend) or as-is (file backend).
-type TokenBundle struct {
+// Bundle is the secret payload of a stored credential. Its JSON is what
+// keyring seals; the member names are those keyring.TokenBundle used, so
+// entries written before this package existed still load (change none).
+type Bundle struct {
 	Kind     Kind   `json:"kind"`               // "" is saved as KindOAuth
 	Issuer   string `json:"issuer,omitempty"`   // authorization server issuer
 	Resource string `json:"resource,omitempty"` // RFC 8707 resource (canonical MCP server URL)
@@ -44,7 +45,7 @@ type TokenBundle struct {
 	APIKey string `json:"api_key,omitempty"` // KindAPIKey only
 
 	// The user the credential belongs to, when the server said (for display:
-	// status shows it without decrypting anything, via EntryInfo).
+	// status shows it without decrypting anything, via Entry).
 	UserID   string `json:"user_id,omitempty"`
 	UserName string `json:"user_name,omitempty"`
 	// DPoPKey is the private key (PKCS #8, base64url) the tokens are bound
@@ -96,9 +97,9 @@ type ClientInfo struct {
 
 // String redacts every secret so a bundle passed to fmt or a logger by
 // mistake leaks nothing.
-func (b TokenBundle) String() string {
+func (b Bundle) String() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "TokenBundle{kind=%s issuer=%q resource=%q", b.Kind, b.Issuer, b.Resource)
+	fmt.Fprintf(&sb, "Bundle{kind=%s issuer=%q resource=%q", b.Kind, b.Issuer, b.Resource)
 	if b.TokenType != "" {
 		fmt.Fprintf(&sb, " token_type=%s", b.TokenType)
 	}
@@ -124,12 +125,12 @@ func (b TokenBundle) String() string {
 }
 
 // Refreshable reports whether the bundle can be refreshed without a login.
-func (b TokenBundle) Refreshable() bool {
+func (b Bundle) Refreshable() bool {
 	return b.Kind != KindAPIKey && b.RefreshToken != "" && b.TokenEndpoint != "" && b.Client != nil && b.Client.ClientID != ""
 }
 
 // GoString keeps %#v redacted too.
-func (b TokenBundle) GoString() string { return b.String() }
+func (b Bundle) GoString() string { return b.String() }
 
 func (c ClientInfo) String() string {
 	return fmt.Sprintf("ClientInfo{client_id=%q client_secret=%s}", c.ClientID, redacted(c.ClientSecret))
@@ -146,38 +147,21 @@ func redacted(s string) string {
 
 // normalize fills the default Kind and checks the bundle holds a credential
 // of its kind. Messages name fields, never values.
-func (b TokenBundle) normalize() (TokenBundle, error) {
+func (b Bundle) normalize() (Bundle, error) {
 	if b.Kind == "" {
 		b.Kind = KindOAuth
 	}
 	switch b.Kind {
 	case KindOAuth:
 		if b.AccessToken == "" && b.RefreshToken == "" {
-			return b, fmt.Errorf("keyring: oauth bundle needs an access_token or refresh_token")
+			return b, fmt.Errorf("creds: oauth bundle needs an access_token or refresh_token")
 		}
 	case KindAPIKey:
 		if b.APIKey == "" {
-			return b, fmt.Errorf("keyring: api_key bundle needs an api_key")
+			return b, fmt.Errorf("creds: api_key bundle needs an api_key")
 		}
 	default:
-		return b, fmt.Errorf("keyring: unknown bundle kind %q", b.Kind)
+		return b, fmt.Errorf("creds: unknown bundle kind %q", b.Kind)
 	}
 	return b, nil
-}
-
-// EntryInfo is the non-secret metadata of an entry, as listed by
-// (*Store).List for `mcpauth status`.
-type EntryInfo struct {
-	Server  string    `json:"server"`
-	Account string    `json:"account"`
-	Kind    Kind      `json:"kind"`
-	Backend Storage   `json:"backend"` // StorageKeyring or StorageFile
-	Expiry  time.Time `json:"expiry,omitzero"`
-	// Refreshable is set when the entry holds a refresh token and the token
-	// endpoint to redeem it at; RefreshExpiry is its expiry when known.
-	Refreshable   bool      `json:"refreshable,omitempty"`
-	RefreshExpiry time.Time `json:"refresh_expiry,omitzero"`
-	UpdatedAt     time.Time `json:"updated_at"`
-	UserID        string    `json:"user_id,omitempty"`
-	UserName      string    `json:"user_name,omitempty"`
 }

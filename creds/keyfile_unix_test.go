@@ -1,8 +1,9 @@
 //go:build unix
 
-package cmdutil
+package creds
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,8 +36,8 @@ func TestCheckPrivateFile(t *testing.T) {
 		if got := err != nil; got != tt.bad {
 			t.Errorf("mode %04o allow %v: %v", tt.mode, tt.allow, err)
 		}
-		if err != nil && (CodeFor(err) != ExitUsage || !strings.Contains(err.Error(), "chmod 600 "+file)) {
-			t.Errorf("mode %04o: exit %d: %v", tt.mode, CodeFor(err), err)
+		if err != nil && (!errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "chmod 600 "+file)) {
+			t.Errorf("mode %04o: want ErrInput: %v", tt.mode, err)
 		}
 	}
 	fifo := filepath.Join(dir, "fifo")

@@ -1,51 +1,21 @@
-package cmdutil
+package creds
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
+	"github.com/mcpauth/mcpauth/keyring/keyringtest"
 )
-
-// mapBackend is an in-memory keyring (the real one is tested in keyring/).
-type mapBackend struct {
-	mu sync.Mutex
-	m  map[[2]string]string
-}
-
-func (b *mapBackend) Get(s, u string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	v, ok := b.m[[2]string{s, u}]
-	if !ok {
-		return "", keyring.ErrNotFound
-	}
-	return v, nil
-}
-
-func (b *mapBackend) Set(s, u, v string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.m[[2]string{s, u}] = v
-	return nil
-}
-
-func (b *mapBackend) Delete(s, u string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.m, [2]string{s, u})
-	return nil
-}
 
 // Issue 20 (2): the secrets of a dynamic registration, as flows hands them
 // to the cache, reach no file in clear and come back for the next login.
 func TestRegistrationCacheKeepsSecretsOffDisk(t *testing.T) {
 	dir := t.TempDir()
-	be := &mapBackend{m: map[[2]string]string{}}
+	be := &keyringtest.Memory{}
 	st, err := keyring.Open(keyring.Config{Dir: dir, Storage: keyring.StorageKeyring, Backend: be})
 	if err != nil {
 		t.Fatal(err)

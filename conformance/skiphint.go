@@ -1,0 +1,89 @@
+package conformance
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// SkipHint is one way to run checks a report skipped: the options of
+// `mcpauth conformance` that meet a need, and how many skipped checks
+// lacked exactly that.
+type SkipHint struct {
+	Need    Need
+	Checks  int
+	Options string
+}
+
+// needOptions names, in the CLI's flags, what meets n.
+func needOptions(n Need) string {
+	switch n {
+	case NeedApproval:
+		return "--approve=form (signs in as --username at a development identity provider), or --approve=manual to approve yourself"
+	case NeedTimeTravel:
+		return "--clock-url <base_url>/api/test/clock (mcpauth serve --test-clock), or --real-time for waits of up to a minute"
+	case NeedAPIKey:
+		return "--api-key-file FILE, or --approve=form to read the key from Settings"
+	case NeedDestructive:
+		return "--destructive (the test user's API key is regenerated)"
+	case NeedSession:
+		return "--session-cookie-file FILE, or --approve=form to sign in"
+	case NeedClockURL:
+		return "--clock-url <base_url>/api/test/clock (mcpauth serve --test-clock)"
+	case NeedCIMDPrivate:
+		return "--cimd-private (mcpauth serve --cimd-allow-private, trusting --cimd-cert)"
+	}
+	return n.String()
+}
+
+// SkipHints groups the checks skipped for an unmet need, largest group
+// first. Checks that skipped themselves (the target lacks what they test)
+// are not in it: no option runs them.
+func (r *Report) SkipHints() []SkipHint {
+	count := map[Need]int{}
+	for _, res := range r.Results {
+		if res.Verdict == VerdictSkip && res.Unmet != 0 {
+			count[res.Unmet]++
+		}
+	}
+	var hints []SkipHint
+	for n, c := range count {
+		hints = append(hints, SkipHint{Need: n, Checks: c, Options: needOptions(n)})
+	}
+	slices.SortFunc(hints, func(a, b SkipHint) int {
+		if a.Checks != b.Checks {
+			return b.Checks - a.Checks
+		}
+		return int(a.Need) - int(b.Need)
+	})
+	return hints
+}
+
+// writeSkipHints closes the text report: which options would run the
+// skipped checks, so that a pass with many skips says how to check more.
+func (l layout) writeSkipHints(b *strings.Builder, hints []SkipHint) {
+	if len(hints) == 0 {
+		return
+	}
+	total := 0
+	for _, h := range hints {
+		total += h.Checks
+	}
+	b.WriteString(fmt.Sprintf("\n%d skipped %s would run with:\n", total, plural(total, "check")))
+	for _, h := range hints {
+		prefix := fmt.Sprintf("  %3d %-6s  ", h.Checks, plural(h.Checks, "check"))
+		for i, line := range l.wrap(h.Options, l.width-len(prefix)) {
+			if i > 0 {
+				prefix = strings.Repeat(" ", len(prefix))
+			}
+			b.WriteString(prefix + line + "\n")
+		}
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}

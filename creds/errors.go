@@ -1,0 +1,45 @@
+package creds
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Failure is a kind of failure a caller branches on (the CLI maps each to an
+// exit code). Every error this package returns for one matches it with
+// errors.Is and keeps its cause reachable with errors.As. The kinds are
+// constants, so no caller can reassign them.
+type Failure string
+
+func (f Failure) Error() string { return string(f) }
+
+const (
+	ErrAuthRequired Failure = "authentication required" // no usable credential: a login is needed
+	ErrStorage      Failure = "token storage failed"    // storage failed or holds something unusable
+	ErrInput        Failure = "unusable local input"    // a key file, assertion or ID token
+	ErrRefresh      Failure = "refresh failed"          // no usable answer that was not a refusal
+)
+
+// kindError is an error of one of the kinds above. The cause comes first
+// in Unwrap, so an error the cause already classifies keeps that class.
+type kindError struct {
+	kind Failure
+	err  error
+}
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }
+
+func kinded(kind Failure, format string, args ...any) error {
+	return &kindError{kind: kind, err: fmt.Errorf(format, args...)}
+}
+
+// hasKind reports whether err already carries one of the kinds above.
+func hasKind(err error) bool {
+	for _, k := range []Failure{ErrAuthRequired, ErrStorage, ErrInput, ErrRefresh} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}

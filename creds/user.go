@@ -1,0 +1,82 @@
+package creds
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/flows"
+)
+
+// userLookupTimeout bounds the best-effort question of who a token is for.
+const userLookupTimeout = 5 * time.Second
+
+// User is who a credential belongs to, for display.
+type User struct {
+	ID   string `json:"user_id,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// String is "NAME (ID)", "ID" or "".
+func (u User) String() string {
+	switch {
+	case u.Name != "" && u.ID != "":
+		return u.Name + " (" + u.ID + ")"
+	case u.Name != "":
+		return u.Name
+	}
+	return u.ID
+}
+
+// LookupUser asks the server who token belongs to with one GET /api/ping,
+// where the server offers it; the name is an extension some servers add.
+// Best effort: any failure leaves what the token itself says (its sub). A
+// DPoP-bound token (key non-nil) is presented with a proof.
+func (k *Keeper) LookupUser(ctx context.Context, disc *flows.Discovery, token string, key *flows.DPoP) User {
+	u := User{ID: Subject(token)}
+	hc, err := k.HTTPClient()
+	if err != nil {
+		return u
+	}
+	if key != nil {
+		o, err := flows.OriginOf(disc.Resource)
+		if err != nil {
+			return u
+		}
+		hc = key.Client(hc, o, token)
+	}
+	ctx, cancel := context.WithTimeout(ctx, userLookupTimeout)
+	defer cancel()
+	res, err := flows.Ping(ctx, hc, PingBase(disc.Resource, disc.Resource), token)
+	if err != nil {
+		return u
+	}
+	if res.UserID != "" {
+		u.ID = res.UserID
+	}
+	u.Name = res.Name
+	return u
+}
+
+// Subject is the sub claim of a JWT access token, for display only: the
+// signature is not checked (the client cannot, and need not: the server
+// does on every request). "" for opaque tokens.
+func Subject(token string) string {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 || len(parts[1]) > 8<<10 {
+		return ""
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	if json.Unmarshal(raw, &claims) != nil {
+		return ""
+	}
+	return claims.Sub
+}

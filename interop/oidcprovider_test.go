@@ -1,0 +1,60 @@
+package interop
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/internal/tsserver"
+)
+
+// node-oidc-provider (panva): dynamic registration, the device flow,
+// client credentials, RFC 8707 resource indicators with JWT access tokens
+// for the MCP resource, and refresh tokens that rotate on every use by a
+// public client (reusing a rotated one revokes the whole grant).
+func labOIDCProvider(t *testing.T, bin string, g *grid) {
+	dir, version := tsserver.RequireNodePackage(t, "interop/testdata/oidc-provider", "oidc-provider", "node-oidc-provider")
+	asLn, rsLn := loopback(t), loopback(t)
+	issuer := urlOf(asLn)
+	const ccID, ccSecret = "interop-machine", "interop-machine-secret-0123456789"
+	rs := startResourceServer(t, rsLn, resourceConfig{Issuer: issuer, JWKSURL: issuer + "/jwks", Audience: urlOf(rsLn) + "/mcp", Scopes: []string{"mcp"}})
+	as := startNode(t, "node-oidc-provider", dir, []string{"as.mjs"}, []string{
+		"AS_ISSUER=" + issuer, "MCP_RESOURCE=" + rs.MCPURL, "ACCESS_TTL=30",
+		"CC_CLIENT_ID=" + ccID, "CC_CLIENT_SECRET=" + ccSecret,
+	}, asLn, issuer+"/.well-known/openid-configuration")
+	r := g.row("node-oidc-provider", version)
+	c := newCLI(t, bin)
+	// node-oidc-provider 9 advertises DPoP; the lab's MCP server (the
+	// go-sdk's RequireBearerToken) takes only the Bearer scheme.
+	c.loginArgs = []string{"--no-dpop"}
+	serverFlowsWith(t, g, r, c, rs.MCPURL, issuer, as, map[string]func(t *testing.T) outcome{
+		"DPoP": func(t *testing.T) outcome {
+			d := newCLI(t, bin)
+			d.must("login", rs.MCPURL, "--timeout", "60s")
+			code, out, stderr := d.run("ping", rs.MCPURL)
+			if code == 0 {
+				t.Errorf("ping with a DPoP-bound token passes now against a Bearer-only MCP server: make this cell a pass\n%s%s", out, stderr)
+				return pass("")
+			}
+			if code != 3 || !strings.Contains(stderr, "HTTP 401") {
+				t.Fatalf("ping with a DPoP-bound token: exit %d, want 3 with the server's 401\n%s", code, stderr)
+			}
+			return known(dpopQuirk)
+		},
+		"device": func(t *testing.T) outcome {
+			d := newCLI(t, bin)
+			d.device(rs.MCPURL, "--no-dpop")
+			if status := initializeStatus(t, rs.MCPURL, d.token(rs.MCPURL)); status != 200 {
+				t.Fatalf("the MCP server answered %d to the device login's token", status)
+			}
+			return pass("")
+		},
+		"machine": func(t *testing.T) outcome {
+			m := newCLI(t, bin)
+			m.must("login", rs.MCPURL, "--client-credentials", "--client-id", ccID, "--client-secret", ccSecret, "--no-dpop")
+			if status := initializeStatus(t, rs.MCPURL, m.token(rs.MCPURL)); status != 200 {
+				t.Fatalf("the MCP server answered %d to the client credentials token", status)
+			}
+			return pass("client credentials with client_secret_basic, pre-registered client")
+		},
+	})
+}
