@@ -104,6 +104,9 @@ func examples(t *testing.T) []example {
 // SQLite in a temp dir, and file storage in a temp config dir.
 func TestExamplesRun(t *testing.T) {
 	blocks := examples(t)
+	if testing.Short() {
+		t.Skip("-short: builds mcpauth and runs the examples against it")
+	}
 	inREADME := 0
 	for _, b := range blocks {
 		if strings.HasPrefix(b.where, "README.md:") {
