@@ -9,17 +9,22 @@ import (
 )
 
 // Severity says what a failing check means: a Must failure fails the run, a
-// Should failure is reported as a warning.
+// Should failure is reported as a warning, an Info finding is only noted
+// (something a client copes with, worth knowing).
 type Severity int
 
 const (
 	Must Severity = iota
 	Should
+	Info
 )
 
 func (s Severity) String() string {
-	if s == Should {
+	switch s {
+	case Should:
 		return "should"
+	case Info:
+		return "info"
 	}
 	return "must"
 }
@@ -107,6 +112,13 @@ type SkipError struct{ Reason string }
 
 func (e *SkipError) Error() string { return "skipped: " + e.Reason }
 
+// InconclusiveError means the suite could not complete the check's setup
+// (its approver could not drive a sign-in page, its own automation timed
+// out): the server was not judged. Flag names what would let it run.
+type InconclusiveError struct{ Reason, Flag string }
+
+func (e *InconclusiveError) Error() string { return "inconclusive: " + e.Reason }
+
 // Fail returns a check failure. Say what was expected and what came.
 func Fail(format string, args ...any) error {
 	return &FailError{Msg: fmt.Sprintf(format, args...)}
@@ -114,6 +126,20 @@ func Fail(format string, args ...any) error {
 
 // Skip returns an error that marks the check as skipped.
 func Skip(reason string) error { return &SkipError{Reason: reason} }
+
+// approverFail reports that the approver could not get through the
+// authorization server's pages: a limit of the suite's automation, not a
+// fault of a server whose pages no specification describes.
+func approverFail(err error) error {
+	var se *SkipError
+	if errors.As(err, &se) {
+		return err
+	}
+	return &InconclusiveError{
+		Reason: fmt.Sprintf("the approver could not complete sign-in and consent: %v", err),
+		Flag:   "--browser-command (a script that drives this sign-in page) or --approve=manual",
+	}
+}
 
 // setupFail reports that a step the check depends on (registering a client,
 // obtaining a token) failed, so the check itself could not be judged; it is

@@ -7,6 +7,9 @@ import (
 
 var idShape = regexp.MustCompile(`^([A-Z]+)-[0-9]{2}$`)
 
+// mcpSource is what an mcp profile check's source must cite.
+var mcpSource = regexp.MustCompile(`MCP (authorization|transports)|RFC [0-9]{4}|OAuth 2\.1|OpenID Connect`)
+
 var areaPrefix = map[string]string{
 	"discovery": "DISC", "register": "REG", "authorize": "AUTHZ", "token": "TOKEN", "device": "DEV",
 	"ping": "PING", "apikey": "KEY", "headers": "HDR", "login": "LOGIN",
@@ -18,15 +21,26 @@ func TestCatalogue(t *testing.T) {
 	if len(cat) < 50 {
 		t.Errorf("catalogue has %d checks, want at least 50", len(cat))
 	}
-	cat = append(cat, MCPCatalogue()...)
+	mcp := MCPCatalogue()
+	if len(mcp) < 60 {
+		t.Errorf("the mcp profile has %d checks, want at least 60", len(mcp))
+	}
+	cat = append(cat, mcp...)
 	seen := map[string]bool{}
-	for _, c := range cat {
+	for i, c := range cat {
+		prefix := areaPrefix[c.Area]
+		if i >= len(cat)-len(mcp) {
+			prefix = "MCP" // the mcp profile's areas share names with the contract's
+			if !mcpSource.MatchString(c.Source) {
+				t.Errorf("%s: source %q names no MCP section, RFC or OAuth 2.1", c.ID, c.Source)
+			}
+		}
 		m := idShape.FindStringSubmatch(c.ID)
 		switch {
 		case m == nil:
 			t.Errorf("%s: ID does not look like AREA-NN", c.ID)
-		case areaPrefix[c.Area] != m[1]:
-			t.Errorf("%s: area %q, want the prefix %s", c.ID, c.Area, areaPrefix[c.Area])
+		case prefix != m[1]:
+			t.Errorf("%s: area %q, want the prefix %s", c.ID, c.Area, prefix)
 		}
 		if seen[c.ID] {
 			t.Errorf("%s: duplicate ID", c.ID)

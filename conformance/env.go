@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,11 @@ type Env struct {
 	hc     *http.Client
 	opts   *Options
 	run    *runState
+	// approving counts approver calls in flight, so that a timeout there is
+	// told apart from a server that never answered.
+	approving atomic.Int32
+	// log is the check's HTTP transcript, for the report of a non-pass.
+	log transcript
 }
 
 // runState is shared by the checks of one run and built lazily: a check that
@@ -37,8 +43,8 @@ type runState struct {
 	session lazy[[]*http.Cookie]
 	docs    lazy[*DocumentHost] // the run's own document host, when the target has none
 	// The mcp profile's discovery and client.
-	site      lazy[*mcpSite]
-	mcpClient lazy[string]
+	site       lazy[*mcpSite]
+	mcpClients [2]lazy[string]
 }
 
 type lazy[T any] struct {
@@ -185,6 +191,18 @@ type recorder struct {
 
 func (rt *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	const attempts = 4
+	var sent []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(io.LimitReader(req.Body, maxBody))
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading the request to %s: %w", req.URL, err)
+		}
+		sent = b
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(sent))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(sent)), nil }
+	}
 	for i := 0; ; i++ {
 		resp, err := rt.next.RoundTrip(req)
 		if err != nil {
@@ -211,6 +229,7 @@ func (rt *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 		rt.last = &Response{Method: req.Method, URL: req.URL.String(), Status: resp.StatusCode, Header: resp.Header, Body: b}
+		rt.e.log.add(newExchange(req, sent, rt.last))
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 		return resp, nil
 	}
@@ -336,4 +355,17 @@ func cookieHeader(cs []*http.Cookie) string {
 		parts = append(parts, c.Name+"="+c.Value)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// approveConsent has the approver sign in and approve authURL for the mcp
+// profile, whose sign-in pages no specification describes: when the
+// approver cannot get through them (or hangs), the check is inconclusive.
+func (e *Env) approveConsent(ctx context.Context, authURL string) (*url.URL, error) {
+	e.approving.Add(1)
+	defer e.approving.Add(-1)
+	u, err := e.target.Approver.ApproveConsent(ctx, authURL)
+	if err != nil {
+		return nil, approverFail(err)
+	}
+	return u, nil
 }

@@ -11,7 +11,8 @@ import (
 // JUnit XML as CI systems read it: one testsuite per area, one testcase per
 // check. Skips are <skipped>, Must failures <failure>. A Should failure is a
 // passing testcase with a "verdict=warn" property and a WARNING line in
-// <system-out>, so it is visible without turning the build red. A failure the
+// <system-out>, so it is visible without turning the build red; an Info
+// finding likewise with INFO. An inconclusive check is <skipped>. A failure the
 // baseline expects is reported as skipped; a stale baseline entry as a failure.
 
 type junitSuites struct {
@@ -102,6 +103,21 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			c.SystemOut = "WARNING: " + res.Reason
 		case res.Verdict == VerdictSkip:
 			c.Skipped = &junitSkipped{Message: res.Reason}
+		case res.Verdict == VerdictInconclusive:
+			// Not judged: skipped, so no CI turns red on the suite's own limits.
+			c.Skipped = &junitSkipped{Message: "inconclusive: " + res.Reason}
+			if res.Flag != "" {
+				c.Properties.Props = append(c.Properties.Props, junitProp{Name: "flag", Value: res.Flag})
+			}
+		case res.Verdict == VerdictInfo:
+			c.SystemOut = "INFO: " + res.Reason
+		}
+		if len(res.Exchanges) > 0 {
+			// What the server answered, for the reader of a CI log.
+			if c.SystemOut != "" {
+				c.SystemOut += "\n\n"
+			}
+			c.SystemOut += "HTTP exchanges (secrets redacted):\n" + transcriptText(res.Exchanges)
 		}
 		if msg, ok := stale[res.ID]; ok {
 			c.Failure = &junitMessage{Message: msg, Type: "stale-baseline", Body: msg}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -163,7 +162,13 @@ func (s *mcpSite) discovery() *flows.Discovery {
 
 // mcpClient registers (once) a public native client by dynamic
 // registration, with refresh_token when the server offers it.
-func (e *Env) mcpClient(ctx context.Context) (string, error) {
+func (e *Env) mcpClient(ctx context.Context) (string, error) { return e.mcpClientN(ctx, 0) }
+
+// mcpOtherClient is a second such client, for the checks that one client
+// cannot use what was issued to another.
+func (e *Env) mcpOtherClient(ctx context.Context) (string, error) { return e.mcpClientN(ctx, 1) }
+
+func (e *Env) mcpClientN(ctx context.Context, which int) (string, error) {
 	s, err := e.site(ctx)
 	if err != nil {
 		return "", err
@@ -171,14 +176,14 @@ func (e *Env) mcpClient(ctx context.Context) (string, error) {
 	if s.meta.RegistrationEndpoint == "" {
 		return "", Skip("the authorization server has no registration_endpoint (give the suite a client another way: not supported yet)")
 	}
-	id, err := e.run.mcpClient.get(ctx, func(ctx context.Context) (string, error) {
+	id, err := e.run.mcpClients[which].get(ctx, func(ctx context.Context) (string, error) {
 		grants := []string{"authorization_code"}
 		if s.offers("grant_types_supported", "refresh_token") {
 			grants = append(grants, "refresh_token")
 		}
 		hc, _ := e.wire()
 		ci, err := flows.Register(ctx, hc, s.meta.RegistrationEndpoint, flows.ClientMetadata{
-			ClientName: "mcpauth conformance (mcp profile)", RedirectURIs: []string{loopbackRedirect},
+			ClientName: "mcpauth conformance (mcp profile)", RedirectURIs: []string{e.redirectURI()},
 			GrantTypes: grants, ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: flows.AuthMethodNone,
 		})
 		if err != nil {
@@ -192,34 +197,78 @@ func (e *Env) mcpClient(ctx context.Context) (string, error) {
 	return id, nil
 }
 
+// mcpRequest builds an authorization request of client cid (""; the
+// profile's client) for scope.
+func (e *Env) mcpRequest(ctx context.Context, s *mcpSite, cid, scope string) (*grant, error) {
+	if cid == "" {
+		var err error
+		if cid, err = e.mcpClient(ctx); err != nil {
+			return nil, err
+		}
+	}
+	hc, _ := e.wire()
+	cfg := flows.AuthCodeConfig{HTTPClient: hc, Discovery: s.discovery(), Scope: scope,
+		Client: flows.Client{ID: cid, AuthMethod: flows.AuthMethodNone}}
+	req, err := cfg.NewRequest(e.redirectURI())
+	if err != nil {
+		return nil, setupFail("building an authorization request", err)
+	}
+	return &grant{cfg: cfg, req: req}, nil
+}
+
+// mcpAuthorize sends the profile's client (or client cid, when given)
+// through sign-in and consent with the request's query edited by edit (nil:
+// as flows builds it), and returns the grant and the redirect, unjudged.
+func (e *Env) mcpAuthorize(ctx context.Context, s *mcpSite, cid, scope string, edit func(url.Values)) (*grant, *url.URL, error) {
+	if e.target.Approver == nil {
+		return nil, nil, Skip("needs an approver (--approve=form, --approve=manual or --browser-command)")
+	}
+	g, err := e.mcpRequest(ctx, s, cid, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	authURL := editQuery(g.req.URL(), edit)
+	// A server error is the server's, not a page the approver could not
+	// drive: judge the first answer before the approver takes over.
+	if r, err := e.Get(ctx, authURL, "Accept", "text/html"); err != nil {
+		return nil, nil, err
+	} else if r.Status >= 500 {
+		return nil, nil, Fail("the authorization endpoint answered the request with %s", r.Snippet())
+	}
+	u, err := e.approveConsent(ctx, authURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	g.Code = u.Query().Get("code")
+	return g, u, nil
+}
+
+// editQuery returns rawURL with its query edited by edit.
+func editQuery(rawURL string, edit func(url.Values)) string {
+	if edit == nil {
+		return rawURL
+	}
+	u, _ := url.Parse(rawURL)
+	q := u.Query()
+	edit(q)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // mcpGrant runs the front channel for the profile's client with scope.
 func (e *Env) mcpGrant(ctx context.Context, scope string) (*grant, *url.URL, error) {
 	s, err := e.site(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	cid, err := e.mcpClient(ctx)
+	g, u, err := e.mcpAuthorize(ctx, s, "", scope, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	if e.target.Approver == nil {
-		return nil, nil, Skip("needs an approver")
+	if u.Query().Get("state") != g.req.State || g.Code == "" {
+		return nil, u, Fail("want a redirect with a code and state %s, got %s", g.req.State, u)
 	}
-	hc, _ := e.wire()
-	cfg := flows.AuthCodeConfig{HTTPClient: hc, Discovery: s.discovery(), Scope: scope,
-		Client: flows.Client{ID: cid, AuthMethod: flows.AuthMethodNone}}
-	req, err := cfg.NewRequest(loopbackRedirect)
-	if err != nil {
-		return nil, nil, setupFail("building an authorization request", err)
-	}
-	u, err := e.target.Approver.ApproveConsent(ctx, req.URL())
-	if err != nil {
-		return nil, nil, setupFail("approving consent", err)
-	}
-	if u.Query().Get("state") != req.State || u.Query().Get("code") == "" {
-		return nil, u, Fail("want a redirect with a code and state %s, got %s", req.State, u)
-	}
-	return &grant{cfg: cfg, req: req, Code: u.Query().Get("code")}, u, nil
+	return g, u, nil
 }
 
 // mcpAccessToken runs the code flow at s and returns the access token.
@@ -240,8 +289,9 @@ func (e *Env) mcpTokens(ctx context.Context, scope string) (*Response, error) {
 	return e.exchange(ctx, g)
 }
 
-func mcpCheck(id, title, source string, sev Severity, needs []Need, run func(ctx context.Context, e *Env, s *mcpSite) error) Check {
-	return Check{ID: id, Title: title, Area: "mcp", Source: source, Severity: sev, Needs: needs,
+// mcpCheck is a check of the mcp profile: it runs once discovery succeeded.
+func mcpCheck(id, area, title, source string, sev Severity, needs []Need, run func(ctx context.Context, e *Env, s *mcpSite) error) Check {
+	return Check{ID: id, Title: title, Area: area, Source: source, Severity: sev, Needs: needs,
 		Run: func(ctx context.Context, e *Env) error {
 			s, err := e.site(ctx)
 			if err != nil {
@@ -251,309 +301,38 @@ func mcpCheck(id, title, source string, sev Severity, needs []Need, run func(ctx
 		}}
 }
 
-// MCPCatalogue is the mcp profile's catalogue.
+// The mcp profile's areas, in the order the catalogue lists them.
+const (
+	areaPRM          = "resource-metadata"
+	areaChallenge    = "challenge"
+	areaASMetadata   = "as-metadata"
+	areaRegistration = "registration"
+	areaPKCE         = "pkce"
+	areaAuthorize    = "authorize"
+	areaToken        = "token"
+	areaAudience     = "audience"
+	areaRefresh      = "refresh"
+	areaRevocation   = "revocation"
+	areaTokenUsage   = "token-usage"
+	areaTransport    = "transport"
+)
+
+// MCPCatalogue is the mcp profile's catalogue, grouped by area. IDs are
+// stable (MCP-01..14 predate the areas); sources name the MCP
+// specification section or the RFC and section each rule comes from.
 func MCPCatalogue() []Check {
-	approval := []Need{NeedApproval}
-	return []Check{
-		{
-			ID: "MCP-01", Title: "the MCP endpoint answers an unauthenticated request with 401 and a Bearer challenge naming resource_metadata",
-			Area: "mcp", Source: srcMCPAuth + " §Authorization server discovery; RFC 9728 §5.1",
-			Run: func(ctx context.Context, e *Env) error {
-				r, err := e.postMCPAt(ctx, e.BaseURL(), "")
-				if err != nil {
-					return err
-				}
-				if r.Status != 401 {
-					return Fail("want HTTP 401, got %s", r.Snippet())
-				}
-				for _, c := range parseChallenges(r.Header.Values("WWW-Authenticate")) {
-					if strings.EqualFold(c.Scheme, "Bearer") {
-						u, err := url.Parse(c.Params["resource_metadata"])
-						if err != nil || !u.IsAbs() {
-							return Fail("resource_metadata: want an absolute URL, got %q", c.Params["resource_metadata"])
-						}
-						return nil
-					}
-				}
-				return Fail("want WWW-Authenticate: Bearer resource_metadata=…, got %q", r.Header.Values("WWW-Authenticate"))
-			},
-		},
-		mcpCheck("MCP-02", "protected resource metadata at the path-inserted location names the MCP URL and its authorization servers",
-			srcMCPAuth+"; RFC 9728 §3.1 and §3.3", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				pathInserted, _ := prmURLs(s.mcpURL)
-				o, err := e.getMetadata(ctx, pathInserted)
-				if err != nil {
-					return err
-				}
-				if err := o.wantStr("resource", s.mcpURL); err != nil {
-					return err
-				}
-				as, err := o.strs("authorization_servers")
-				if err != nil {
-					return err
-				}
-				if len(as) == 0 {
-					return Fail("authorization_servers is empty")
-				}
-				return nil
-			}),
-		mcpCheck("MCP-03", "protected resource metadata is also at the root location, for a resource that is the MCP URL or a prefix of it",
-			srcMCPAuth+" (clients try the root next); RFC 9728 §3.1", Should, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				_, root := prmURLs(s.mcpURL)
-				o, err := e.getMetadata(ctx, root)
-				if err != nil {
-					return err
-				}
-				res, err := o.str("resource")
-				if err != nil {
-					return err
-				}
-				if res != s.mcpURL && !strings.HasPrefix(s.mcpURL, strings.TrimRight(res, "/")+"/") {
-					return Fail("resource %q at the root is neither the MCP URL %s nor a prefix of it", res, s.mcpURL)
-				}
-				return nil
-			}),
-		mcpCheck("MCP-04", "authorization server metadata is found at a discovery location with an issuer equal to the one the resource names",
-			srcMCPAuth+"; RFC 8414 §3.1 and §3.3; OpenID Connect Discovery §4.3", Must, nil, func(_ context.Context, _ *Env, s *mcpSite) error {
-				if err := s.as.wantStr("issuer", s.issuer); err != nil {
-					return Fail("metadata at %s: %v (compared as exact strings)", s.asURL, err)
-				}
-				for _, k := range []string{"authorization_endpoint", "token_endpoint"} {
-					if _, err := s.as.str(k); err != nil {
-						return err
-					}
-				}
-				return nil
-			}),
-		mcpCheck("MCP-05", "the authorization server advertises PKCE S256 (MCP clients refuse it otherwise)",
-			srcMCPAuth+" §Authorization code protection; RFC 8414 §2", Must, nil, func(_ context.Context, _ *Env, s *mcpSite) error {
-				if !s.offers("code_challenge_methods_supported", "S256") {
-					return Fail("code_challenge_methods_supported: want it to contain S256, got %s", s.as["code_challenge_methods_supported"])
-				}
-				return nil
-			}),
-		mcpCheck("MCP-06", "an authorization request without code_challenge is refused",
-			srcMCPAuth+" §Authorization code protection; OAuth 2.1 §4.1.1", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				cid, err := e.mcpClient(ctx)
-				if err != nil {
-					return err
-				}
-				hc, _ := e.wire()
-				cfg := flows.AuthCodeConfig{HTTPClient: hc, Discovery: s.discovery(), Client: flows.Client{ID: cid, AuthMethod: flows.AuthMethodNone}}
-				req, err := cfg.NewRequest(loopbackRedirect)
-				if err != nil {
-					return setupFail("building an authorization request", err)
-				}
-				u, _ := url.Parse(req.URL())
-				q := u.Query()
-				q.Del("code_challenge")
-				q.Del("code_challenge_method")
-				u.RawQuery = q.Encode()
-				hdr := []string{"Accept", "text/html"}
-				session := e.target.hasSession()
-				if session {
-					// A form approver signs in through the contract's
-					// /auth/login, which another server need not have:
-					// then the request is judged without a session.
-					if cs, err := e.SessionCookies(ctx); err == nil {
-						hdr = append(hdr, "Cookie", cookieHeader(cs))
-					} else {
-						session = false
-					}
-				}
-				r, err := e.Get(ctx, u.String(), hdr...)
-				if err != nil {
-					return err
-				}
-				if r.Status >= 400 {
-					return nil // an error page
-				}
-				loc, err := location(r)
-				if err != nil {
-					return Fail("want the request refused (an error redirect or page), got %s", r.Snippet())
-				}
-				if sameEndpoint(loc, loopbackRedirect) && loc.Query().Get("error") != "" && loc.Query().Get("code") == "" {
-					return nil
-				}
-				if !sameEndpoint(loc, loopbackRedirect) && !session {
-					return Skip("the server asks for sign-in before judging the request, and no session is available")
-				}
-				return Fail("want the request refused, got a redirect to %s", loc)
-			}),
-		mcpCheck("MCP-07", "the code flow with PKCE and resource gives a token the MCP endpoint accepts",
-			srcMCPAuth+" §Access token usage; RFC 8707 §2", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				tok, err := e.mcpAccessToken(ctx, s)
-				if err != nil {
-					return err
-				}
-				m, err := e.postMCPAt(ctx, s.mcpURL, "Bearer "+tok)
-				if err != nil {
-					return err
-				}
-				if m.Status != 200 {
-					return Fail("initialize with the token: want HTTP 200, got %s", m.Snippet())
-				}
-				return nil
-			}),
-		mcpCheck("MCP-08", "a code_verifier that does not match the challenge is refused",
-			srcMCPAuth+" §Authorization code protection; RFC 7636 §4.6", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				g, _, err := e.mcpGrant(ctx, s.scope())
-				if err != nil {
-					return err
-				}
-				f := g.exchangeForm()
-				f.Set("code_verifier", randomString(32))
-				r, err := e.PostForm(ctx, s.meta.TokenEndpoint, f)
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_grant")
-			}),
-		mcpCheck("MCP-09", "the authorization response carries iss equal to the issuer (RFC 9207), when advertised",
-			srcMCPAuth+" (SEP-2468); RFC 9207 §2", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				if !s.flag("authorization_response_iss_parameter_supported") {
-					return Skip("the server does not advertise authorization_response_iss_parameter_supported")
-				}
-				_, u, err := e.mcpGrant(ctx, s.scope())
-				if err != nil {
-					return err
-				}
-				if got := u.Query()["iss"]; len(got) != 1 || got[0] != s.issuer {
-					return Fail("iss: want exactly %q, got %q", s.issuer, got)
-				}
-				return nil
-			}),
-		mcpCheck("MCP-10", "dynamic registration accepts a native public client and keeps its application_type",
-			srcMCPAuth+" §Dynamic client registration; RFC 7591 §3", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				if s.meta.RegistrationEndpoint == "" {
-					return Skip("the authorization server has no registration_endpoint")
-				}
-				r, err := e.PostJSON(ctx, s.meta.RegistrationEndpoint, map[string]any{
-					"client_name": "mcpauth conformance " + randomString(4), "redirect_uris": []string{loopbackRedirect},
-					"grant_types": []string{"authorization_code"}, "response_types": []string{"code"},
-					"token_endpoint_auth_method": "none", "application_type": "native",
-				})
-				if err != nil {
-					return err
-				}
-				if r.Status != 201 {
-					return Fail("want HTTP 201, got %s", r.Snippet())
-				}
-				o, err := decodeObject(r)
-				if err != nil {
-					return err
-				}
-				if _, err := o.str("client_id"); err != nil {
-					return err
-				}
-				if o.has("application_type") {
-					return o.wantStr("application_type", "native")
-				}
-				return nil
-			}),
-		mcpCheck("MCP-11", "a client metadata document is accepted as client_id, when advertised",
-			srcMCPAuth+" §Client ID Metadata Documents", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				if !s.flag("client_id_metadata_document_supported") {
-					return Skip("the server does not advertise client_id_metadata_document_supported")
-				}
-				if !e.target.CIMDPrivate {
-					return Skip("needs a target that fetches client metadata documents from the suite's loopback host (--cimd-private)")
-				}
-				cid, h, err := e.publishDocument(ctx, nil)
-				if err != nil {
-					return err
-				}
-				hc, _ := e.wire()
-				cfg := flows.AuthCodeConfig{HTTPClient: hc, Discovery: s.discovery(), Client: flows.Client{ID: cid, AuthMethod: flows.AuthMethodNone}}
-				req, err := cfg.NewRequest(loopbackRedirect)
-				if err != nil {
-					return setupFail("building an authorization request", err)
-				}
-				r, err := e.Get(ctx, req.URL(), "Accept", "text/html")
-				if err != nil {
-					return err
-				}
-				if h.hitsOf(cid) == 0 {
-					return Fail("the server never fetched the document at %s", cid)
-				}
-				if r.Status == 200 {
-					return nil
-				}
-				if loc, err := location(r); err == nil && !sameEndpoint(loc, loopbackRedirect) && r.Status < 400 {
-					return nil // on to sign-in
-				}
-				return Fail("want the consent page or sign-in, got %s %s", r.Snippet(), r.Header.Get("Location"))
-			}),
-		mcpCheck("MCP-12", "refresh tokens, when offered, rotate: the old one is refused after use",
-			srcMCPAuth+"; OAuth 2.1 §4.3.1; RFC 9700 §4.14.2", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				if !s.offers("grant_types_supported", "refresh_token") || !s.offers("scopes_supported", "offline_access") {
-					return Skip("the server offers no refresh tokens (refresh_token grant and offline_access scope)")
-				}
-				r, err := e.mcpTokens(ctx, strings.TrimSpace(s.scope()+" offline_access"))
-				if err != nil {
-					return err
-				}
-				p, err := readPair(r)
-				if err != nil {
-					return err
-				}
-				cid, _ := e.mcpClient(ctx)
-				refresh := func(rt string) (*Response, error) {
-					return e.PostForm(ctx, s.meta.TokenEndpoint, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {cid}})
-				}
-				if r, err = refresh(p.Refresh); err != nil {
-					return err
-				}
-				q, err := readPair(r)
-				if err != nil {
-					return Fail("refreshing: %v", err)
-				}
-				if q.Refresh == p.Refresh {
-					return Fail("the refresh token was not rotated")
-				}
-				if r, err = refresh(p.Refresh); err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_grant")
-			}),
-		mcpCheck("MCP-13", "a token is accepted only in the Authorization header, not in the query string",
-			srcMCPAuth+" §Access token usage; RFC 6750 §2.3", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				tok, err := e.mcpAccessToken(ctx, s)
-				if err != nil {
-					return err
-				}
-				sep := "?"
-				if strings.Contains(s.mcpURL, "?") {
-					sep = "&"
-				}
-				m, err := e.Do(ctx, http.MethodPost, s.mcpURL+sep+"access_token="+url.QueryEscape(tok),
-					headers("Content-Type", "application/json", "Accept", "application/json, text/event-stream"), mcpInitialize)
-				if err != nil {
-					return err
-				}
-				if m.Status != 401 {
-					return Fail("want HTTP 401, got %s", m.Snippet())
-				}
-				return nil
-			}),
-		{
-			ID: "MCP-14", Title: "a token the server never issued gets 401 with a Bearer challenge, not another error",
-			Area: "mcp", Source: srcMCPAuth + " §Token handling (invalid or expired tokens MUST receive 401); RFC 6750 §3.1",
-			Run: func(ctx context.Context, e *Env) error {
-				r, err := e.postMCPAt(ctx, e.BaseURL(), "Bearer invalid-"+randomString(24))
-				if err != nil {
-					return err
-				}
-				if r.Status != 401 {
-					return Fail("want HTTP 401 for an invalid token, got %s", r.Snippet())
-				}
-				for _, c := range parseChallenges(r.Header.Values("WWW-Authenticate")) {
-					if strings.EqualFold(c.Scheme, "Bearer") {
-						return nil
-					}
-				}
-				return Fail("want WWW-Authenticate: Bearer (error=\"invalid_token\") with the 401, got %q", r.Header.Values("WWW-Authenticate"))
-			},
-		},
+	var all []Check
+	for _, area := range [][]Check{
+		mcpDiscoveryChecks(), mcpRegistrationChecks(), mcpAuthorizeChecks(),
+		mcpTokenChecks(), mcpRefreshChecks(), mcpUsageChecks(), mcpValidationChecks(),
+	} {
+		all = append(all, area...)
 	}
+	rank := map[string]int{}
+	for i, a := range []string{areaPRM, areaChallenge, areaASMetadata, areaRegistration, areaPKCE, areaAuthorize,
+		areaToken, areaAudience, areaRefresh, areaRevocation, areaTokenUsage, areaTransport} {
+		rank[a] = i
+	}
+	slices.SortStableFunc(all, func(a, b Check) int { return rank[a.Area] - rank[b.Area] })
+	return all
 }

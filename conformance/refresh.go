@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/mcpauth/mcpauth/flows"
@@ -355,6 +356,28 @@ func refreshChecks() []Check {
 				}
 				_, err = e.refreshed(ctx, cid, p.Refresh, "the owner's refresh after another client presented its token")
 				return err
+			},
+		},
+		{
+			ID: "REFRESH-08", Title: "a refresh never widens the scope: a scope beyond the original grant gets invalid_scope",
+			Area: "refresh", Source: "RFC 6749 §6 (MUST NOT include any scope not originally granted) and §5.2", Needs: approval,
+			Run: func(ctx context.Context, e *Env) error {
+				cid, p, err := e.offlineTokens(ctx, 0)
+				if err != nil {
+					return err
+				}
+				granted := strings.Fields(offlineScope)
+				wider := offlineScope + " mcpauth-conformance-not-granted"
+				r, err := e.PostForm(ctx, "/oauth/token", url.Values{
+					"grant_type": {"refresh_token"}, "refresh_token": {p.Refresh}, "client_id": {cid}, "scope": {wider},
+				})
+				if err != nil {
+					return err
+				}
+				if r.Status == 200 {
+					return wantNoWiderScope(r, granted, wider)
+				}
+				return wantOAuthError(r, 400, "invalid_scope")
 			},
 		},
 		{

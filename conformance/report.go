@@ -15,6 +15,11 @@ const (
 	VerdictFail Verdict = "fail" // a Must check failed
 	VerdictWarn Verdict = "warn" // a Should check failed
 	VerdictSkip Verdict = "skip" // could not run here; Reason says why
+	VerdictInfo Verdict = "info" // an Info check found something worth knowing
+	// VerdictInconclusive: the suite could not complete the check's setup
+	// (its own automation failed), so the server was not judged. It never
+	// fails the run.
+	VerdictInconclusive Verdict = "inconclusive"
 )
 
 // Result is the outcome of one check, with the check's metadata.
@@ -26,6 +31,9 @@ type Result struct {
 	Severity Severity
 	Verdict  Verdict
 	Reason   string
+	// Flag names what would let an inconclusive check run (e.g.
+	// --browser-command).
+	Flag     string
 	Duration time.Duration
 	// Expected is set when the check failed (or warned) and the baseline lists
 	// it as an expected failure.
@@ -33,6 +41,9 @@ type Result struct {
 	// Unmet is the need that kept a skipped check from running; 0 for checks
 	// that ran, or skipped themselves (the target lacks what they test).
 	Unmet Need
+	// Exchanges are the HTTP requests and answers that led to a verdict
+	// other than pass, secrets redacted.
+	Exchanges []Exchange
 }
 
 // Report is the outcome of a run, in catalogue order.
@@ -52,24 +63,36 @@ type Summary struct {
 	Fail int `json:"fail"`
 	Warn int `json:"warn"`
 	Skip int `json:"skip"`
+	Info int `json:"info"`
+	// Inconclusive checks were not judged: the suite's setup failed.
+	Inconclusive int `json:"inconclusive"`
 }
 
 // Summary counts the verdicts of the report.
 func (r *Report) Summary() Summary {
 	var s Summary
 	for _, res := range r.Results {
-		switch res.Verdict {
-		case VerdictPass:
-			s.Pass++
-		case VerdictFail:
-			s.Fail++
-		case VerdictWarn:
-			s.Warn++
-		case VerdictSkip:
-			s.Skip++
-		}
+		s.add(res.Verdict)
 	}
 	return s
+}
+
+// add counts one verdict.
+func (s *Summary) add(v Verdict) {
+	switch v {
+	case VerdictPass:
+		s.Pass++
+	case VerdictFail:
+		s.Fail++
+	case VerdictWarn:
+		s.Warn++
+	case VerdictSkip:
+		s.Skip++
+	case VerdictInfo:
+		s.Info++
+	case VerdictInconclusive:
+		s.Inconclusive++
+	}
 }
 
 // Failed reports whether the run fails: a Must check failed that the baseline
@@ -86,7 +109,8 @@ func (r *Report) Failed() bool {
 	return false
 }
 
-// ExitCode is 1 when the run failed, else 0.
+// ExitCode is 1 when the run failed, else 0: inconclusive checks, warnings
+// and information never fail a run.
 func (r *Report) ExitCode() int {
 	if r.Failed() {
 		return 1
@@ -116,7 +140,7 @@ func (r *Report) applyBaseline(b *Baseline, all []Check) {
 			continue
 		}
 		switch res.Verdict {
-		case VerdictFail, VerdictWarn:
+		case VerdictFail, VerdictWarn, VerdictInfo:
 			res.Expected = true
 		case VerdictPass:
 			r.Stale = append(r.Stale, fmt.Sprintf("%s: passes but the baseline expects it to fail; remove the entry", res.ID))
@@ -141,8 +165,11 @@ type jsonResult struct {
 	Severity   string `json:"severity"`
 	Verdict    string `json:"verdict"`
 	Reason     string `json:"reason"`
+	Flag       string `json:"flag,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
 	Expected   bool   `json:"expected_failure,omitempty"`
+	// Exchanges: what the server answered, for each check that did not pass.
+	Exchanges []Exchange `json:"exchanges,omitempty"`
 }
 
 // WriteJSON writes the report as indented JSON. The fields expected_failure
@@ -159,8 +186,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for _, res := range r.Results {
 		out.Checks = append(out.Checks, jsonResult{
 			ID: res.ID, Title: res.Title, Area: res.Area, Source: res.Source,
-			Severity: res.Severity.String(), Verdict: string(res.Verdict), Reason: res.Reason,
-			DurationMS: res.Duration.Milliseconds(), Expected: res.Expected,
+			Severity: res.Severity.String(), Verdict: string(res.Verdict), Reason: res.Reason, Flag: res.Flag,
+			DurationMS: res.Duration.Milliseconds(), Expected: res.Expected, Exchanges: res.Exchanges,
 		})
 	}
 	enc := json.NewEncoder(w)

@@ -51,9 +51,12 @@ func sampleReport(t *testing.T) *Report {
 			{ID: "DISC-01", Title: "protected resource metadata is served as JSON", Area: "discovery", Source: "contract §Endpoints/Discovery", Verdict: VerdictPass, Duration: 12 * time.Millisecond},
 			{ID: "DISC-07", Title: "issuer is the base URL", Area: "discovery", Source: "contract", Verdict: VerdictFail, Reason: `issuer: want "https://mcp.example.com", got "https://mcp.example.com/"`, Duration: 8 * time.Millisecond},
 			{ID: "REG-01", Title: "registration returns 201", Area: "register", Source: "RFC 7591", Verdict: VerdictPass, Duration: 20 * time.Millisecond},
-			{ID: "REG-11", Title: "a body over 1 MiB is refused with a 4xx", Area: "register", Source: "decisions.md", Verdict: VerdictFail, Reason: "want a 4xx <413>, got HTTP 500 & co", Duration: 31 * time.Millisecond},
+			{ID: "REG-11", Title: "a body over 1 MiB is refused with a 4xx", Area: "register", Source: "decisions.md", Verdict: VerdictFail, Reason: "want a 4xx <413>, got HTTP 500 & co", Duration: 31 * time.Millisecond,
+				Exchanges: []Exchange{sampleExchange()}},
 			{ID: "PING-10", Title: "the auth scheme is case-insensitive", Area: "ping", Source: "RFC 6750 §2.1", Severity: Should, Verdict: VerdictWarn, Reason: "want HTTP 200, got HTTP 401", Duration: 3 * time.Millisecond},
 			{ID: "PING-12", Title: "a JWT is refused 24 h + 31 s after issue", Area: "ping", Source: "contract", Verdict: VerdictSkip, Reason: "needs a test clock to move time by 24h0m31s (or real-time waiting)", Unmet: NeedTimeTravel},
+			{ID: "MCP-03", Title: "protected resource metadata is also at the root location", Area: "mcp", Source: "RFC 9728 §3.1", Severity: Info, Verdict: VerdictInfo, Reason: "GET /.well-known/oauth-protected-resource: HTTP 404"},
+			{ID: "MCP-07", Title: "the code flow gives a token the MCP endpoint accepts", Area: "mcp", Source: "MCP authorization", Verdict: VerdictInconclusive, Reason: "the approver could not complete sign-in and consent", Flag: "--browser-command"},
 		},
 	}
 	rep.applyBaseline(b, Catalogue())
@@ -138,6 +141,62 @@ func TestJSONReport(t *testing.T) {
 	}
 }
 
+// sampleExchange is an exchange as the recorder keeps it: built from a real
+// request and answer, so the redaction is the one a run applies.
+func sampleExchange() Exchange {
+	req := httptest.NewRequest(http.MethodPost, "https://mcp.example.com/oauth/token?code=secret-code-1&x=1", nil)
+	req.Header.Set("Authorization", "Bearer secret-access-token")
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp := &Response{Status: 500, Header: http.Header{
+		"Content-Type": {"application/json"}, "Set-Cookie": {"auth_token=secret-cookie"}, "X-Noise": {"dropped"},
+	}, Body: []byte(`{"error":"server_error","refresh_token":"secret-refresh","note":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"}`)}
+	return newExchange(req, []byte("grant_type=authorization_code&code=secret-code-2&code_verifier=secret-verifier&client_id=c1"), resp)
+}
+
+// Secrets never reach a report: tokens, codes, verifiers and cookies are
+// redacted in URLs, headers and bodies, and what explains the verdict
+// stays.
+func TestExchangeRedaction(t *testing.T) {
+	x := sampleExchange()
+	text := x.Text()
+	for _, secret := range []string{"secret-", "eyJhbGci"} {
+		if strings.Contains(text, secret) {
+			t.Errorf("the transcript shows %q:\n%s", secret, text)
+		}
+	}
+	for _, kept := range []string{"> POST https://mcp.example.com/oauth/token?", "x=1", "Authorization: Bearer [redacted]", "client_id=c1",
+		"grant_type=authorization_code", "< 500 Internal Server Error", `"error":"server_error"`, "Set-Cookie: [redacted]"} {
+		if !strings.Contains(text, kept) {
+			t.Errorf("the transcript lacks %q:\n%s", kept, text)
+		}
+	}
+	if strings.Contains(text, "X-Noise") {
+		t.Errorf("headers nobody needs are shown:\n%s", text)
+	}
+}
+
+// The HTML report stands alone (no scripts, nothing fetched), groups the
+// checks by area and shows a failure's exchanges unfolded.
+func TestHTMLReport(t *testing.T) {
+	var buf bytes.Buffer
+	if err := sampleReport(t).WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{"<title>mcpauth conformance: https://mcp.example.com</title>", `id="area-register"`, `id="area-mcp"`,
+		`<details open><summary>1 HTTP exchange (secrets redacted)</summary>`, "&lt; 500 Internal Server Error", "want a 4xx &lt;413&gt;, got HTTP 500 &amp; co",
+		"(to run it: --browser-command)", ">FAIL<", "1 inconclusive"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+	for _, banned := range []string{"<script", "<link", "src=", "http-equiv", "secret-"} {
+		if strings.Contains(page, banned) {
+			t.Errorf("the HTML report has %q: it must stand alone and show no secret", banned)
+		}
+	}
+}
+
 func TestJUnitReport(t *testing.T) {
 	var buf bytes.Buffer
 	if err := sampleReport(t).WriteJUnit(&buf); err != nil {
@@ -149,16 +208,24 @@ func TestJUnitReport(t *testing.T) {
 		t.Fatalf("JUnit output is not well-formed XML: %v", err)
 	}
 	// DISC-07 expected (skipped), REG-01 stale (failure), REG-11 failure,
-	// PING-10 warning (passes, with a WARNING), PING-12 skipped.
-	if back.Tests != 6 || back.Failures != 2 || back.Skipped != 2 || len(back.Suites) != 3 {
+	// PING-10 warning (passes, with a WARNING), PING-12 skipped, MCP-03
+	// information (passes, with INFO), MCP-07 inconclusive (skipped).
+	if back.Tests != 8 || back.Failures != 2 || back.Skipped != 3 || len(back.Suites) != 4 {
 		t.Errorf("totals: tests %d failures %d skipped %d suites %d", back.Tests, back.Failures, back.Skipped, len(back.Suites))
 	}
 	warn := back.Suites[2].Cases[0]
 	if !strings.HasPrefix(warn.SystemOut, "WARNING: ") || warn.Failure != nil {
 		t.Errorf("the warning case: %+v", warn)
 	}
+	if info, inc := back.Suites[3].Cases[0], back.Suites[3].Cases[1]; !strings.HasPrefix(info.SystemOut, "INFO: ") || info.Failure != nil ||
+		inc.Skipped == nil || !strings.HasPrefix(inc.Skipped.Message, "inconclusive: ") || inc.Failure != nil {
+		t.Errorf("the information and inconclusive cases: %+v %+v", info, inc)
+	}
 	if f := back.Suites[1].Cases[1].Failure; f == nil || f.Message != "want a 4xx <413>, got HTTP 500 & co" {
 		t.Errorf("the failure message did not survive escaping: %+v", f)
+	}
+	if out := back.Suites[1].Cases[1].SystemOut; !strings.Contains(out, "HTTP exchanges (secrets redacted):\n> POST https://mcp.example.com/oauth/token") {
+		t.Errorf("the failure's exchanges are not in system-out: %q", out)
 	}
 }
 

@@ -34,7 +34,9 @@ func ColorFromEnv(getenv func(string) string, isTerminal bool) bool {
 //	  ✗ DISC-07  issuer is the base URL                              8ms
 //	      issuer: want "https://x", got "https://x/"
 //
-// ✓ pass, ✗ fail, ! warning (a Should check failed), − skipped.
+// ✓ pass, ✗ fail, ! warning (a Should check failed), i information (an Info
+// check found something), ? inconclusive (the suite's setup failed: not a
+// failure of the server), − skipped.
 func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	re := lipgloss.NewRenderer(w)
 	if opts.Color {
@@ -74,6 +76,10 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 			mark = fail.Render("✗")
 		case res.Verdict == VerdictWarn:
 			mark = warn.Render("!")
+		case res.Verdict == VerdictInfo:
+			mark = skip.Render("i")
+		case res.Verdict == VerdictInconclusive:
+			mark = warn.Render("?")
 		default:
 			mark = skip.Render("−")
 		}
@@ -87,14 +93,17 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 		if res.Expected {
 			note = "expected failure (baseline): " + note
 		}
+		if res.Flag != "" {
+			note += " (to run it: " + res.Flag + ")"
+		}
 		if note != "" && res.Verdict != VerdictPass {
 			st := reason
 			switch {
-			case res.Expected || res.Verdict == VerdictSkip:
+			case res.Expected || res.Verdict == VerdictSkip || res.Verdict == VerdictInfo:
 				st = st.Inherit(skip)
 			case res.Verdict == VerdictFail:
 				st = st.Inherit(fail.UnsetBold())
-			case res.Verdict == VerdictWarn:
+			case res.Verdict == VerdictWarn || res.Verdict == VerdictInconclusive:
 				st = st.Inherit(warn)
 			}
 			lay.note(&b, st, note)
@@ -118,9 +127,22 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	if r.Failed() {
 		verdict = fail.Render("FAIL")
 	}
-	fmt.Fprintf(&b, "\n%s  %d passed, %d failed, %d warned, %d skipped in %s\n",
-		verdict, s.Pass, s.Fail, s.Warn, s.Skip, fmtDuration(r.Duration))
+	// Info and inconclusive counts appear only when there are any, so the
+	// line stays what scripts of the contract profile read.
+	extra := ""
+	if s.Info > 0 {
+		extra += fmt.Sprintf(", %d info", s.Info)
+	}
+	if s.Inconclusive > 0 {
+		extra += fmt.Sprintf(", %d inconclusive", s.Inconclusive)
+	}
+	fmt.Fprintf(&b, "\n%s  %d passed, %d failed, %d warned, %d skipped%s in %s\n",
+		verdict, s.Pass, s.Fail, s.Warn, s.Skip, extra, fmtDuration(r.Duration))
 	lay.writeSkipHints(&b, r.SkipHints())
+	if s.Inconclusive > 0 {
+		lay.note(&b, reason.UnsetPaddingLeft().Inherit(warn), fmt.Sprintf(
+			"%d inconclusive: the suite could not complete their setup, so the server was not judged there; they do not fail the run", s.Inconclusive))
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}

@@ -211,29 +211,48 @@ func runOne(ctx context.Context, e *Env, r *Result) {
 		// The check ignores its context; leave it behind rather than hang the run.
 		err = cctx.Err()
 	}
-	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		err = Fail("timed out after %s: %v", timeout, err)
+	var ie *InconclusiveError
+	if errors.As(err, &ie) && ctx.Err() == nil {
+		// Already judged: the suite's own automation failed.
+	} else if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		if e.approving.Load() > 0 {
+			// Our own automation hung on a page, not the server on a request.
+			err = &InconclusiveError{Reason: fmt.Sprintf("timed out after %s driving the sign-in pages: %v", timeout, err),
+				Flag: "--browser-command, --approve=manual or a longer --timeout"}
+		} else {
+			err = Fail("timed out after %s: %v", timeout, err)
+		}
 	} else if ctx.Err() != nil && err != nil {
 		err = Skip("run cancelled")
 	}
 	r.Duration = e.opts.Now().Sub(start)
-	r.Verdict, r.Reason = verdict(c, err)
+	r.Verdict, r.Reason, r.Flag = verdict(c, err)
+	if r.Verdict != VerdictPass && r.Verdict != VerdictSkip {
+		r.Exchanges = e.log.list()
+	}
 	if e.opts.OnProgress != nil {
 		res := *r
 		e.opts.OnProgress(Progress{CheckID: c.ID, Event: EventDone, Result: &res})
 	}
 }
 
-func verdict(c Check, err error) (Verdict, string) {
+func verdict(c Check, err error) (v Verdict, reason, flag string) {
 	if err == nil {
-		return VerdictPass, ""
+		return VerdictPass, "", ""
 	}
 	var se *SkipError
 	if errors.As(err, &se) {
-		return VerdictSkip, se.Reason
+		return VerdictSkip, se.Reason, ""
 	}
-	if c.Severity == Should {
-		return VerdictWarn, err.Error()
+	var ie *InconclusiveError
+	if errors.As(err, &ie) {
+		return VerdictInconclusive, ie.Reason, ie.Flag
 	}
-	return VerdictFail, err.Error()
+	switch c.Severity {
+	case Should:
+		return VerdictWarn, err.Error(), ""
+	case Info:
+		return VerdictInfo, err.Error(), ""
+	}
+	return VerdictFail, err.Error(), ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -30,11 +31,40 @@ func (u User) String() string {
 	return u.ID
 }
 
-// LookupUser asks the server who token belongs to with one GET /api/ping,
-// where the server offers it; the name is an extension some servers add.
-// Best effort: any failure leaves what the token itself says (its sub). A
+// LookupUser says who a login's token belongs to, for display: the MCP
+// server's own answer at GET /api/ping where it offers one (the name is an
+// extension some servers add), else what a checked OpenID Connect ID token
+// says (name, preferred_username or email; see flows.LoginIdentity), else
+// the access token's own sub. Best effort: nothing fails the login. A
 // DPoP-bound token (key non-nil) is presented with a proof.
-func (k *Keeper) LookupUser(ctx context.Context, disc *flows.Discovery, token string, key *flows.DPoP) User {
+func (k *Keeper) LookupUser(ctx context.Context, disc *flows.Discovery, clientID string, tok *flows.Token, key *flows.DPoP) User {
+	u := k.pingUser(ctx, disc, tok.AccessToken, key)
+	if u.Name != "" {
+		return u
+	}
+	hc, err := k.HTTPClient()
+	if err != nil {
+		return u
+	}
+	ctx, cancel := context.WithTimeout(ctx, userLookupTimeout)
+	defer cancel()
+	id, err := flows.LoginIdentity(ctx, hc, k.Clock, disc, clientID, tok)
+	if err != nil {
+		if !errors.Is(err, flows.ErrNoIDToken) && k.Warn != nil {
+			k.Warn("the ID token was not used to name you: %v", err)
+		}
+		return u
+	}
+	u.Name = id.Display()
+	if u.ID == "" {
+		u.ID = id.Subject
+	}
+	return u
+}
+
+// pingUser asks GET /api/ping who token belongs to, falling back to the
+// token's own sub.
+func (k *Keeper) pingUser(ctx context.Context, disc *flows.Discovery, token string, key *flows.DPoP) User {
 	u := User{ID: Subject(token)}
 	hc, err := k.HTTPClient()
 	if err != nil {

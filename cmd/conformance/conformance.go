@@ -47,8 +47,11 @@ type Options struct {
 	APIKey        string
 	Approve       string
 	Username      string
-	Destructive   bool
-	RealTime      bool
+	// BrowserCommand approves through the user's own program (the contract
+	// of login --browser-command); it replaces --approve.
+	BrowserCommand string
+	Destructive    bool
+	RealTime       bool
 	// CIMDPrivate: the target fetches client metadata documents from the
 	// suite's loopback document host; on by default with --local.
 	CIMDPrivate bool
@@ -60,6 +63,7 @@ type Options struct {
 
 	JSON     string // file or "-"
 	JUnit    string // file or "-"
+	HTML     string // file or "-"
 	List     bool
 	Run      string // regular expression over check IDs
 	Baseline string
@@ -82,7 +86,8 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 and of docs/decisions.md, one check each, over HTTP against <base_url>.
 
 Checks that need something the target cannot provide are skipped with the
-reason, never passed: approving consent screens and device codes (--approve),
+reason, never passed: approving consent screens and device codes (--approve,
+or --browser-command with a program that drives any sign-in page),
 moving the server's clock for the expiry checks (--clock-url, from
 'mcpauth serve --test-clock'; or --real-time to wait for real where that is
 short enough), the test user's API key and browser session.
@@ -101,12 +106,20 @@ that host (--cimd-private: 'mcpauth serve --cimd-allow-private', trusting
 --cimd-cert), and are skipped otherwise, when the SSRF guard is checked
 instead. --local allows it unless --cimd-private=false.
 
-Exit status: 0 when no Must check failed (after the baseline), 8 when one did
-or the baseline is stale, 2 on usage errors, 6 when the target or its test
+A check whose setup the suite itself could not complete (its approver could
+not drive the authorization server's sign-in page, or hung on it) is
+inconclusive: the server was not judged there, the reason names the flag that
+would run it (--browser-command, --approve=manual), and it does not fail the
+run.
+
+Exit status: 0 when no Must check failed (after the baseline; warnings,
+information and inconclusive checks included), 8 when one did or the baseline
+is stale, 2 on usage errors, 6 when the target or its test
 clock cannot be reached, 130 when interrupted.`,
 		Example: `  mcpauth conformance --local
   mcpauth conformance http://127.0.0.1:8080 --clock-url http://127.0.0.1:8080/api/test/clock --approve=form
   mcpauth conformance https://mcp.example.com --api-key-file key.txt --junit conformance.xml
+  mcpauth conformance --profile mcp https://mcp.example.com/mcp --browser-command ./formlogin --html report.html
   mcpauth conformance --list --run '^DEV-'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -139,6 +152,7 @@ clock cannot be reached, 130 when interrupted.`,
 		cmdutil.BindSecret(fl, &opts.SessionCookie, "session-cookie", "auth_token cookie of a logged-in test user"),
 		cmdutil.BindSecret(fl, &opts.APIKey, "api-key", "the test user's API key"))
 	fl.StringVar(&opts.Approve, "approve", ApproveNone, "who approves consent and device codes: form (drive the pages as --username), manual (you, prompted on stderr), none (skip those checks)")
+	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that drives a browser through sign-in and consent, as login's --browser-command: the authorization URL is its last argument, MCPAUTH_CONFORMANCE_ACTION is approve or deny, and it must bring the browser to the redirect URI (see conformance/drivers/formlogin)")
 	fl.StringVar(&opts.Username, "username", "conformance", "user name to sign in with at a development identity provider (--approve=form)")
 	fl.BoolVar(&opts.Destructive, "destructive", false, "allow checks that change the test user's state (regenerating the API key)")
 	fl.BoolVar(&opts.CIMDPrivate, "cimd-private", false, "the target fetches client metadata documents from loopback (serve --cimd-allow-private) and trusts the suite's document host (default true with --local)")
@@ -149,6 +163,7 @@ clock cannot be reached, 130 when interrupted.`,
 	fl.IntVar(&opts.Parallel, "parallel", 0, "checks run at once (default 4; 1 with --approve=manual)")
 	fl.StringVar(&opts.JSON, "json", "", `write the report (or with --list, the catalogue) as JSON to this file ("-" for stdout)`)
 	fl.StringVar(&opts.JUnit, "junit", "", `write the report as JUnit XML to this file ("-" for stdout)`)
+	fl.StringVar(&opts.HTML, "html", "", `write the report as one self-contained HTML page, with the HTTP exchanges behind each verdict that is not a pass (secrets redacted), to this file ("-" for stdout)`)
 	fl.BoolVar(&opts.List, "list", false, "list the checks (id, area, severity, needs, title) instead of running them")
 	fl.StringVar(&opts.Run, "run", "", "run only checks whose ID matches this regular expression, e.g. '^DEV-'")
 	fl.StringVar(&opts.Baseline, "baseline", "", "file of check IDs expected to fail, one per line ('#' comments)")
@@ -163,8 +178,8 @@ func (o *Options) validate() error {
 		if o.BaseURL != "" || o.Local {
 			return cmdutil.FlagErrorf("--list takes no <base_url> and no --local")
 		}
-		if o.JUnit != "" {
-			return cmdutil.FlagErrorf("--list writes JSON (--json), not JUnit")
+		if o.JUnit != "" || o.HTML != "" {
+			return cmdutil.FlagErrorf("--list writes JSON (--json), not JUnit or HTML")
 		}
 	case o.Local && o.BaseURL != "":
 		return cmdutil.FlagErrorf("--local starts its own server: give no <base_url>")
@@ -183,6 +198,9 @@ func (o *Options) validate() error {
 	} else if o.DB != "" {
 		return cmdutil.FlagErrorf("--db is only for --local")
 	}
+	if o.BrowserCommand != "" && (o.Local || o.Approve != ApproveNone) {
+		return cmdutil.FlagErrorf("--browser-command is the approver: give no --approve and no --local")
+	}
 	switch o.Approve {
 	case ApproveForm, ApproveManual, ApproveNone:
 	default:
@@ -197,8 +215,8 @@ func (o *Options) validate() error {
 	if o.CIMDCert != "" && o.Local {
 		return cmdutil.FlagErrorf("--cimd-cert is for remote targets; --local trusts its own document host")
 	}
-	if o.JSON == "-" && o.JUnit == "-" {
-		return cmdutil.FlagErrorf("only one of --json and --junit can write to stdout")
+	if n := countStdout(o.JSON, o.JUnit, o.HTML); n > 1 {
+		return cmdutil.FlagErrorf("only one of --json, --junit and --html can write to stdout")
 	}
 	if o.Timeout < 0 || o.Parallel < 0 {
 		return cmdutil.FlagErrorf("--timeout and --parallel must not be negative")
@@ -286,7 +304,7 @@ func selected(profile string, filter *regexp.Regexp) []conformance.Check {
 // machine-readable report takes stdout) and the requested files.
 func writeReports(opts *Options, rep *conformance.Report) error {
 	text, tty, width := opts.IO.Out, opts.IO.StdoutTTY, opts.IO.TerminalWidth()
-	if opts.JSON == "-" || opts.JUnit == "-" {
+	if countStdout(opts.JSON, opts.JUnit, opts.HTML) > 0 {
 		text, tty, width = opts.IO.ErrOut, opts.IO.StderrTTY, opts.IO.Width
 		if width == 0 && tty {
 			width = 80 // as TerminalWidth does for stdout
@@ -311,7 +329,23 @@ func writeReports(opts *Options, rep *conformance.Report) error {
 			return fmt.Errorf("--junit: %w", err)
 		}
 	}
+	if opts.HTML != "" {
+		if err := writeTo(opts, opts.HTML, rep.WriteHTML); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+	}
 	return nil
+}
+
+// countStdout counts the reports that go to standard output ("-").
+func countStdout(paths ...string) int {
+	n := 0
+	for _, p := range paths {
+		if p == "-" {
+			n++
+		}
+	}
+	return n
 }
 
 // writeTo writes with write to path, or to stdout for "-".

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -60,9 +61,9 @@ func runCmd(t *testing.T, env map[string]string, configure func(*cmdutil.IOStrea
 // jsonReport is the part of the JSON report the tests read.
 type jsonReport struct {
 	DurationMS int64 `json:"duration_ms"`
-	Summary    struct{ Pass, Fail, Warn, Skip int }
+	Summary    struct{ Pass, Fail, Warn, Skip, Inconclusive int }
 	Checks     []struct {
-		ID, Verdict, Reason string
+		ID, Verdict, Reason, Flag string
 	}
 	Stale []string
 }
@@ -180,6 +181,16 @@ func TestListPrintsEveryCheck(t *testing.T) {
 	if !strings.Contains(res.stdout, "approval, time-travel") {
 		t.Errorf("--list does not show needs:\n%s", res.stdout)
 	}
+	// The mcp profile: at least 60 checks, each with its source.
+	res = runCmd(t, nil, nil, "--list", "--profile", "mcp")
+	for _, c := range conformance.MCPCatalogue() {
+		if !strings.Contains(res.stdout, c.ID+" ") || !strings.Contains(res.stdout, c.Source) {
+			t.Errorf("--list --profile mcp lacks %s or its source %q", c.ID, c.Source)
+		}
+	}
+	if n := len(conformance.MCPCatalogue()); n < 60 || !strings.Contains(res.stdout, fmt.Sprintf("%d checks: resource-metadata ", n)) {
+		t.Errorf("--list --profile mcp: %d checks, want at least 60 and the count by area:\n%s", n, res.stdout)
+	}
 
 	for _, width := range []int{80, 200} {
 		res := runCmd(t, nil, func(ios *cmdutil.IOStreams) { ios.Width = width }, "--list")
@@ -255,8 +266,12 @@ func TestUsageErrors(t *testing.T) {
 		{"http://127.0.0.1:1", "--db", "x.db"},
 		{"--local", "--run", "("},
 		{"--local", "--json", "-", "--junit", "-"},
+		{"--local", "--html", "-", "--junit", "-"},
+		{"--list", "--html", "x.html"},
 		{"--local", "--baseline", "/nonexistent/baseline"},
 		{"--list", "--junit", "x.xml"},
+		{"http://127.0.0.1:1", "--browser-command", "true", "--approve", "form"},
+		{"--local", "--browser-command", "true"},
 	} {
 		if res := runCmd(t, nil, nil, args...); res.code != cmdutil.ExitUsage {
 			t.Errorf("%q: exit %d, want %d\n%s", args, res.code, cmdutil.ExitUsage, res.stderr)
@@ -406,6 +421,26 @@ func TestAgainstServeWithTestClock(t *testing.T) {
 	if v := verdicts(readJSONReport(t, []byte(res.stdout))); res.code != 0 || v["KEY-06"] != "pass" {
 		t.Errorf("--destructive: exit %d, KEY-06 %q\n%s", res.code, v["KEY-06"], res.stderr)
 	}
+}
+
+// The mcp profile against `mcpauth serve`, from its MCP endpoint as any
+// MCP client finds it: no check fails, warns or is inconclusive; only the
+// metadata document checks are skipped (serve runs without
+// --cimd-allow-private).
+func TestMCPProfileAgainstServe(t *testing.T) {
+	base := startServe(t)
+	res := runCmd(t, nil, nil, "--profile", "mcp", base+"/mcp", "--clock-url", base+"/api/test/clock", "--approve=form", "--json", "-")
+	rep := readJSONReport(t, []byte(res.stdout))
+	if res.code != 0 || rep.Summary.Fail != 0 || len(rep.Checks) != len(conformance.MCPCatalogue()) {
+		t.Fatalf("exit %d, summary %+v, %d checks\n%s", res.code, rep.Summary, len(rep.Checks), res.stderr)
+	}
+	for _, c := range rep.Checks {
+		cimd := strings.Contains(c.Reason, "--cimd-private")
+		if c.Verdict != "pass" && !(c.Verdict == "skip" && cimd) {
+			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Reason)
+		}
+	}
+	t.Logf("--profile mcp against mcpauth serve: %+v in %d ms", rep.Summary, rep.DurationMS)
 }
 
 func TestSessionCookieAndAPIKey(t *testing.T) {

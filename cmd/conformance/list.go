@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
 // listEntry is one check in `--list --json`.
@@ -24,7 +25,8 @@ type listEntry struct {
 	WaitMS   int64    `json:"wait_ms,omitempty"`
 }
 
-// writeList prints the catalogue: a table on stdout, or JSON with --json.
+// writeList prints the catalogue: a table on stdout (with each check's
+// source, and the count by area), or JSON with --json.
 func writeList(opts *Options, checks []conformance.Check) error {
 	if opts.JSON != "" {
 		entries := make([]listEntry, 0, len(checks))
@@ -47,7 +49,7 @@ func writeList(opts *Options, checks []conformance.Check) error {
 	// Bold headers when color is on.
 	t := tablefmt.Table{Columns: []tablefmt.Column{
 		tablefmt.Col("ID", tablefmt.Fixed), tablefmt.Col("AREA", tablefmt.Fixed), tablefmt.Col("SEVERITY", tablefmt.Fixed),
-		tablefmt.Col("NEEDS", tablefmt.Text), tablefmt.Col("TITLE", tablefmt.Text),
+		tablefmt.Col("NEEDS", tablefmt.Text), tablefmt.Col("TITLE", tablefmt.Text), tablefmt.Col("SOURCE", tablefmt.Text),
 	}}
 	if conformance.ColorFromEnv(opts.Getenv, opts.IO.StdoutTTY) {
 		re := lipgloss.NewRenderer(opts.IO.Out)
@@ -60,9 +62,14 @@ func writeList(opts *Options, checks []conformance.Check) error {
 		if n == "" {
 			n = "-"
 		}
-		t.Rows = append(t.Rows, []string{c.ID, c.Area, c.Severity.String(), n, c.Title})
+		t.Rows = append(t.Rows, []string{c.ID, c.Area, c.Severity.String(), n, c.Title, c.Source})
 	}
-	_, err := fmt.Fprintf(opts.IO.Out, "%s\n%d checks\n", tablefmt.Render(t, opts.IO.TerminalWidth()), len(checks))
+	width := opts.IO.TerminalWidth()
+	total := fmt.Sprintf("%d checks%s", len(checks), byArea(checks))
+	if width > 0 {
+		total = strings.Join(textwrap.Lines(total, width), "\n")
+	}
+	_, err := fmt.Fprintf(opts.IO.Out, "%s\n%s\n", tablefmt.Render(t, width), total)
 	return err
 }
 
@@ -72,4 +79,24 @@ func needs(c conformance.Check) []string {
 		out = append(out, n.String())
 	}
 	return out
+}
+
+// byArea counts checks per area, in catalogue order: " (discovery 20, …)".
+func byArea(checks []conformance.Check) string {
+	var order []string
+	n := map[string]int{}
+	for _, c := range checks {
+		if n[c.Area] == 0 {
+			order = append(order, c.Area)
+		}
+		n[c.Area]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, a := range order {
+		parts = append(parts, fmt.Sprintf("%s %d", a, n[a]))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
 }

@@ -58,6 +58,15 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 		}
 		t.Clock = c
 	}
+	if opts.BrowserCommand != "" {
+		a, err := conformance.NewCommandApprover(opts.BrowserCommand)
+		if err != nil {
+			return t, so, nop, err
+		}
+		t.Approver = a
+		prev := nop
+		nop = func() { a.Close(); prev() }
+	}
 	switch opts.Approve {
 	case ApproveForm:
 		a, err := conformance.NewFormApprover(base, opts.Username, hc)

@@ -151,7 +151,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return cmdutil.FlowErrorRetry("device login", "mcpauth device "+opts.Target, err)
 	}
 	phase.Set("storing the token")
-	user := f.Keeper().LookupUser(ctx, disc, tok.AccessToken, key)
+	user := f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)
 	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return err
 	}

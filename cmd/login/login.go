@@ -191,7 +191,7 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 		return nil, nil, nil, none, cmdutil.FlowErrorRetry(loggingIn(err), "mcpauth login "+target, err)
 	}
 	phase.Set("storing the token")
-	user := f.Keeper().LookupUser(ctx, disc, tok.AccessToken, key)
+	user := f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)
 	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return nil, nil, nil, none, err
 	}

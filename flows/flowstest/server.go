@@ -73,6 +73,11 @@ type Server struct {
 	// metadata while /oauth/register still registers (as Hydra does until
 	// told otherwise).
 	UnadvertisedRegistration bool
+	// IDTokenClaims, when set, makes the server speak OpenID Connect
+	// (idtoken.go): ID tokens with these claims (sub, name, email, …);
+	// ForgeIDToken signs them with a key the server does not publish.
+	IDTokenClaims map[string]any
+	ForgeIDToken  bool
 	// TokenSubject, when set, makes access tokens JWT-shaped (unsigned,
 	// for display only) with this sub, as many servers issue them.
 	TokenSubject string
@@ -87,6 +92,8 @@ type Server struct {
 	families  map[string]grant
 	n         int
 	proofJTIs map[string]bool
+	idOnce    sync.Once // the ID token keys are made on first use: RSA keys cost
+	idKeys    *idKeys
 	prefix    string // unique per server, so two servers never issue equal strings
 }
 
@@ -199,7 +206,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if s.NoRevocation {
 			delete(md, "revocation_endpoint")
 		}
+		if s.IDTokenClaims != nil {
+			md["jwks_uri"] = s.URL + "/jwks"
+			md["scopes_supported"] = append(scopes, "openid")
+		}
 		writeJSON(w, 200, md)
+	case p == "/jwks":
+		s.serveJWKS(w)
 	case p == "/oauth/register" || p == "/register":
 		s.register(w, r, body)
 	case p == "/oauth/authorize" || p == "/authorize":
@@ -359,6 +372,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		tokenType = "DPoP"
 	}
 	resp := map[string]any{"access_token": at, "token_type": tokenType, "expires_in": int(ttl / time.Second), "scope": g.scope}
+	if s.IDTokenClaims != nil && f.Get("grant_type") == "authorization_code" {
+		resp["id_token"] = s.idToken(g.clientID)
+	}
 	if slices.Contains(strings.Fields(g.scope), flows.ScopeOfflineAccess) {
 		rt := fmt.Sprintf("rt-%s-%d", s.prefix, s.n)
 		s.refresh[rt] = g.family

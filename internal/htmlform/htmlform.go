@@ -15,15 +15,19 @@ import (
 
 // Form is a <form> as a browser would submit it.
 type Form struct {
-	Action  *url.URL
-	Method  string     // GET or POST
-	Fields  url.Values // successful controls: inputs with a name, checked boxes, textareas, selects
-	Inputs  map[string]bool
+	Action *url.URL
+	Method string     // GET or POST
+	Fields url.Values // successful controls: inputs with a name, checked boxes, textareas, selects
+	Inputs map[string]bool
+	// Types maps each input's name to its type attribute, lower case
+	// ("text" when absent), so a driver can find the password field.
+	Types   map[string]string
 	Buttons []Button // submit buttons, in document order
 }
 
 // Button is a submit button; one without a name adds nothing to the form.
-type Button struct{ Name, Value string }
+// Label is the text a person reads on it.
+type Button struct{ Name, Value, Label string }
 
 // HasInput reports whether the form has a control named name.
 func (f *Form) HasInput(name string) bool { return f.Inputs[name] }
@@ -93,7 +97,7 @@ func Parse(page *url.URL, body []byte) (*Page, error) {
 		if n.Type == html.ElementNode {
 			switch n.Data {
 			case "form":
-				f = &Form{Method: "GET", Action: page, Fields: url.Values{}, Inputs: map[string]bool{}}
+				f = &Form{Method: "GET", Action: page, Fields: url.Values{}, Inputs: map[string]bool{}, Types: map[string]string{}}
 				if m := strings.ToUpper(attr(n, "method")); m == "POST" {
 					f.Method = m
 				}
@@ -110,7 +114,7 @@ func Parse(page *url.URL, body []byte) (*Page, error) {
 			case "button":
 				if f != nil {
 					if t := strings.ToLower(attr(n, "type")); t == "" || t == "submit" {
-						f.Buttons = append(f.Buttons, Button{Name: attr(n, "name"), Value: attr(n, "value")})
+						f.Buttons = append(f.Buttons, Button{Name: attr(n, "name"), Value: attr(n, "value"), Label: strings.TrimSpace(textContent(n))})
 					}
 				}
 			case "textarea":
@@ -139,9 +143,14 @@ func addInput(f *Form, n *html.Node) {
 		return
 	}
 	f.Inputs[name] = true
-	switch strings.ToLower(attr(n, "type")) {
+	typ := strings.ToLower(attr(n, "type"))
+	if typ == "" {
+		typ = "text"
+	}
+	f.Types[name] = typ
+	switch typ {
 	case "submit", "image":
-		f.Buttons = append(f.Buttons, Button{Name: name, Value: attr(n, "value")})
+		f.Buttons = append(f.Buttons, Button{Name: name, Value: attr(n, "value"), Label: attr(n, "value")})
 	case "button", "reset", "file":
 	case "checkbox", "radio":
 		if _, checked := attrOK(n, "checked"); checked {

@@ -1,0 +1,302 @@
+package conformance
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// The mcp profile's refresh and revocation checks, where the server offers
+// them.
+
+const srcRefreshMCP = srcMCPAuth + " §Refresh tokens; OAuth 2.1 §4.3"
+
+// offline is a refresh token issued to the profile's client, with the
+// scope granted with it.
+type offline struct {
+	client  string
+	tokens  pair
+	granted []string
+}
+
+// mcpOffline runs the code flow asking for a refresh token, where the
+// server offers them (the refresh_token grant; offline_access too when it
+// lists that scope).
+func (e *Env) mcpOffline(ctx context.Context, s *mcpSite) (*offline, error) {
+	if !s.offers("grant_types_supported", "refresh_token") {
+		return nil, Skip("the server offers no refresh tokens (no refresh_token in grant_types_supported)")
+	}
+	scope := s.scope()
+	if s.offers("scopes_supported", "offline_access") && !slices.Contains(strings.Fields(scope), "offline_access") {
+		scope = strings.TrimSpace(scope + " offline_access")
+	}
+	r, err := e.mcpTokens(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	o, err := decodeObject(r)
+	if err == nil && !o.has("refresh_token") && r.Status == 200 {
+		return nil, Skip("the server issued no refresh token for scope " + scope)
+	}
+	p, err := readPair(r)
+	if err != nil {
+		return nil, setupFail("obtaining a refresh token", err)
+	}
+	granted := scope
+	if o.has("scope") {
+		granted, _ = o.str("scope")
+	}
+	cid, _ := e.mcpClient(ctx)
+	return &offline{client: cid, tokens: p, granted: strings.Fields(granted)}, nil
+}
+
+// mcpRefresh presents refresh token rt as client cid, with scope when set.
+func (e *Env) mcpRefresh(ctx context.Context, s *mcpSite, cid, rt, scope string) (*Response, error) {
+	f := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {cid}}
+	if scope != "" {
+		f.Set("scope", scope)
+	}
+	return e.tokenRequest(ctx, s, f)
+}
+
+// mcpRefreshed obtains a refresh token and refreshes it once, returning
+// what was issued first and the refresh's answer.
+func (e *Env) mcpRefreshed(ctx context.Context, s *mcpSite) (*offline, *Response, error) {
+	o, err := e.mcpOffline(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := e.mcpRefresh(ctx, s, o.client, o.tokens.Refresh, "")
+	return o, r, err
+}
+
+// notGranted is a scope the grant does not hold: one the server lists, or
+// a made-up one.
+func (s *mcpSite) notGranted(granted []string) string {
+	prm, _ := s.prm.strs("scopes_supported")
+	as, _ := s.as.strs("scopes_supported")
+	for _, sc := range slices.Concat(prm, as) {
+		if !slices.Contains(granted, sc) {
+			return sc
+		}
+	}
+	return "mcpauth-conformance-not-granted"
+}
+
+// wantNoWiderScope checks the scope of a successful refresh response: no
+// scope beyond granted. Without a scope member the response means the scope
+// requested (RFC 6749 §5.1), so asked is what was granted then.
+func wantNoWiderScope(r *Response, granted []string, asked string) error {
+	o, err := decodeObject(r)
+	if err != nil {
+		return err
+	}
+	got := asked
+	if o.has("scope") {
+		if got, err = o.str("scope"); err != nil {
+			return err
+		}
+	}
+	for _, sc := range strings.Fields(got) {
+		if !slices.Contains(granted, sc) {
+			return Fail("the refresh granted %q, beyond the original grant %q", got, strings.Join(granted, " "))
+		}
+	}
+	return nil
+}
+
+func mcpRefreshChecks() []Check {
+	approval := []Need{NeedApproval}
+	const srcRevoke = "RFC 7009 §2.1 and §2.2; " + srcMCPAuth + " §Token revocation"
+	revocation := func(s *mcpSite) (string, error) {
+		ep, err := s.as.str("revocation_endpoint")
+		if err != nil {
+			return "", Skip("the server advertises no revocation_endpoint")
+		}
+		return ep, nil
+	}
+	return []Check{
+		mcpCheck("MCP-12", areaRefresh, "refresh tokens, when offered, rotate: the old one is refused after use",
+			srcMCPAuth+"; OAuth 2.1 §4.3.1; RFC 9700 §4.14.2", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
+				if !s.offers("grant_types_supported", "refresh_token") || !s.offers("scopes_supported", "offline_access") {
+					return Skip("the server offers no refresh tokens (refresh_token grant and offline_access scope)")
+				}
+				r, err := e.mcpTokens(ctx, strings.TrimSpace(s.scope()+" offline_access"))
+				if err != nil {
+					return err
+				}
+				p, err := readPair(r)
+				if err != nil {
+					return err
+				}
+				cid, _ := e.mcpClient(ctx)
+				refresh := func(rt string) (*Response, error) {
+					return e.PostForm(ctx, s.meta.TokenEndpoint, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {cid}})
+				}
+				if r, err = refresh(p.Refresh); err != nil {
+					return err
+				}
+				q, err := readPair(r)
+				if err != nil {
+					return Fail("refreshing: %v", err)
+				}
+				if q.Refresh == p.Refresh {
+					return Fail("the refresh token was not rotated")
+				}
+				if r, err = refresh(p.Refresh); err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "invalid_grant")
+			}),
+		mcpCheck("MCP-66", areaRefresh, "the access token a refresh returns is accepted by the MCP endpoint",
+			srcRefreshMCP+"; "+srcTokenUse, Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
+				_, r, err := e.mcpRefreshed(ctx, s)
+				if err != nil {
+					return err
+				}
+				tok, err := accessToken(r)
+				if err != nil {
+					return Fail("refreshing: %v", err)
+				}
+				if ok, m, err := e.mcpAccepts(ctx, s, tok); err != nil {
+					return err
+				} else if !ok {
+					return Fail("the refreshed access token is refused: %s", m.Snippet())
+				}
+				return nil
+			}),
+		mcpCheck("MCP-67", areaRefresh, "a refresh never widens the scope: not on its own, and a wider scope asked for gets invalid_scope",
+			"RFC 6749 §6 (MUST NOT include any scope not originally granted) and §5.2 (invalid_scope)", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
+				o, r, err := e.mcpRefreshed(ctx, s)
+				if err != nil {
+					return err
+				}
+				if _, err := readPair(r); err != nil {
+					return Fail("refreshing: %v", err)
+				}
+				if err := wantNoWiderScope(r, o.granted, strings.Join(o.granted, " ")); err != nil {
+					return err
+				}
+				// A grant of its own, so a fault of rotation (MCP-12) is not
+				// taken for one of scope.
+				if o, err = e.mcpOffline(ctx, s); err != nil {
+					return err
+				}
+				wider := strings.Join(append(slices.Clone(o.granted), s.notGranted(o.granted)), " ")
+				if r, err = e.mcpRefresh(ctx, s, o.client, o.tokens.Refresh, wider); err != nil {
+					return err
+				}
+				if r.Status == 200 {
+					return wantNoWiderScope(r, o.granted, wider)
+				}
+				return wantOAuthError(r, 400, "invalid_scope")
+			}),
+		mcpCheck("MCP-68", areaRefresh, "reusing a rotated refresh token revokes the newer one too (the family)",
+			"RFC 9700 §4.14.2; OAuth 2.1 §4.3.1", Should, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
+				o, r, err := e.mcpRefreshed(ctx, s)
+				if err != nil {
+					return err
+				}
+				q, err := readPair(r)
+				if err != nil {
+					return Fail("refreshing: %v", err)
+				}
+				if q.Refresh == o.tokens.Refresh {
+					return Skip("the server does not rotate refresh tokens (see MCP-12)")
+				}
+				if _, err := e.mcpRefresh(ctx, s, o.client, o.tokens.Refresh, ""); err != nil {
+					return err
+				}
+				if r, err = e.mcpRefresh(ctx, s, o.client, q.Refresh, ""); err != nil {
+					return err
+				}
+				if r.Status == 200 {
+					return Fail("after the old refresh token was reused, the newer one still works: %s", r.Snippet())
+				}
+				return wantOAuthError(r, 400, "invalid_grant")
+			}),
+		mcpCheck("MCP-69", areaRefresh, "a refresh token presented by another client is refused",
+			"RFC 6749 §6 (the refresh token is bound to the client); OAuth 2.1 §4.3.1", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
+				o, err := e.mcpOffline(ctx, s)
+				if err != nil {
+					return err
+				}
+				other, err := e.mcpOtherClient(ctx)
+				if err != nil {
+					return err
+				}
+				r, err := e.mcpRefresh(ctx, s, other, o.tokens.Refresh, "")
+				if err != nil {
+					return err
+				}
+				return wantOAuthError(r, 0, "invalid_grant", "invalid_client")
+			}),
+		mcpCheck("MCP-70", areaRevocation, "a revoked refresh token is refused afterwards, where revocation is advertised",
+			srcRevoke, Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
+				ep, err := revocation(s)
+				if err != nil {
+					return err
+				}
+				o, err := e.mcpOffline(ctx, s)
+				if err != nil {
+					return err
+				}
+				r, err := e.PostForm(ctx, ep, url.Values{"token": {o.tokens.Refresh}, "token_type_hint": {"refresh_token"}, "client_id": {o.client}})
+				if err != nil {
+					return err
+				}
+				if r.Status != 200 {
+					return Fail("revoking: want HTTP 200, got %s", r.Snippet())
+				}
+				if r, err = e.mcpRefresh(ctx, s, o.client, o.tokens.Refresh, ""); err != nil {
+					return err
+				}
+				return wantOAuthError(r, 400, "invalid_grant")
+			}),
+		mcpCheck("MCP-71", areaRevocation, "revoking a token the server does not know gets 200",
+			"RFC 7009 §2.2 (invalid tokens do not cause an error)", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
+				ep, err := revocation(s)
+				if err != nil {
+					return err
+				}
+				cid, err := e.mcpClient(ctx)
+				if err != nil {
+					return err
+				}
+				r, err := e.PostForm(ctx, ep, url.Values{"token": {"unknown-" + randomString(24)}, "client_id": {cid}})
+				if err != nil {
+					return err
+				}
+				if r.Status != 200 {
+					return Fail("want HTTP 200, got %s", r.Snippet())
+				}
+				return nil
+			}),
+		mcpCheck("MCP-72", areaRevocation, "a revoked access token is refused by the MCP endpoint",
+			srcRevoke+"; "+srcTokenHand, Should, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
+				ep, err := revocation(s)
+				if err != nil {
+					return err
+				}
+				tok, err := e.mcpAccessToken(ctx, s)
+				if err != nil {
+					return err
+				}
+				cid, _ := e.mcpClient(ctx)
+				r, err := e.PostForm(ctx, ep, url.Values{"token": {tok}, "token_type_hint": {"access_token"}, "client_id": {cid}})
+				if err != nil {
+					return err
+				}
+				if r.Status != 200 {
+					return Fail("revoking: want HTTP 200, got %s", r.Snippet())
+				}
+				if ok, m, err := e.mcpAccepts(ctx, s, tok); err != nil {
+					return err
+				} else if ok {
+					return Fail("the revoked access token still works: %s", m.Snippet())
+				}
+				return nil
+			}),
+	}
+}
