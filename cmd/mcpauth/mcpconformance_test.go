@@ -295,11 +295,11 @@ func judgeMCPConformance(t *testing.T, r mcpConformanceResult) {
 	case !known && !r.pass:
 		t.Errorf("%s failed: %s", r.scenario, strings.Join(r.failing, ", "))
 	case known && r.pass:
-		t.Errorf("%s passes now (known failure of issue %d): move it from mcpConformanceKnownFailures to mcpConformancePassing, and to README's pass list", r.scenario, kf.issue)
+		t.Errorf("%s passes now (known failure of issue %d): move it from mcpConformanceKnownFailures to mcpConformancePassing, and to the pass list in docs/development.md", r.scenario, kf.issue)
 	case known:
 		want, got := slices.Sorted(slices.Values(kf.checks)), slices.Sorted(slices.Values(r.failing))
 		if !slices.Equal(want, got) {
-			t.Errorf("%s (issue %d) still fails, but with other checks: failing now %v, the table says %v; update mcpConformanceKnownFailures and README", r.scenario, kf.issue, got, want)
+			t.Errorf("%s (issue %d) still fails, but with other checks: failing now %v, the table says %v; update mcpConformanceKnownFailures and docs/development.md", r.scenario, kf.issue, got, want)
 		}
 	}
 }
