@@ -117,9 +117,13 @@ func runSet(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	}
 	bundle.UserID, bundle.UserName = res.UserID, res.Name
 	f.NoteReplace(st, server, f.Globals.Account, "")
+	old, replacing := cmdutil.Replaced(st, server, f.Globals.Account)
 	phase.Set("storing the key")
 	if err := creds.Save(st, server, f.Globals.Account, bundle); err != nil {
 		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("storing the key: %w", err))
+	}
+	if replacing {
+		f.RevokeReplaced(ctx, server, old)
 	}
 	who := creds.User{ID: res.UserID, Name: res.Name}.String()
 	cmdutil.NewUI(f).Success("API key of %s checked and stored for %s (%s)", who, server, st.Storage())

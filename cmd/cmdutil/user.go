@@ -1,6 +1,8 @@
 package cmdutil
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -42,4 +44,48 @@ func (f *Factory) NoteReplace(st *keyring.Store, server, account, condition stri
 			return
 		}
 	}
+}
+
+// RevokeStored revokes a credential this machine is about to forget (a
+// logout, a login or key that replaces it) where the server can, and
+// otherwise says what stays valid at the server; done says what happens
+// to the local copy. Failures are warnings.
+func (f *Factory) RevokeStored(ctx context.Context, server string, b creds.Bundle, done string) {
+	ui := NewUI(f)
+	hc, err := f.HTTPClient()
+	if err != nil {
+		return
+	}
+	what, err := creds.Revoke(ctx, hc, b)
+	switch {
+	case err == nil:
+		ui.Info("Revoked the %s at %s.", what, b.RevocationEndpoint)
+	case errors.Is(err, creds.ErrNotRevocable) && b.Kind == creds.KindAPIKey:
+		ui.Info("The API key still works at %s until it is regenerated there (Settings); %s.", server, done)
+	case errors.Is(err, creds.ErrNotRevocable):
+		until := "its expiry"
+		if !b.Expiry.IsZero() {
+			until = b.Expiry.Format("2006-01-02 15:04 MST")
+		}
+		stays := "The access token stays valid until " + until
+		if b.RefreshToken != "" {
+			stays += ", and the refresh token until the server's own limit"
+		}
+		ui.Info("%s: %s offers no revocation endpoint; %s.", stays, server, done)
+	default:
+		ui.Warn("could not revoke the token at %s (%v); %s anyway", b.RevocationEndpoint, err, done)
+	}
+}
+
+// Replaced is the credential stored for (server, account) that a new one
+// is about to replace, if any.
+func Replaced(st *keyring.Store, server, account string) (creds.Bundle, bool) {
+	b, err := creds.Load(st, server, account)
+	return b, err == nil
+}
+
+// RevokeReplaced revokes the credential a new one replaced (see
+// RevokeStored), and says how to keep both next time.
+func (f *Factory) RevokeReplaced(ctx context.Context, server string, old creds.Bundle) {
+	f.RevokeStored(ctx, server, old, "it was replaced here (to keep several credentials for one server, pass --account NAME)")
 }

@@ -152,8 +152,12 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	}
 	phase.Set("storing the token")
 	user := f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)
+	old, replacing := cmdutil.Replaced(st, creds.StoreKey(disc), f.Globals.Account)
 	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return err
+	}
+	if replacing {
+		f.RevokeReplaced(ctx, creds.StoreKey(disc), old)
 	}
 	return f.ReportLogin(disc, tok, st, user)
 }

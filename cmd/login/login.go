@@ -192,8 +192,12 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 	}
 	phase.Set("storing the token")
 	user := f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)
+	old, replacing := cmdutil.Replaced(st, creds.StoreKey(disc), f.Globals.Account)
 	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return nil, nil, nil, none, err
+	}
+	if replacing {
+		f.RevokeReplaced(ctx, creds.StoreKey(disc), old)
 	}
 	return disc, tok, st, user, nil
 }

@@ -4,13 +4,11 @@ package logout
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/creds"
-	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -93,44 +91,9 @@ func Run(ctx context.Context, opts *Options) error {
 // it at the server. Failures are warnings: logging out must still forget
 // the credential locally.
 func revoke(ctx context.Context, f *cmdutil.Factory, ui *cmdutil.UI, st *keyring.Store, e creds.Entry) {
-	if e.Kind == creds.KindAPIKey {
-		ui.Info("The API key still works at %s until it is regenerated there (Settings); only this copy is deleted.", e.Server)
-		return
-	}
 	b, err := creds.Load(st, e.Server, e.Account)
 	if err != nil {
 		return
 	}
-	if b.RevocationEndpoint == "" || b.Client == nil {
-		until := "its expiry"
-		if !b.Expiry.IsZero() {
-			until = b.Expiry.Format("2006-01-02 15:04 MST")
-		}
-		what := "The access token stays valid until " + until
-		if b.RefreshToken != "" {
-			what += ", and the refresh token until the server's own limit"
-		}
-		ui.Info("%s: %s offers no revocation endpoint; only this copy is deleted.", what, e.Server)
-		return
-	}
-	token, hint := b.RefreshToken, "refresh_token"
-	if token == "" {
-		token, hint = b.AccessToken, "access_token"
-	}
-	hc, err := f.HTTPClient()
-	if err != nil {
-		return
-	}
-	client := flows.Client{ID: b.Client.ClientID, Secret: b.Client.ClientSecret, AuthMethod: b.Client.TokenEndpointAuthMethod}
-	if client.AuthMethod == "" {
-		client.AuthMethod = flows.AuthMethodNone
-		if client.Secret != "" {
-			client.AuthMethod = flows.AuthMethodBasic
-		}
-	}
-	if err := flows.Revoke(ctx, hc, b.RevocationEndpoint, client, token, hint); err != nil {
-		ui.Warn("could not revoke the token at %s (%v); deleting it locally anyway", b.RevocationEndpoint, err)
-		return
-	}
-	ui.Info("Revoked the %s at %s", strings.ReplaceAll(hint, "_", " "), b.RevocationEndpoint)
+	f.RevokeStored(ctx, e.Server, b, "only this copy is deleted")
 }
