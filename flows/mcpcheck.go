@@ -1,8 +1,10 @@
 package flows
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 
@@ -51,6 +53,7 @@ type bearerTransport struct {
 
 	mu     sync.Mutex
 	denied *ResourceError
+	failed *OAuthError // the first 5xx answer
 }
 
 func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -69,6 +72,17 @@ func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.mu.Unlock()
 	}
+	if err == nil && resp.StatusCode >= 500 {
+		// The SDK's error keeps only the status text; keep the answer.
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		t.mu.Lock()
+		if t.denied == nil && rerr == nil {
+			t.failed = responseError(resp, body)
+		}
+		t.mu.Unlock()
+	}
 	return resp, err
 }
 
@@ -77,6 +91,9 @@ func (t *bearerTransport) wrap(mcpURL, step string, err error) error {
 	defer t.mu.Unlock()
 	if t.denied != nil {
 		return fmt.Errorf("MCP %s at %s: %w", step, mcpURL, t.denied)
+	}
+	if t.failed != nil {
+		return fmt.Errorf("MCP %s at %s: %w", step, mcpURL, t.failed)
 	}
 	return fmt.Errorf("MCP %s at %s: %w", step, mcpURL, err)
 }

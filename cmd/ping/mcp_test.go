@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 )
@@ -49,5 +50,29 @@ func TestPingFallsBackToMCPToolsList(t *testing.T) {
 	}
 	if n := s.Count("/oauth/token", "refresh_token"); n != 1 {
 		t.Errorf("%d refreshes, want 1", n)
+	}
+}
+
+// A server that answers the token with a 500 (the MCP TypeScript SDK's
+// example does for a token it does not know): one readable line naming the
+// login that fixes it, exit 3, not a nested error chain with exit 1.
+func TestPingServerErrorOnTheToken(t *testing.T) {
+	s := flowstest.NewServer(t)
+	s.NoPing = true
+	s.MCPHandler = mcpServer()
+	c := clitest.New(t, nil)
+	c.Open = follow
+	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
+		t.Fatal(stderr)
+	}
+	s.MCPHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write([]byte(`{"error":"server_error","error_description":"Internal Server Error"}`))
+	})
+	code, _, stderr := c.Run("ping")
+	if code != cmdutil.ExitAuthRequired || strings.Count(strings.TrimSpace(stderr), "\n") != 0 ||
+		!strings.Contains(stderr, "answered HTTP 500 to the stored token") || !strings.Contains(stderr, "run: mcpauth login "+s.URL+"/mcp") {
+		t.Fatalf("exit %d: %q", code, stderr)
 	}
 }

@@ -135,6 +135,13 @@ func Run(ctx context.Context, opts *Options) error {
 		if uerr := cmdutil.Unreachable(cred.BaseURL, err); uerr != err {
 			return uerr
 		}
+		if oe := (*flows.OAuthError)(nil); errors.As(err, &oe) && oe.StatusCode >= 500 && !cred.FromEnv {
+			// Some servers (the MCP TypeScript SDK's example) answer a
+			// token they do not know with a 500, not a 401: one line, and
+			// the login that fixes that case (exit 3).
+			return cmdutil.WithExit(cmdutil.ExitAuthRequired, fmt.Errorf("%s answered HTTP %d to the stored token: a server error, or a token it no longer knows (some servers answer 500 rather than 401); if it persists, run: mcpauth login %s",
+				mcpURL, oe.StatusCode, cred.Server))
+		}
 		if cred.FromEnv {
 			return cmdutil.FlowError("ping with MCPAUTH_TOKEN", err)
 		}
