@@ -187,7 +187,7 @@ func TestFileStorageWithoutABus(t *testing.T) {
 		if !strings.Contains(stdout, "✓ keyring: not needed: ") || !strings.Contains(stdout, "no D-Bus session bus") || strings.Contains(stdout, "✗") {
 			t.Errorf("%s: want the missing keyring as information:\n%s", how, stdout)
 		}
-		if !strings.Contains(stdout, "✓ credential: api_key credential in a plain file: valid, no expiry\n") {
+		if !strings.Contains(stdout, "✓ credential: api_key credential in a plain file for erin (u_") || !strings.Contains(stdout, "): valid, no expiry\n") {
 			t.Errorf("%s: the API key's line:\n%s", how, stdout)
 		}
 		clitest.Golden(t, map[bool]string{true: "file_storage_remembered.txt", false: "file_storage_env.txt"}[how == "remembered"], normalise(stdout, c.Vars["MCPAUTH_CONFIG_DIR"]))

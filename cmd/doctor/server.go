@@ -177,6 +177,9 @@ func credentialCheck(opts *Options, target string) Check {
 		}
 		return c
 	}
+	if who := (creds.User{ID: e.UserID, Name: e.UserName}).String(); who != "" {
+		where += " for " + who // the identity login showed
+	}
 	now := opts.Clock.Now()
 	expired := !e.Expiry.IsZero() && !now.Before(e.Expiry)
 	switch {
