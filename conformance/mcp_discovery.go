@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The mcp profile's discovery: protected resource metadata (RFC 9728), the
@@ -62,7 +63,7 @@ func bearerChallenge(r *Response) map[string]string {
 }
 
 // scopeToken is RFC 6749 §3.3's scope-token: one or more NQCHAR.
-var scopeToken = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E]+$`)
+var scopeToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E]+$`) }) // compiled on first use, not at start-up
 
 func mcpDiscoveryChecks() []Check {
 	return slices.Concat(mcpPRMChecks(), mcpChallengeChecks(), mcpASChecks())
@@ -238,7 +239,7 @@ func mcpChallengeChecks() []Check {
 					return nil
 				}
 				for _, tok := range strings.Split(sc, " ") {
-					if !scopeToken.MatchString(tok) {
+					if !scopeToken().MatchString(tok) {
 						return Fail("scope %q: %q is not a scope token (RFC 6749 §3.3)", sc, tok)
 					}
 				}

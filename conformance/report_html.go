@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -13,7 +14,7 @@ import (
 // and, under each check that did not pass, its reason and the HTTP
 // exchanges that led to the verdict, secrets redacted.
 func (r *Report) WriteHTML(w io.Writer) error {
-	if err := htmlReport.Execute(w, r.htmlView()); err != nil {
+	if err := htmlReport().Execute(w, r.htmlView()); err != nil {
 		return fmt.Errorf("writing HTML report: %w", err)
 	}
 	return nil
@@ -22,7 +23,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 //go:embed report.html.tmpl
 var htmlTemplate string
 
-var htmlReport = template.Must(template.New("report").Parse(htmlTemplate))
+var htmlReport = sync.OnceValue(func() *template.Template { return template.Must(template.New("report").Parse(htmlTemplate)) }) // parsed on first use, not at start-up
 
 type htmlView struct {
 	Target   string

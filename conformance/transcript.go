@@ -62,7 +62,9 @@ var (
 	// shownHeaders are the headers worth a reader's time; the rest is noise.
 	shownHeaders = []string{"Accept", "Authorization", "Cache-Control", "Content-Type", "Cookie", "Location",
 		"Mcp-Method", "Mcp-Protocol-Version", "Mcp-Session-Id", "Pragma", "Set-Cookie", "Www-Authenticate", "Dpop"}
-	jwtLike = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)
+	jwtLike = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)
+	}) // compiled on first use, not at start-up
 )
 
 const redacted = "[redacted]"
@@ -104,7 +106,7 @@ func redactHeaders(h http.Header) map[string]string {
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return jwtLike.ReplaceAllString(raw, redacted)
+		return jwtLike().ReplaceAllString(raw, redacted)
 	}
 	if u.RawQuery != "" {
 		u.RawQuery = redactValues(u.Query())
@@ -153,7 +155,7 @@ func redactBody(contentType string, b []byte) string {
 			}
 		}
 	}
-	s = jwtLike.ReplaceAllString(s, redacted)
+	s = jwtLike().ReplaceAllString(s, redacted)
 	if len(s) > maxBodyInReport {
 		s = s[:maxBodyInReport] + "… (cut)"
 	}
