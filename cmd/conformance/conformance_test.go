@@ -18,6 +18,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/cmd/serve"
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // result is one run of the command.
@@ -31,7 +32,7 @@ type result struct {
 // environment before the run.
 func runCmd(t *testing.T, env map[string]string, configure func(*cmdutil.IOStreams), args ...string) result {
 	t.Helper()
-	ios, _, out, errOut := cmdutil.Test()
+	ios, _, out, errOut := iostreams.Test()
 	if configure != nil {
 		configure(ios)
 	}
@@ -318,7 +319,7 @@ func TestProgressOnATerminal(t *testing.T) {
 // port with a SQLite file, and stops it when the test ends.
 func startServe(t *testing.T) string {
 	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // These checks read only the environment and files, so they run on
 // injected variables; none of them connects anywhere.
 func opts(vars map[string]string, onPath ...string) *Options {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	f := cmdutil.New(ios, func(k string) string { return vars[k] })
 	return &Options{F: f, IO: ios, Getenv: f.Getenv, GOOS: "linux", LookPath: func(name string) (string, error) {
 		for _, p := range onPath {

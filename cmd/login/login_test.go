@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // Flag parsing only (behaviour is tested through the reference server in
 // cmd/root): runF captures the Options instead of logging in.
 func TestFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	f := cmdutil.New(ios, func(string) string { return "" })
 	tests := []struct {
 		args  []string
@@ -40,7 +41,7 @@ func TestFlags(t *testing.T) {
 // MCPAUTH_CLIENT_METADATA_URL is the default of --client-metadata-url; the
 // flag wins.
 func TestClientMetadataURLFromEnv(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	env := map[string]string{"MCPAUTH_CLIENT_METADATA_URL": "https://app.example/client.json"}
 	f := cmdutil.New(ios, func(k string) string { return env[k] })
 	for args, want := range map[string]string{

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/root"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 func TestFlagErrors(t *testing.T) {
@@ -15,7 +16,7 @@ func TestFlagErrors(t *testing.T) {
 		{"proxy", "http://127.0.0.1:1/mcp", "--header", "Authorization: Bearer x"},
 		{"proxy"},
 	} {
-		streams, _, out, errOut := cmdutil.Test()
+		streams, _, out, errOut := iostreams.Test()
 		f := cmdutil.New(streams, func(string) string { return "" })
 		if code := root.Run(t.Context(), f, args); code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, errOut)

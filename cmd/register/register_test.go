@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // Flag parsing only; registration itself is tested against the reference
 // server in cmd/root.
 func TestRepeatableFlags(t *testing.T) {
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	f := cmdutil.New(ios, func(string) string { return "" })
 	var got *Options
 	cmd := NewCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })

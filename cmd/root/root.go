@@ -28,6 +28,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/status"
 	"github.com/mcpauth/mcpauth/cmd/token"
 	"github.com/mcpauth/mcpauth/cmd/version"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // Main runs the CLI with the process's environment and returns the exit
@@ -35,7 +36,7 @@ import (
 func Main(args []string, version string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	f := cmdutil.New(cmdutil.System(os.Getenv), os.Getenv)
+	f := cmdutil.New(iostreams.System(os.Getenv), os.Getenv)
 	f.Version = version
 	return Run(ctx, f, args)
 }

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // The fast path finds a command by the name in the table: a command whose
 // Use starts with another word would only ever be found through the whole
 // tree, and quietly lose the saving.
 func TestSubcommandTableMatchesCommands(t *testing.T) {
-	f := cmdutil.New(cmdutil.System(os.Getenv), os.Getenv)
+	f := cmdutil.New(iostreams.System(os.Getenv), os.Getenv)
 	seen := map[string]bool{}
 	for _, sc := range subcommands() {
 		if seen[sc.name] {
@@ -39,7 +40,7 @@ func TestNewCmdBuildsOnlyTheNamedCommand(t *testing.T) {
 		{[]string{"tokn"}, all},
 		{[]string{"completion", "bash"}, all},
 	} {
-		f := cmdutil.New(cmdutil.System(os.Getenv), os.Getenv)
+		f := cmdutil.New(iostreams.System(os.Getenv), os.Getenv)
 		if got := len(newCmd(f, tc.args).Commands()); got != tc.want {
 			t.Errorf("%q: %d commands built, want %d", tc.args, got, tc.want)
 		}

@@ -24,9 +24,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/serve"
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -63,7 +63,7 @@ func TestAdversarialLoad(t *testing.T) {
 		t.Skip("adversarial load is not short")
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	streams, _, _, _ := cmdutil.Test()
+	streams, _, _, _ := iostreams.Test()
 	ready := make(chan string, 1)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -16,12 +16,13 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/serve"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // parsedOptions is what serve would run with, given args and env.
 func parsedOptions(t *testing.T, args []string, env map[string]string) *serve.Options {
 	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	f := &cmdutil.Factory{IO: ios, Getenv: func(k string) string { return env[k] }}
 	var got *serve.Options
 	cmd := serve.NewCmd(f, func(_ context.Context, o *serve.Options) error { got = o; return nil })
@@ -72,7 +73,7 @@ func TestCIMDBoundFlags(t *testing.T) {
 			t.Errorf("%v %v: max fetches %d, failure cache %s; want %d, %s", tt.args, tt.env, got.CIMDMaxFetches, got.CIMDFailureCache, tt.wantFetches, tt.wantCache)
 		}
 	}
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	cmd := serve.NewCmd(&cmdutil.Factory{IO: ios, Getenv: func(string) string { return "" }}, nil)
 	cmd.SetArgs([]string{"--addr", "127.0.0.1:0", "--db", ":memory:", "--cimd-max-fetches", "-1"})
 	if err := cmd.ExecuteContext(t.Context()); err == nil || !strings.Contains(err.Error(), "--cimd-max-fetches") {

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // parse runs serve's flag parsing (and environment binding) only.
 func parse(t *testing.T, env map[string]string, args ...string) *Options {
 	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	f := cmdutil.New(ios, func(k string) string { return env[k] })
 	var got *Options
 	cmd := NewCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })
@@ -163,7 +164,7 @@ func TestBaseURLRequiredOffLoopback(t *testing.T) {
 			t.Errorf("%v: %v", args, err)
 		}
 	}
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	err := Run(ctx, &Options{

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // TestHelperServe is not a test: run as a child process with
@@ -79,7 +80,7 @@ func serveProcess(t *testing.T, db string, env ...string) (started bool, output 
 // first stops, a new one starts.
 func TestSecondProcessOnOneSQLiteFileRefused(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "mcpauth.db")
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready, done := make(chan string, 1), make(chan error, 1)
 	go func() {

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/cmd/serve"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
@@ -20,7 +21,7 @@ import (
 // parsed as on the command line, and returns its base URL and output.
 func startServe(t *testing.T, env map[string]string, args ...string) (string, *clitest.Buffer) {
 	t.Helper()
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	out := &clitest.Buffer{}
 	ios.ErrOut = out
 	f := cmdutil.New(ios, func(k string) string { return env[k] })
@@ -113,7 +114,7 @@ func TestMetricsAddrInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	ios, _, _, _ := cmdutil.Test()
+	ios, _, _, _ := iostreams.Test()
 	err = serve.Run(t.Context(), &serve.Options{
 		IO: ios, Getenv: func(string) string { return "" }, Addr: "127.0.0.1:0", DevIdPAddr: "127.0.0.1:0",
 		DB: filepath.Join(t.TempDir(), "mcpauth.db"), LogFormat: "text", LogLevel: "error", MetricsAddr: taken.Addr().String(),

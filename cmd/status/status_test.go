@@ -11,12 +11,13 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/status"
 	"github.com/mcpauth/mcpauth/creds"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // The USER column shows the name the server gave with the id, the id alone,
 // or "-" for entries stored without either.
 func TestStatusShowsTheUser(t *testing.T) {
-	ios, _, out, _ := cmdutil.Test()
+	ios, _, out, _ := iostreams.Test()
 	vars := map[string]string{"MCPAUTH_CONFIG_DIR": t.TempDir()}
 	f := cmdutil.New(ios, func(k string) string { return vars[k] })
 	f.Globals.Storage = "file"

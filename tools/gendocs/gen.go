@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/root"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
 // shells are the completion files release archives carry.
@@ -22,7 +23,7 @@ var shells = []string{"bash", "zsh", "fish"}
 // factory is the CLI's factory with an empty environment and buffered
 // streams, so the reference does not depend on who generates it.
 func factory() (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer) {
-	io, _, out, errOut := cmdutil.Test()
+	io, _, out, errOut := iostreams.Test()
 	return cmdutil.New(io, func(string) string { return "" }), out, errOut
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/root"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/iostreams"
 	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -100,7 +101,7 @@ func (c *CLI) Run(args ...string) (int, string, string) {
 func (c *CLI) Factory(out, errOut io.Writer) *cmdutil.Factory {
 	ios := &cmdutil.IOStreams{In: strings.NewReader(c.Stdin), Out: out, ErrOut: errOut, StdinTTY: c.TTY, StderrTTY: c.TTY}
 	getenv := func(k string) string { return c.Vars[k] }
-	ios.Width = cmdutil.Columns(getenv) // as cmdutil.System reads it
+	ios.Width = iostreams.Columns(getenv) // as cmdutil.System reads it
 	f := cmdutil.New(ios, getenv)
 	f.Clock = c.Clock
 	f.OpenBrowser = c.Open
