@@ -65,10 +65,9 @@ func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := next.RoundTrip(req)
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-		ch, _ := BearerChallenge(resp.Header)
 		t.mu.Lock()
 		if t.denied == nil {
-			t.denied = &ResourceError{StatusCode: resp.StatusCode, Challenge: ch}
+			t.denied = NewResourceError(resp)
 		}
 		t.mu.Unlock()
 	}

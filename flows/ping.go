@@ -23,6 +23,34 @@ type PingResult struct {
 type ResourceError struct {
 	StatusCode int
 	Challenge  Challenge // zero when the server sent no Bearer challenge
+	// Schemes are the authentication schemes the answer's challenges
+	// offer (Bearer, DPoP, …), as sent.
+	Schemes []string
+}
+
+// NewResourceError reads a 401 or 403 answer's challenges.
+func NewResourceError(resp *http.Response) *ResourceError {
+	ch, _ := BearerChallenge(resp.Header)
+	e := &ResourceError{StatusCode: resp.StatusCode, Challenge: ch}
+	for _, c := range ParseChallenges(resp.Header) {
+		e.Schemes = append(e.Schemes, c.Scheme)
+	}
+	return e
+}
+
+// RefusesDPoP reports a 401 whose challenges offer no DPoP scheme: a
+// resource that takes only Bearer tokens (RFC 9449 §7.1 has DPoP
+// resources say DPoP), so a DPoP-bound token will never do there.
+func (e *ResourceError) RefusesDPoP() bool {
+	if e.StatusCode != http.StatusUnauthorized || len(e.Schemes) == 0 {
+		return false
+	}
+	for _, s := range e.Schemes {
+		if strings.EqualFold(s, TokenTypeDPoP) {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *ResourceError) Error() string {
@@ -63,8 +91,7 @@ func Ping(ctx context.Context, hc *http.Client, baseURL, token string) (*PingRes
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusUnauthorized, http.StatusForbidden:
-		ch, _ := BearerChallenge(resp.Header)
-		return nil, fmt.Errorf("ping %s: %w", u, &ResourceError{StatusCode: resp.StatusCode, Challenge: ch})
+		return nil, fmt.Errorf("ping %s: %w", u, NewResourceError(resp))
 	default:
 		return nil, fmt.Errorf("ping %s: %w", u, responseError(resp, body))
 	}

@@ -35,8 +35,8 @@ func labOIDCProvider(t *testing.T, bin string, g *grid) {
 				t.Errorf("ping with a DPoP-bound token passes now against a Bearer-only MCP server: make this cell a pass\n%s%s", out, stderr)
 				return pass("")
 			}
-			if code != 3 || !strings.Contains(stderr, "HTTP 401") {
-				t.Fatalf("ping with a DPoP-bound token: exit %d, want 3 with the server's 401\n%s", code, stderr)
+			if code != 3 || !strings.Contains(stderr, "takes only Bearer tokens") || !strings.Contains(stderr, "--no-dpop") {
+				t.Fatalf("ping with a DPoP-bound token: exit %d, want 3 naming --no-dpop\n%s", code, stderr)
 			}
 			return known(dpopQuirk)
 		},

@@ -76,3 +76,20 @@ func TestPingServerErrorOnTheToken(t *testing.T) {
 		t.Fatalf("exit %d: %q", code, stderr)
 	}
 }
+
+// An authorization server that binds tokens with DPoP in front of a
+// resource that takes only Bearer (the interop lab met node-oidc-provider
+// with a go-sdk server): ping says so and names --no-dpop, exit 3.
+func TestPingNamesNoDPoPForABearerOnlyResource(t *testing.T) {
+	s := flowstest.NewServer(t)
+	s.DPoP, s.ResourceBearerOnly = true, true
+	c := clitest.New(t, nil)
+	c.Open = follow
+	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, _, stderr := c.Run("ping")
+	if code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "takes only Bearer tokens") || !strings.Contains(stderr, "run: mcpauth login "+s.URL+"/mcp --no-dpop") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}

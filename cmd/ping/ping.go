@@ -142,6 +142,10 @@ func Run(ctx context.Context, opts *Options) error {
 			return cmdutil.WithExit(cmdutil.ExitAuthRequired, fmt.Errorf("%s answered HTTP %d to the stored token: a server error, or a token it no longer knows (some servers answer 500 rather than 401); if it persists, run: mcpauth login %s",
 				mcpURL, oe.StatusCode, cred.Server))
 		}
+		if re := (*flows.ResourceError)(nil); cred.DPoP != nil && errors.As(err, &re) && re.RefusesDPoP() {
+			return cmdutil.WithExit(cmdutil.ExitAuthRequired, fmt.Errorf("%s takes only %s tokens, and the stored one is DPoP-bound (its authorization server offered DPoP); run: mcpauth login %s --no-dpop",
+				mcpURL, strings.Join(re.Schemes, ", "), cred.Server))
+		}
 		if cred.FromEnv {
 			return cmdutil.FlowError("ping with MCPAUTH_TOKEN", err)
 		}

@@ -65,6 +65,9 @@ type Server struct {
 	// DPoPNonce, when set, is demanded in token endpoint proofs.
 	DPoP      bool
 	DPoPNonce string
+	// ResourceBearerOnly makes /api/ping and /mcp take only Bearer tokens,
+	// as many MCP servers do, whatever the authorization server binds.
+	ResourceBearerOnly bool
 	// ProofsChecked counts the DPoP proofs accepted.
 	ProofsChecked int
 	// NoRevocation leaves revocation_endpoint out of the metadata.
@@ -390,7 +393,7 @@ func (s *Server) checkBearer(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Lock()
 	g, ok := s.access[tok]
 	live := ok && s.Clock.Now().Before(g.expiry) && !s.revoked[g.family]
-	if live && g.jkt != "" { // bound: "DPoP" and a proof from the key, for this request
+	if live && g.jkt != "" && !s.ResourceBearerOnly { // bound: "DPoP" and a proof from the key, for this request
 		jkt, err := s.checkProof(r.Header.Get("DPoP"), r.Method, s.URL+r.URL.Path, tok)
 		live = strings.EqualFold(scheme, "DPoP") && err == nil && jkt == g.jkt
 	} else if live {
