@@ -27,6 +27,7 @@ func labOIDCProvider(t *testing.T, bin string, g *grid) {
 	// go-sdk's RequireBearerToken) takes only the Bearer scheme.
 	c.loginArgs = []string{"--no-dpop"}
 	serverFlowsWith(t, g, r, c, rs.MCPURL, issuer, as, map[string]func(t *testing.T) outcome{
+		"conformance": func(t *testing.T) outcome { return oidcConformance(t, newCLI(t, bin), rs.MCPURL) },
 		"DPoP": func(t *testing.T) outcome {
 			d := newCLI(t, bin)
 			d.must("login", rs.MCPURL, "--timeout", "60s")

@@ -61,7 +61,15 @@ func (f *Form) Submission(b Button, set map[string]string) url.Values {
 // Page is a parsed HTML page.
 type Page struct {
 	Forms []*Form
+	Links []Link // <a href>, in document order
 	Doc   *html.Node
+}
+
+// Link is an <a href> resolved against the page, with the text a person
+// reads on it.
+type Link struct {
+	URL   *url.URL
+	Label string
 }
 
 // FormWith returns the first form with a submit button of the given value.
@@ -92,6 +100,7 @@ func Parse(page *url.URL, body []byte) (*Page, error) {
 		return nil, fmt.Errorf("parsing HTML: %w", err)
 	}
 	var forms []*Form
+	var links []Link
 	var walk func(n *html.Node, f *Form)
 	walk = func(n *html.Node, f *Form) {
 		if n.Type == html.ElementNode {
@@ -107,6 +116,10 @@ func Parse(page *url.URL, body []byte) (*Page, error) {
 					}
 				}
 				forms = append(forms, f)
+			case "a":
+				if u, err := page.Parse(attr(n, "href")); err == nil && attr(n, "href") != "" {
+					links = append(links, Link{URL: u, Label: strings.TrimSpace(textContent(n))})
+				}
 			case "input":
 				if f != nil {
 					addInput(f, n)
@@ -134,7 +147,7 @@ func Parse(page *url.URL, body []byte) (*Page, error) {
 		}
 	}
 	walk(doc, nil)
-	return &Page{Forms: forms, Doc: doc}, nil
+	return &Page{Forms: forms, Links: links, Doc: doc}, nil
 }
 
 func addInput(f *Form, n *html.Node) {

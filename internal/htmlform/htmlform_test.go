@@ -62,3 +62,22 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// Links resolve against the page and carry their text; an <a> without
+// href is no link.
+func TestParseLinks(t *testing.T) {
+	page, _ := url.Parse("https://as.example/interaction/abc")
+	p, err := htmlform.Parse(page, []byte(`<p><a href="abc/abort">[ <b>Cancel</b> ]</a> <a name=top>top</a> <a href="https://other.example/tos">Terms</a></p>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Links) != 2 {
+		t.Fatalf("got %d links, want 2: %+v", len(p.Links), p.Links)
+	}
+	if l := p.Links[0]; l.URL.String() != "https://as.example/interaction/abc/abort" || l.Label != "[ Cancel ]" {
+		t.Errorf("first link: %s %q", l.URL, l.Label)
+	}
+	if l := p.Links[1]; l.URL.String() != "https://other.example/tos" || l.Label != "Terms" {
+		t.Errorf("second link: %s %q", l.URL, l.Label)
+	}
+}

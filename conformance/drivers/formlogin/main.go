@@ -18,8 +18,10 @@
 // password); a form with a submit button whose name, value or label says
 // approve, allow, accept, authorize, consent, continue or yes (deny, cancel,
 // reject, decline or no with MCPAUTH_CONFORMANCE_ACTION=deny) is a consent
-// form. Pages that need JavaScript need a real browser: write the same
-// contract with Playwright, chromedp or Selenium.
+// form; on a page without one, a link whose whole text is such a word
+// ("[ Cancel ]", as node-oidc-provider's pages deny) is followed. Pages
+// that need JavaScript need a real browser: write the same contract with
+// Playwright, chromedp or Selenium.
 package main
 
 import (
@@ -36,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
@@ -128,6 +131,12 @@ func (d driver) run(ctx context.Context, authURL string) (string, error) {
 			method, target, form = submission(f, b, nil)
 			continue
 		}
+		// Not on a sign-in page: a sign-in that did not take is reported,
+		// not cancelled.
+		if l, ok := d.choiceLink(page); ok && signInForm(page) == nil {
+			method, target, form = http.MethodGet, l.URL, nil
+			continue
+		}
 		return "", fmt.Errorf("no sign-in or consent form at %s: %.200s", target, strings.Join(strings.Fields(page.Text()), " "))
 	}
 	return "", fmt.Errorf("more than %d pages without reaching %s", maxHops, redirect)
@@ -218,6 +227,20 @@ func (d driver) consentForm(p *htmlform.Page) (*htmlform.Form, htmlform.Button) 
 		}
 	}
 	return nil, htmlform.Button{}
+}
+
+// choiceLink is the first link whose whole text, brackets and punctuation
+// aside, is a word for the wanted action: some pages cancel with a link,
+// not a button. Only the whole text counts, so "Read about consent" is no
+// approval.
+func (d driver) choiceLink(p *htmlform.Page) (htmlform.Link, bool) {
+	for _, l := range p.Links {
+		label := strings.TrimFunc(l.Label, func(r rune) bool { return !unicode.IsLetter(r) })
+		if label != "" && d.button.FindString(label) == label {
+			return l, true
+		}
+	}
+	return htmlform.Link{}, false
 }
 
 func firstButton(f *htmlform.Form) htmlform.Button {

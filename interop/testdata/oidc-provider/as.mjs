@@ -13,7 +13,7 @@
 //   ACCESS_TTL      access token lifetime in seconds
 //   CC_CLIENT_ID, CC_CLIENT_SECRET  a pre-registered confidential client
 //                   for the client credentials grant
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
 
 const env = (name) => {
   const v = process.env[name];
@@ -49,7 +49,7 @@ const provider = new Provider(issuer, {
       useGrantedResource: () => true,
       getResourceServerInfo: (_ctx, indicator) => {
         if (indicator !== resource) {
-          throw new Provider.errors.InvalidTarget(`unknown resource ${indicator}`);
+          throw new errors.InvalidTarget(`unknown resource ${indicator}`);
         }
         return {
           scope: 'mcp',
