@@ -172,21 +172,11 @@ func testConcurrentRotate(t *testing.T, s store.Store) {
 	race(n, func(i int) {
 		results[i], errs[i] = s.RotateRefreshToken(ctx, first.Hash, successor(first, fmt.Sprintf("rt-next-%d", i), fmt.Sprintf("jti-%d", i), now), now, kept(i))
 	})
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil && winner >= 0:
-			t.Fatalf("goroutines %d and %d both rotated the token", winner, i)
-		case err == nil:
-			winner = i
-		case !errors.Is(err, store.ErrAlreadyUsed):
-			t.Errorf("goroutine %d: got %v, want ErrAlreadyUsed", i, err)
-		case !results[i].Used:
+	winner := soleWinner(t, "goroutines rotating the token", errs, store.ErrAlreadyUsed)
+	for i, r := range results {
+		if i != winner && !r.Used {
 			t.Errorf("goroutine %d: refused, but the record is not marked used", i)
 		}
-	}
-	if winner < 0 {
-		t.Fatal("no goroutine rotated the token")
 	}
 	for i, r := range results {
 		if !bytes.Equal(r.Successor, kept(winner)) {
