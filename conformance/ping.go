@@ -87,14 +87,7 @@ func pingOK(r *Response) (string, error) {
 	if err := o.wantStr("status", "ok"); err != nil {
 		return "", err
 	}
-	uid, err := o.str("user_id")
-	if err != nil {
-		return "", err
-	}
-	if uid == "" {
-		return "", Fail("user_id is empty")
-	}
-	return uid, nil
+	return o.filled("user_id")
 }
 
 // tokenAge is a check that a fresh JWT is accepted or refused after age.
