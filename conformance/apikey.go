@@ -18,11 +18,7 @@ func apiKeyChecks() []Check {
 				if err != nil {
 					return err
 				}
-				r, err := e.GetBearer(ctx, "/api/ping", k)
-				if err != nil {
-					return err
-				}
-				_, err = pingOK(r)
+				_, err = e.pingAs(ctx, k)
 				return err
 			},
 		},
@@ -73,11 +69,7 @@ func apiKeyChecks() []Check {
 				}
 				var uids [2]string
 				for i, cred := range []string{k, tok} {
-					r, err := e.GetBearer(ctx, "/api/ping", cred)
-					if err != nil {
-						return err
-					}
-					if uids[i], err = pingOK(r); err != nil {
+					if uids[i], err = e.pingAs(ctx, cred); err != nil {
 						return err
 					}
 				}

@@ -74,73 +74,64 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		stale[id] = s
 	}
 	out := junitSuites{Name: "mcpauth conformance " + r.Target, Time: seconds(r.Duration)}
-	index := map[string]int{}
-	for _, res := range r.Results {
-		i, ok := index[res.Area]
-		if !ok {
-			i = len(out.Suites)
-			index[res.Area] = i
-			out.Suites = append(out.Suites, junitSuite{Name: res.Area, Timestamp: r.Started.UTC().Format(time.RFC3339)})
-		}
-		s := &out.Suites[i]
-		c := junitCase{
-			Name:      res.ID + " " + res.Title,
-			Classname: "conformance." + res.Area,
-			Time:      seconds(res.Duration),
-			Properties: &junitProps{Props: []junitProp{
-				{Name: "verdict", Value: string(res.Verdict)},
-				{Name: "severity", Value: res.Severity.String()},
-				{Name: "source", Value: res.Source},
-			}},
-		}
-		switch {
-		case res.Expected:
-			c.Properties.Props = append(c.Properties.Props, junitProp{Name: "expected_failure", Value: "true"})
-			c.Skipped = &junitSkipped{Message: "expected failure (baseline): " + res.Reason}
-		case res.Verdict == VerdictFail:
-			c.Failure = &junitMessage{Message: res.Reason, Type: "must", Body: res.Reason}
-		case res.Verdict == VerdictWarn:
-			c.SystemOut = "WARNING: " + res.Reason
-		case res.Verdict == VerdictSkip:
-			c.Skipped = &junitSkipped{Message: res.Reason}
-		case res.Verdict == VerdictInconclusive:
-			// Not judged: skipped, so no CI turns red on the suite's own limits.
-			c.Skipped = &junitSkipped{Message: "inconclusive: " + res.Reason}
-			if res.Flag != "" {
-				c.Properties.Props = append(c.Properties.Props, junitProp{Name: "flag", Value: res.Flag})
+	for _, results := range byArea(r.Results) {
+		s := junitSuite{Name: results[0].Area, Timestamp: r.Started.UTC().Format(time.RFC3339)}
+		var spent time.Duration
+		for _, res := range results {
+			spent += res.Duration
+			c := junitCase{
+				Name:      res.ID + " " + res.Title,
+				Classname: "conformance." + res.Area,
+				Time:      seconds(res.Duration),
+				Properties: &junitProps{Props: []junitProp{
+					{Name: "verdict", Value: string(res.Verdict)},
+					{Name: "severity", Value: res.Severity.String()},
+					{Name: "source", Value: res.Source},
+				}},
 			}
-		case res.Verdict == VerdictInfo:
-			c.SystemOut = "INFO: " + res.Reason
-		}
-		if len(res.Exchanges) > 0 {
-			// What the server answered, for the reader of a CI log.
-			if c.SystemOut != "" {
-				c.SystemOut += "\n\n"
+			switch {
+			case res.Expected:
+				c.Properties.Props = append(c.Properties.Props, junitProp{Name: "expected_failure", Value: "true"})
+				c.Skipped = &junitSkipped{Message: "expected failure (baseline): " + res.Reason}
+			case res.Verdict == VerdictFail:
+				c.Failure = &junitMessage{Message: res.Reason, Type: "must", Body: res.Reason}
+			case res.Verdict == VerdictWarn:
+				c.SystemOut = "WARNING: " + res.Reason
+			case res.Verdict == VerdictSkip:
+				c.Skipped = &junitSkipped{Message: res.Reason}
+			case res.Verdict == VerdictInconclusive:
+				// Not judged: skipped, so no CI turns red on the suite's own limits.
+				c.Skipped = &junitSkipped{Message: "inconclusive: " + res.Reason}
+				if res.Flag != "" {
+					c.Properties.Props = append(c.Properties.Props, junitProp{Name: "flag", Value: res.Flag})
+				}
+			case res.Verdict == VerdictInfo:
+				c.SystemOut = "INFO: " + res.Reason
 			}
-			c.SystemOut += "HTTP exchanges (secrets redacted):\n" + transcriptText(res.Exchanges)
+			if len(res.Exchanges) > 0 {
+				// What the server answered, for the reader of a CI log.
+				if c.SystemOut != "" {
+					c.SystemOut += "\n\n"
+				}
+				c.SystemOut += "HTTP exchanges (secrets redacted):\n" + transcriptText(res.Exchanges)
+			}
+			if msg, ok := stale[res.ID]; ok {
+				c.Failure = &junitMessage{Message: msg, Type: "stale-baseline", Body: msg}
+			}
+			s.Tests++
+			if c.Failure != nil {
+				s.Failures++
+			}
+			if c.Skipped != nil {
+				s.Skipped++
+			}
+			s.Cases = append(s.Cases, c)
 		}
-		if msg, ok := stale[res.ID]; ok {
-			c.Failure = &junitMessage{Message: msg, Type: "stale-baseline", Body: msg}
-		}
-		s.Tests++
-		if c.Failure != nil {
-			s.Failures++
-		}
-		if c.Skipped != nil {
-			s.Skipped++
-		}
-		s.Cases = append(s.Cases, c)
-	}
-	suiteTime := map[string]time.Duration{}
-	for _, res := range r.Results {
-		suiteTime[res.Area] += res.Duration
-	}
-	for i := range out.Suites {
-		s := &out.Suites[i]
-		s.Time = seconds(suiteTime[s.Name])
+		s.Time = seconds(spent)
 		out.Tests += s.Tests
 		out.Failures += s.Failures
 		out.Skipped += s.Skipped
+		out.Suites = append(out.Suites, s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("writing JUnit report: %w", err)

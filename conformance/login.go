@@ -136,11 +136,7 @@ func loginChecks() []Check {
 				if _, _, err := decodeJWT(c.Value); err != nil {
 					return Fail("auth_token: %v", err)
 				}
-				r, err := e.GetBearer(ctx, "/api/ping", c.Value)
-				if err != nil {
-					return err
-				}
-				_, err = pingOK(r)
+				_, err = e.pingAs(ctx, c.Value)
 				return err
 			},
 		},

@@ -81,14 +81,8 @@ func mcpPRMChecks() []Check {
 				if err := o.wantStr("resource", s.mcpURL); err != nil {
 					return err
 				}
-				as, err := o.strs("authorization_servers")
-				if err != nil {
-					return err
-				}
-				if len(as) == 0 {
-					return Fail("authorization_servers is empty")
-				}
-				return nil
+				_, err = o.filledStrs("authorization_servers")
+				return err
 			}),
 		// Information only: RFC 9728 puts the metadata at the path-inserted
 		// location and MCP clients try that first; the root is a fallback.
@@ -130,14 +124,8 @@ func mcpPRMChecks() []Check {
 			}),
 		mcpCheck("MCP-17", areaPRM, "protected resource metadata lists scopes_supported, so clients know what to ask for",
 			srcMCPAuth+" §Scope selection strategy; RFC 9728 §2 (RECOMMENDED)", Should, nil, func(_ context.Context, _ *Env, s *mcpSite) error {
-				ss, err := s.prm.strs("scopes_supported")
-				if err != nil {
-					return err
-				}
-				if len(ss) == 0 {
-					return Fail("scopes_supported is empty")
-				}
-				return nil
+				_, err := s.prm.filledStrs("scopes_supported")
+				return err
 			}),
 		mcpCheck("MCP-18", areaPRM, "bearer_methods_supported, when present, does not offer the query string",
 			srcTokenUse+" (MUST NOT in the query string); RFC 9728 §2; RFC 6750 §2.3", Must, nil, func(_ context.Context, _ *Env, s *mcpSite) error {

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 )
@@ -55,6 +56,19 @@ func (e *Env) mcpAccepts(ctx context.Context, s *mcpSite, tok string) (bool, *Re
 		return false, nil, err
 	}
 	return r.Status >= 200 && r.Status < 300, r, nil
+}
+
+// mcpWantRefused fails, saying what and the answer, when the MCP endpoint
+// accepts tok; a transport error comes back as is.
+func (e *Env) mcpWantRefused(ctx context.Context, s *mcpSite, tok, what string) error {
+	ok, m, err := e.mcpAccepts(ctx, s, tok)
+	if err != nil {
+		return err
+	}
+	if ok {
+		return Fail("%s: %s", what, m.Snippet())
+	}
+	return nil
 }
 
 // tokenRequest posts a raw form to the token endpoint.
@@ -183,12 +197,7 @@ func mcpTokenChecks() []Check {
 				if _, err := e.tokenRequest(ctx, s, g.exchangeForm()); err != nil {
 					return err
 				}
-				if ok, m, err := e.mcpAccepts(ctx, s, tok); err != nil {
-					return err
-				} else if ok {
-					return Fail("after the code was replayed its access token still works: %s", m.Snippet())
-				}
-				return nil
+				return e.mcpWantRefused(ctx, s, tok, "after the code was replayed its access token still works")
 			}),
 		mcpCheck("MCP-62", areaToken, "a code redeemed with another redirect_uri than the authorization request's gets invalid_grant",
 			"RFC 6749 §4.1.3; OAuth 2.1 §4.1.3", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
@@ -236,12 +245,7 @@ func mcpTokenChecks() []Check {
 				if err != nil {
 					return nil // refused at the token endpoint
 				}
-				if ok, m, err := e.mcpAccepts(ctx, s, tok); err != nil {
-					return err
-				} else if ok {
-					return Fail("a token issued for %s was accepted by %s: %s", other, s.mcpURL, m.Snippet())
-				}
-				return nil
+				return e.mcpWantRefused(ctx, s, tok, fmt.Sprintf("a token issued for %s was accepted by %s", other, s.mcpURL))
 			}),
 		mcpCheck("MCP-65", areaAudience, "the token endpoint refuses a resource the authorization request did not name",
 			"RFC 8707 §2.2; "+srcAudience, Should, approval, func(ctx context.Context, e *Env, s *mcpSite) error {

@@ -78,10 +78,7 @@ func mcpUsageChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if m.Status != 401 {
-					return Fail("want HTTP 401, got %s", m.Snippet())
-				}
-				return nil
+				return wantStatus(m, 401)
 			}),
 		mcpCheck("MCP-73", areaTokenUsage, "a token in a form-encoded body is not accepted (only the Authorization header is)",
 			srcTokenUse+" (MUST use the Authorization header); RFC 6750 §2.2", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
@@ -94,10 +91,7 @@ func mcpUsageChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if r.Status != 401 {
-					return Fail("want HTTP 401, got %s", r.Snippet())
-				}
-				return nil
+				return wantStatus(r, 401)
 			}),
 		mcpCheck("MCP-74", areaTransport, "with a valid token, initialize is answered as application/json or text/event-stream",
 			srcTransport+" (sending messages to the server)", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
@@ -124,10 +118,7 @@ func mcpUsageChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if r.Status != 400 {
-					return Fail("want HTTP 400, got %s", r.Snippet())
-				}
-				return nil
+				return wantStatus(r, 400)
 			}),
 		mcpCheck("MCP-76", areaTransport, "at "+latestMCP+", an Mcp-Method header that does not match the body's method gets 400",
 			srcHeaders, Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {

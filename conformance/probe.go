@@ -109,8 +109,16 @@ func status(code int, want ...string) judge {
 		if len(want) > 0 {
 			return Fail("want %s, got %s", want[0], r.Snippet())
 		}
+		return wantStatus(r, code)
+	}
+}
+
+// wantStatus fails unless r answered HTTP code.
+func wantStatus(r *Response, code int) error {
+	if r.Status != code {
 		return Fail("want HTTP %d, got %s", code, r.Snippet())
 	}
+	return nil
 }
 
 // jsonOK wants HTTP 200 with a JSON object that passes check.

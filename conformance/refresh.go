@@ -72,12 +72,9 @@ func readPair(r *Response) (pair, error) {
 	if !o.has("refresh_token") {
 		return pair{}, Fail("want a refresh_token in the token response, got none (%s)", r.Snippet())
 	}
-	rt, err := o.str("refresh_token")
+	rt, err := o.filled("refresh_token")
 	if err != nil {
 		return pair{}, err
-	}
-	if rt == "" {
-		return pair{}, Fail("refresh_token is empty")
 	}
 	return pair{Access: at, Refresh: rt}, nil
 }

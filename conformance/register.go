@@ -64,14 +64,8 @@ func acceptMeta(id, title, source string, meta func() map[string]any) Check {
 			if err != nil {
 				return err
 			}
-			id, err := o.str("client_id")
-			if err != nil {
-				return err
-			}
-			if id == "" {
-				return Fail("client_id is empty")
-			}
-			return nil
+			_, err = o.filled("client_id")
+			return err
 		},
 	}
 }

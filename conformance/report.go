@@ -95,6 +95,23 @@ func (s *Summary) add(v Verdict) {
 	}
 }
 
+// byArea groups results by area, the areas in the order they first appear
+// and the results of each in their order.
+func byArea(results []Result) [][]Result {
+	var groups [][]Result
+	index := map[string]int{}
+	for _, res := range results {
+		i, ok := index[res.Area]
+		if !ok {
+			i = len(groups)
+			index[res.Area] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], res)
+	}
+	return groups
+}
+
 // Failed reports whether the run fails: a Must check failed that the baseline
 // does not expect, or the baseline is stale.
 func (r *Report) Failed() bool {

@@ -52,19 +52,15 @@ type htmlResult struct {
 func (r *Report) htmlView() htmlView {
 	v := htmlView{Target: r.Target, Started: r.Started.UTC().Format(time.RFC3339), Duration: fmtDuration(r.Duration),
 		Failed: r.Failed(), Summary: r.Summary(), Stale: r.Stale}
-	index := map[string]int{}
-	for _, res := range r.Results {
-		i, ok := index[res.Area]
-		if !ok {
-			i = len(v.Areas)
-			index[res.Area] = i
-			v.Areas = append(v.Areas, htmlArea{Name: res.Area})
+	for _, results := range byArea(r.Results) {
+		a := htmlArea{Name: results[0].Area}
+		for _, res := range results {
+			a.Summary.add(res.Verdict)
+			mark, class := verdictMark(res)
+			a.Results = append(a.Results, htmlResult{Result: res, Mark: mark, Class: class, Duration: fmtDuration(res.Duration),
+				Open: res.Verdict == VerdictFail && !res.Expected})
 		}
-		a := &v.Areas[i]
-		a.Summary.add(res.Verdict)
-		mark, class := verdictMark(res)
-		a.Results = append(a.Results, htmlResult{Result: res, Mark: mark, Class: class, Duration: fmtDuration(res.Duration),
-			Open: res.Verdict == VerdictFail && !res.Expected})
+		v.Areas = append(v.Areas, a)
 	}
 	return v
 }

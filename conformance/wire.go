@@ -48,6 +48,24 @@ func (o object) str(k string) (string, error) {
 	return s, nil
 }
 
+// filled is member k, a string that must not be empty.
+func (o object) filled(k string) (string, error) {
+	s, err := o.str(k)
+	if err == nil && s == "" {
+		err = Fail("%s is empty", k)
+	}
+	return s, err
+}
+
+// filledStrs is member k, an array of strings that must not be empty.
+func (o object) filledStrs(k string) ([]string, error) {
+	s, err := o.strs(k)
+	if err == nil && len(s) == 0 {
+		err = Fail("%s is empty", k)
+	}
+	return s, err
+}
+
 func (o object) strs(k string) ([]string, error) {
 	raw, ok := o[k]
 	if !ok {
@@ -168,12 +186,5 @@ func accessToken(r *Response) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tok, err := o.str("access_token")
-	if err != nil {
-		return "", err
-	}
-	if tok == "" {
-		return "", Fail("access_token is empty")
-	}
-	return tok, nil
+	return o.filled("access_token")
 }

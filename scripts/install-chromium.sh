@@ -7,26 +7,13 @@
 set -euo pipefail
 
 fail() { echo "install-chromium: $*" >&2; exit 1; }
-
-# as_root runs a command as root: directly when we are root, else via sudo -n
-# (never prompting: CI has no one to type a password).
-as_root() {
-  if [ "$(id -u)" = 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null 2>&1; then
-    sudo -n "$@"
-  else
-    fail "not root and no sudo: cannot run $*"
-  fi
-}
+# shellcheck source=scripts/lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 
 bin="$(command -v chromium 2>/dev/null || true)"
 if [ -z "$bin" ]; then
-  command -v apt-get >/dev/null 2>&1 || fail "chromium is not installed and there is no apt-get"
-  echo "install-chromium: installing chromium with apt-get (~120 MB)" >&2
-  as_root apt-get update -qq >&2 || fail "apt-get update failed"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >&2 \
-    || fail "apt-get install chromium failed"
+  echo "install-chromium: chromium is about 120 MB" >&2
+  apt_install chromium
   bin="$(command -v chromium 2>/dev/null || true)"
   [ -n "$bin" ] || fail "chromium is not on PATH even after apt-get install"
 fi

@@ -13,6 +13,17 @@ failures=0
 pass() { echo "test-scripts: ok   $*"; }
 flunk() { echo "test-scripts: FAIL $*" >&2; failures=$((failures + 1)); }
 
+# passes_status WRAPPER: scripts/WRAPPER exits with its command's status.
+passes_status() {
+  local status=0
+  "scripts/$1" bash -c 'exit 7' || status=$?
+  if [ "$status" = 7 ]; then
+    pass "$1 passes the exit status through"
+  else
+    flunk "$1 exited $status for a command that exited 7"
+  fi
+}
+
 # --- install-chromium.sh ---------------------------------------------------
 if out="$(scripts/install-chromium.sh)"; then
   if [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then
@@ -63,13 +74,7 @@ if scripts/with-keyring.sh bash -c "$keyring_check" 3>"$busfile"; then
 else
   flunk "with-keyring.sh: the Secret Service round trip failed"
 fi
-status=0
-scripts/with-keyring.sh bash -c 'exit 7' || status=$?
-if [ "$status" = 7 ]; then
-  pass "with-keyring.sh passes the exit status through"
-else
-  flunk "with-keyring.sh exited $status for a command that exited 7"
-fi
+passes_status with-keyring.sh
 
 # --- with-postgres.sh ------------------------------------------------------
 # shellcheck disable=SC2016 # expanded by the inner bash, not here
@@ -96,13 +101,7 @@ if scripts/with-postgres.sh bash -c "$postgres_check" 3>"$urlfile"; then
 else
   flunk "with-postgres.sh: PostgreSQL did not answer"
 fi
-status=0
-scripts/with-postgres.sh bash -c 'exit 7' || status=$?
-if [ "$status" = 7 ]; then
-  pass "with-postgres.sh passes the exit status through"
-else
-  flunk "with-postgres.sh exited $status for a command that exited 7"
-fi
+passes_status with-postgres.sh
 
 if [ "$failures" -gt 0 ]; then
   echo "test-scripts: $failures check(s) failed" >&2

@@ -12,6 +12,8 @@
 set -euo pipefail
 
 fail() { echo "with-keyring: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 
 if [ "${MCPAUTH_WITH_KEYRING_STAGE:-}" != inner ]; then
   [ "$#" -gt 0 ] || fail "usage: scripts/with-keyring.sh CMD [ARGS...]"
@@ -22,15 +24,7 @@ if [ "${MCPAUTH_WITH_KEYRING_STAGE:-}" != inner ]; then
   command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)
   command -v secret-tool >/dev/null 2>&1 || need+=(libsecret-tools)
   if [ "${#need[@]}" -gt 0 ]; then
-    sudo=()
-    if [ "$(id -u)" != 0 ]; then
-      command -v sudo >/dev/null 2>&1 || fail "not root and no sudo: cannot install ${need[*]}"
-      sudo=(sudo -n)
-    fi
-    echo "with-keyring: installing ${need[*]}" >&2
-    "${sudo[@]}" apt-get update -qq >&2 || fail "apt-get update failed"
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 \
-      || fail "apt-get install ${need[*]} failed"
+    apt_install "${need[@]}"
     for tool in dbus-run-session dbus-send gnome-keyring-daemon secret-tool; do
       command -v "$tool" >/dev/null 2>&1 || fail "$tool is still missing after apt-get install"
     done

@@ -9,6 +9,8 @@
 set -euo pipefail
 
 fail() { echo "with-postgres: $*" >&2; exit 1; }
+# shellcheck source=scripts/lib/apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 [ "$#" -gt 0 ] || fail "usage: scripts/with-postgres.sh CMD [ARGS...]"
 
 # pg_bindir prints the newest installed server's bin directory, if any.
@@ -18,15 +20,7 @@ pg_bindir() {
 }
 bin="$(pg_bindir || true)"
 if [ -z "$bin" ]; then
-  sudo=()
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null 2>&1 || fail "postgresql is not installed; not root and no sudo to install it"
-    sudo=(sudo -n)
-  fi
-  echo "with-postgres: installing postgresql with apt-get" >&2
-  "${sudo[@]}" apt-get update -qq >&2 || fail "apt-get update failed"
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >&2 \
-    || fail "apt-get install postgresql failed"
+  apt_install postgresql
   bin="$(pg_bindir || true)"
   [ -n "$bin" ] || fail "no initdb even after apt-get install postgresql"
 fi

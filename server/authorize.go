@@ -235,13 +235,8 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusTooManyRequests, "Too many requests", "This application is making too many sign-in requests. Wait a moment and try again.", errRateLimited)
 		return
 	}
-	req, perr, oerr := s.parseAuthorize(r.Context(), q)
-	if perr != nil {
-		s.renderPageError(w, r, perr)
-		return
-	}
-	if oerr != nil {
-		s.redirectError(w, r, req, oerr)
+	req, ok := s.authorizeRequest(w, r, q)
+	if !ok {
 		return
 	}
 	c := s.requireSession(w, r)
@@ -272,18 +267,8 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 
 // handleAuthorizeDecision receives the consent form.
 func (s *Server) handleAuthorizeDecision(w http.ResponseWriter, r *http.Request) {
-	c := s.session(r)
+	c, body := s.sessionForm(w, r, "Your session ended. Start the sign-in again from the application.", "Start the sign-in again.")
 	if c == nil {
-		s.renderError(w, r, http.StatusUnauthorized, "Signed out", "Your session ended. Start the sign-in again from the application.", "login_required")
-		return
-	}
-	body, err := readFormBody(r)
-	if err != nil {
-		s.renderError(w, r, err.Status, "This request is not valid", err.Description, err.Code)
-		return
-	}
-	if !s.validCSRF(c, body.Get("csrf_token")) {
-		s.renderError(w, r, http.StatusForbidden, "Request refused", "The form was stale or did not come from this site. Start the sign-in again.", "invalid_csrf")
 		return
 	}
 	params := url.Values{}
@@ -292,13 +277,8 @@ func (s *Server) handleAuthorizeDecision(w http.ResponseWriter, r *http.Request)
 			params[k] = v
 		}
 	}
-	req, perr, oerr := s.parseAuthorize(r.Context(), params)
-	if perr != nil {
-		s.renderPageError(w, r, perr)
-		return
-	}
-	if oerr != nil {
-		s.redirectError(w, r, req, oerr)
+	req, ok := s.authorizeRequest(w, r, params)
+	if !ok {
 		return
 	}
 	switch body.Get("action") {
@@ -340,6 +320,21 @@ func (s *Server) issueAuthCode(ctx context.Context, req authzRequest, userID str
 		}
 	}
 	return "", errCollisions
+}
+
+// authorizeRequest parses params; when they fail it has shown the error page
+// or redirected the error, and returns false.
+func (s *Server) authorizeRequest(w http.ResponseWriter, r *http.Request, params url.Values) (authzRequest, bool) {
+	req, perr, oerr := s.parseAuthorize(r.Context(), params)
+	if perr != nil {
+		s.renderPageError(w, r, perr)
+		return req, false
+	}
+	if oerr != nil {
+		s.redirectError(w, r, req, oerr)
+		return req, false
+	}
+	return req, true
 }
 
 // redirectError sends an authorization error back to the client

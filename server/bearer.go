@@ -164,13 +164,10 @@ func (s *Server) handlePing(w http.ResponseWriter, r *http.Request) {
 // appendJSON appends r as encoding/json's Encoder writes it, without the
 // reflection: ping is the hot path of every bearer check.
 func (r *pingResponse) appendJSON(b []byte) []byte {
-	b = append(b, `{"status":`...)
-	b = appendJSONString(b, r.Status)
-	b = append(b, `,"user_id":`...)
-	b = appendJSONString(b, r.UserID)
+	b = appendMember(b, `{"status":`, r.Status)
+	b = appendMember(b, `,"user_id":`, r.UserID)
 	if r.Name != "" {
-		b = append(b, `,"name":`...)
-		b = appendJSONString(b, r.Name)
+		b = appendMember(b, `,"name":`, r.Name)
 	}
 	return append(b, "}\n"...)
 }

@@ -201,23 +201,14 @@ func parseMetadataDocument(grants grantRegistry, clientID string, body []byte) (
 		ClientID, ClientName, TokenEndpointAuthMethod string
 		RedirectURIs, GrantTypes                      []string
 	}
-	for _, f := range []struct {
-		name string
-		dst  any
-	}{
+	if bad := decodeFields(raw, []metadataField{
 		{"client_id", &doc.ClientID},
 		{"client_name", &doc.ClientName},
 		{"token_endpoint_auth_method", &doc.TokenEndpointAuthMethod},
 		{"redirect_uris", &doc.RedirectURIs},
 		{"grant_types", &doc.GrantTypes},
-	} {
-		v, ok := raw[f.name]
-		if !ok || string(v) == "null" {
-			continue
-		}
-		if err := json.Unmarshal(v, f.dst); err != nil {
-			return store.Client{}, cimdErrorf("%s has the wrong type", f.name)
-		}
+	}); bad != "" {
+		return store.Client{}, cimdErrorf("%s has the wrong type", bad)
 	}
 	if doc.ClientID != clientID {
 		return store.Client{}, cimdErrorf("its client_id %q is not the URL it was fetched from", truncate(doc.ClientID, 100))
@@ -231,7 +222,7 @@ func parseMetadataDocument(grants grantRegistry, clientID string, body []byte) (
 		return store.Client{}, cimdErrorf("token_endpoint_auth_method is %q; only none is supported (public clients with PKCE)", truncate(m, 50))
 	}
 	name := strings.TrimSpace(doc.ClientName)
-	if utf8.RuneCountInString(name) > maxClientNameLen || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+	if !validClientName(name) {
 		return store.Client{}, cimdErrorf("client_name must be at most %d printable characters", maxClientNameLen)
 	}
 	switch n := len(doc.RedirectURIs); {

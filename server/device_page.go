@@ -25,18 +25,8 @@ func (s *Server) handleDevicePage(w http.ResponseWriter, r *http.Request) {
 // handleDeviceSubmit is POST /auth/device: look a code up (action=lookup),
 // then approve or deny it.
 func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
-	c := s.session(r)
+	c, form := s.sessionForm(w, r, "Your session ended. Sign in and enter the code again.", reloadForm)
 	if c == nil {
-		s.renderError(w, r, http.StatusUnauthorized, "Signed out", "Your session ended. Sign in and enter the code again.", "login_required")
-		return
-	}
-	form, oerr := readFormBody(r)
-	if oerr != nil {
-		s.renderError(w, r, oerr.Status, "This request is not valid", oerr.Description, oerr.Code)
-		return
-	}
-	if !s.validCSRF(c, form.Get("csrf_token")) {
-		s.renderError(w, r, http.StatusForbidden, "Request refused", "The form was stale or did not come from this site. Reload and try again.", "invalid_csrf")
 		return
 	}
 	// Guessing is limited per session and per IP (decisions.md): every
@@ -74,8 +64,7 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.logError(r, "looking up user code", err)
-		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Try again.", "")
+		s.renderFailure(w, r, "looking up user code", err, "Try again.")
 		return
 	}
 	action := form.Get("action")
@@ -103,8 +92,7 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.logError(r, "deciding device code", err)
-		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Try again.", "")
+		s.renderFailure(w, r, "deciding device code", err, "Try again.")
 		return
 	}
 	s.log.Info("device code decided", "request_id", requestID(r.Context()), "user_id", c.Subject, "client_id", d.ClientID, "action", action)

@@ -106,11 +106,9 @@ func writeOAuthError(w http.ResponseWriter, e *oauthError) {
 // design, spent a tenth of their time on encoding/json's reflection.
 func oauthErrorBody(e *oauthError) []byte {
 	b := make([]byte, 0, len(`{"error":"","error_description":""}`)+len(e.Code)+len(e.Description)+1)
-	b = append(b, `{"error":`...)
-	b = appendJSONString(b, e.Code)
+	b = appendMember(b, `{"error":`, e.Code)
 	if e.Description != "" {
-		b = append(b, `,"error_description":`...)
-		b = appendJSONString(b, e.Description)
+		b = appendMember(b, `,"error_description":`, e.Description)
 	}
 	return append(b, "}\n"...)
 }

@@ -20,17 +20,13 @@ type tokenResponse struct {
 // appendJSON appends r as encoding/json's Encoder writes it (newline
 // included), without its reflection: every grant answers with one.
 func (r *tokenResponse) appendJSON(b []byte) []byte {
-	b = append(b, `{"access_token":`...)
-	b = appendJSONString(b, r.AccessToken)
-	b = append(b, `,"token_type":`...)
-	b = appendJSONString(b, r.TokenType)
+	b = appendMember(b, `{"access_token":`, r.AccessToken)
+	b = appendMember(b, `,"token_type":`, r.TokenType)
 	b = append(b, `,"expires_in":`...)
 	b = strconv.AppendInt(b, r.ExpiresIn, 10)
-	b = append(b, `,"scope":`...)
-	b = appendJSONString(b, r.Scope)
+	b = appendMember(b, `,"scope":`, r.Scope)
 	if r.RefreshToken != "" {
-		b = append(b, `,"refresh_token":`...)
-		b = appendJSONString(b, r.RefreshToken)
+		b = appendMember(b, `,"refresh_token":`, r.RefreshToken)
 	}
 	return append(b, "}\n"...)
 }

@@ -19,6 +19,12 @@ func plainJSONString(s string) bool {
 	return true
 }
 
+// appendMember appends key, written out with its leading { or , and its
+// colon, then s as a JSON string.
+func appendMember(b []byte, key, s string) []byte {
+	return appendJSONString(append(b, key...), s)
+}
+
 // appendJSONString appends s as a JSON string the way encoding/json writes
 // it (HTML-escaped): a plain string as it is, any other through
 // encoding/json itself.

@@ -113,8 +113,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	base, err := url.Parse(s.baseURL)
 	if err != nil {
-		s.logError(r, "parsing base URL", err)
-		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Please try again.", "")
+		s.renderFailure(w, r, "parsing base URL", err, "Please try again.")
 		return
 	}
 	st := loginState{ReturnTo: safeReturnTo(base, r.URL.Query().Get("return_to")), Expires: s.clock.Now().Add(loginStateTTL).Unix()}
@@ -124,8 +123,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		s.logError(r, "generating login state", err)
-		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Please try again.", "")
+		s.renderFailure(w, r, "generating login state", err, "Please try again.")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
@@ -353,6 +351,37 @@ func (s *Server) validCSRF(c *accessClaims, got string) bool {
 	return subtle.ConstantTimeCompare([]byte(s.csrfToken(c)), []byte(got)) == 1
 }
 
+// reloadForm is what a refused form on a page of ours tells the user to do.
+const reloadForm = "Reload and try again."
+
+// refuseStaleForm answers a form whose CSRF token does not match the session;
+// again says how to start over.
+func (s *Server) refuseStaleForm(w http.ResponseWriter, r *http.Request, again string) {
+	s.renderError(w, r, http.StatusForbidden, "Request refused", "The form was stale or did not come from this site. "+again, "invalid_csrf")
+}
+
+// sessionForm reads a form the signed-in user posted. When the session has
+// ended, the body is not valid or the CSRF token does not match, it has
+// answered with the error page and returns nil; ended and again are the
+// page's advice for the first and last case.
+func (s *Server) sessionForm(w http.ResponseWriter, r *http.Request, ended, again string) (*accessClaims, url.Values) {
+	c := s.session(r)
+	if c == nil {
+		s.renderError(w, r, http.StatusUnauthorized, "Signed out", ended, "login_required")
+		return nil, nil
+	}
+	form, oerr := readFormBody(r)
+	if oerr != nil {
+		s.renderError(w, r, oerr.Status, "This request is not valid", oerr.Description, oerr.Code)
+		return nil, nil
+	}
+	if !s.validCSRF(c, form.Get("csrf_token")) {
+		s.refuseStaleForm(w, r, again)
+		return nil, nil
+	}
+	return c, form
+}
+
 func (s *Server) handleLogoutPage(w http.ResponseWriter, r *http.Request) {
 	c := s.session(r)
 	if c == nil {
@@ -367,7 +396,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	c := s.session(r)
 	if c != nil {
 		if oerr != nil || !s.validCSRF(c, form["csrf_token"]) {
-			s.renderError(w, r, http.StatusForbidden, "Request refused", "The form was stale or did not come from this site. Reload and try again.", "invalid_csrf")
+			s.refuseStaleForm(w, r, reloadForm)
 			return
 		}
 		// Revoke the session token itself, so a copied cookie dies too.

@@ -2,12 +2,9 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/server/store"
@@ -21,34 +18,8 @@ const refreshTokenPrefix = "mcpr_"
 // never extends it, so a stolen family dies within 30 days whatever happens.
 const RefreshFamilyLifetime = 30 * 24 * time.Hour
 
-// newBase62Secret returns prefix and 32 random bytes in base62.
-func newBase62Secret(prefix string) (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("reading random bytes: %w", err)
-	}
-	n := new(big.Int).SetBytes(b)
-	out := make([]byte, apiKeyBodyLen)
-	base, mod := big.NewInt(62), new(big.Int)
-	for i := apiKeyBodyLen - 1; i >= 0; i-- {
-		n.DivMod(n, base, mod)
-		out[i] = base62Alphabet[mod.Int64()]
-	}
-	return prefix + string(out), nil
-}
-
 // looksLikeRefreshToken refuses anything malformed before a store lookup.
-func looksLikeRefreshToken(s string) bool {
-	if !strings.HasPrefix(s, refreshTokenPrefix) || len(s) != len(refreshTokenPrefix)+apiKeyBodyLen {
-		return false
-	}
-	for i := len(refreshTokenPrefix); i < len(s); i++ {
-		if strings.IndexByte(base62Alphabet, s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
+func looksLikeRefreshToken(s string) bool { return looksLikeBase62Secret(s, refreshTokenPrefix) }
 
 // grantsRefresh: a refresh token goes with the access token when the
 // granted scope includes offline_access and the client may use the

@@ -111,10 +111,7 @@ func decodeRegistration(r *http.Request) (registrationRequest, *oauthError) {
 		return registrationRequest{}, err
 	}
 	var req registrationRequest
-	fields := []struct {
-		name string
-		dst  any
-	}{
+	if bad := decodeFields(raw, []metadataField{
 		{"client_name", &req.ClientName},
 		{"redirect_uris", &req.RedirectURIs},
 		{"grant_types", &req.GrantTypes},
@@ -122,17 +119,37 @@ func decodeRegistration(r *http.Request) (registrationRequest, *oauthError) {
 		{"scope", &req.Scope},
 		{"token_endpoint_auth_method", &req.TokenEndpointAuthMethod},
 		{"application_type", &req.ApplicationType},
+	}); bad != "" {
+		return req, newError(http.StatusBadRequest, errInvalidClientMetadata, "%s has the wrong type", bad)
 	}
+	return req, nil
+}
+
+// metadataField is a client metadata member (RFC 7591 §2) and where it goes.
+type metadataField struct {
+	name string
+	dst  any
+}
+
+// decodeFields decodes each present, non-null field of raw into its dst and
+// returns the name of the first one of the wrong type, or "".
+func decodeFields(raw map[string]json.RawMessage, fields []metadataField) string {
 	for _, f := range fields {
 		v, ok := raw[f.name]
 		if !ok || string(v) == "null" {
 			continue
 		}
 		if err := json.Unmarshal(v, f.dst); err != nil {
-			return req, newError(http.StatusBadRequest, errInvalidClientMetadata, "%s has the wrong type", f.name)
+			return f.name
 		}
 	}
-	return req, nil
+	return ""
+}
+
+// validClientName: at most maxClientNameLen printable characters, for
+// registration and metadata documents alike.
+func validClientName(name string) bool {
+	return utf8.RuneCountInString(name) <= maxClientNameLen && utf8.ValidString(name) && strings.IndexFunc(name, unicode.IsControl) < 0
 }
 
 // validateRegistration applies decisions.md "Registration", with the
@@ -142,7 +159,7 @@ func validateRegistration(req *registrationRequest, grants grantRegistry) *oauth
 		return newError(http.StatusBadRequest, errInvalidClientMetadata, format, args...)
 	}
 	req.ClientName = strings.TrimSpace(req.ClientName)
-	if utf8.RuneCountInString(req.ClientName) > maxClientNameLen || !utf8.ValidString(req.ClientName) || strings.IndexFunc(req.ClientName, unicode.IsControl) >= 0 {
+	if !validClientName(req.ClientName) {
 		return bad("client_name must be at most %d printable characters", maxClientNameLen)
 	}
 	if len(req.GrantTypes) == 0 {

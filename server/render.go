@@ -158,6 +158,13 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int,
 	s.render(w, r, status, pages.Error, errorPage{pageBase: s.base(s.session(r)), Title: title, Message: msg, Code: code})
 }
 
+// renderFailure logs err (while doing what) and shows the 500 page with
+// advice; the error itself stays in the log.
+func (s *Server) renderFailure(w http.ResponseWriter, r *http.Request, what string, err error, advice string) {
+	s.logError(r, what, err)
+	s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", advice, "")
+}
+
 func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, pages.Home, homePage{pageBase: s.base(s.session(r)), Resource: s.resource})
 }

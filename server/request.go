@@ -80,6 +80,20 @@ func decodeJSONBody(r *http.Request, v any) *oauthError {
 	return nil
 }
 
+// readClientParams reads a form a client posts to the token or revocation
+// endpoint; a client_id sent as HTTP Basic counts as the form's
+// (RFC 6749 §2.3.1; our clients are public, the secret is ignored).
+func readClientParams(r *http.Request) (map[string]string, *oauthError) {
+	p, oerr := readParams(r, false)
+	if oerr != nil {
+		return nil, oerr
+	}
+	if id, _, ok := r.BasicAuth(); ok && p["client_id"] == "" {
+		p["client_id"] = id
+	}
+	return p, nil
+}
+
 // readParams reads a flat parameter set from a JSON object of strings or a
 // form-encoded body (the device endpoints accept both, decisions.md). A
 // parameter given twice is invalid_request (RFC 6749 §3.1), as is any other

@@ -17,13 +17,10 @@ import (
 // refresh token from a JWT.
 func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p, oerr := readParams(r, false)
+	p, oerr := readClientParams(r)
 	if oerr != nil {
 		writeOAuthError(w, oerr)
 		return
-	}
-	if id, _, ok := r.BasicAuth(); ok && p["client_id"] == "" {
-		p["client_id"] = id // RFC 6749 §2.3.1; our clients are public, the secret is ignored
 	}
 	if p["client_id"] == "" {
 		writeOAuthError(w, invalidClient("client_id is required (public clients identify themselves by it)"))

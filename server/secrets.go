@@ -58,30 +58,37 @@ const base62Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 // apiKeyBodyLen is the length of 32 bytes in base62: ceil(256/log2(62)).
 const apiKeyBodyLen = 43
 
-func newAPIKey() (string, error) {
+func newAPIKey() (string, error) { return newBase62Secret(apiKeyPrefix) }
+
+// looksLikeAPIKey tells API keys from JWTs before any lookup: a JWT never
+// starts with the prefix, and a malformed key is refused without touching
+// the store.
+func looksLikeAPIKey(s string) bool { return looksLikeBase62Secret(s, apiKeyPrefix) }
+
+// newBase62Secret returns prefix and 32 random bytes in base62, the shape
+// of API keys and refresh tokens.
+func newBase62Secret(prefix string) (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("reading random bytes: %w", err)
 	}
 	n := new(big.Int).SetBytes(b)
 	out := make([]byte, apiKeyBodyLen)
-	base := big.NewInt(62)
-	mod := new(big.Int)
+	base, mod := big.NewInt(62), new(big.Int)
 	for i := apiKeyBodyLen - 1; i >= 0; i-- {
 		n.DivMod(n, base, mod)
 		out[i] = base62Alphabet[mod.Int64()]
 	}
-	return apiKeyPrefix + string(out), nil
+	return prefix + string(out), nil
 }
 
-// looksLikeAPIKey tells API keys from JWTs before any lookup: a JWT never
-// starts with the prefix, and a malformed key is refused without touching
-// the store.
-func looksLikeAPIKey(s string) bool {
-	if !strings.HasPrefix(s, apiKeyPrefix) || len(s) != len(apiKeyPrefix)+apiKeyBodyLen {
+// looksLikeBase62Secret: s is prefix and apiKeyBodyLen base62 characters,
+// as newBase62Secret makes them.
+func looksLikeBase62Secret(s, prefix string) bool {
+	if !strings.HasPrefix(s, prefix) || len(s) != len(prefix)+apiKeyBodyLen {
 		return false
 	}
-	for i := len(apiKeyPrefix); i < len(s); i++ {
+	for i := len(prefix); i < len(s); i++ {
 		if strings.IndexByte(base62Alphabet, s[i]) < 0 {
 			return false
 		}

@@ -65,8 +65,7 @@ func (s *Server) handleSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.logError(r, "loading api key", err)
-		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "Your settings could not be loaded. Try again.", "")
+		s.renderFailure(w, r, "loading api key", err, "Your settings could not be loaded. Try again.")
 		return
 	}
 	s.render(w, r, http.StatusOK, pages.Settings, settingsPage{
@@ -82,7 +81,7 @@ func (s *Server) handleSettingsSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	form, oerr := readFormParams(r)
 	if oerr != nil || !s.validCSRF(c, form["csrf_token"]) {
-		s.renderError(w, r, http.StatusForbidden, "Request refused", "The form was stale or did not come from this site. Reload and try again.", "invalid_csrf")
+		s.refuseStaleForm(w, r, reloadForm)
 		return
 	}
 	if form["action"] != "regenerate" {
@@ -90,8 +89,7 @@ func (s *Server) handleSettingsSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := s.regenerateAPIKey(r.Context(), c.Subject); err != nil {
-		s.logError(r, "regenerating api key", err)
-		s.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The key was not changed. Try again.", "")
+		s.renderFailure(w, r, "regenerating api key", err, "The key was not changed. Try again.")
 		return
 	}
 	s.log.Info("api key regenerated", "request_id", requestID(r.Context()), "user_id", c.Subject)

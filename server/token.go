@@ -14,13 +14,10 @@ import (
 // registry (grants.go) at its handler, the device grant included (RFC 8628
 // §3.4, decisions.md).
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
-	p, oerr := readParams(r, false)
+	p, oerr := readClientParams(r)
 	if oerr != nil {
 		writeOAuthError(w, oerr)
 		return
-	}
-	if id, _, ok := r.BasicAuth(); ok && p["client_id"] == "" {
-		p["client_id"] = id // RFC 6749 §2.3.1; our clients are public, the secret is ignored
 	}
 	name := p["grant_type"]
 	if name == "" {

@@ -28,21 +28,13 @@ func (s *Store) UpsertUser(_ context.Context, u store.User) error {
 func (s *Store) GetUser(_ context.Context, id string) (store.User, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u, ok := s.users[id]
-	if !ok {
-		return store.User{}, fmt.Errorf("get user: %w", store.ErrNotFound)
-	}
-	return u, nil
+	return find(s.users, id, "get user")
 }
 
 func (s *Store) GetUserBySubject(_ context.Context, subject string) (store.User, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	u, ok := s.users[s.bySubject[subject]]
-	if !ok {
-		return store.User{}, fmt.Errorf("get user by subject: %w", store.ErrNotFound)
-	}
-	return u, nil
+	return find(s.users, s.bySubject[subject], "get user by subject")
 }
 
 // SetAPIKey replaces the user's key; ErrAlreadyExists if another user holds
@@ -76,12 +68,9 @@ func (s *Store) GetAPIKeyByHash(_ context.Context, hash string) (store.APIKey, e
 func (s *Store) GetAPIKeyByUser(_ context.Context, userID string) (store.APIKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k, ok := s.keys[userID]
-	if !ok {
-		return store.APIKey{}, fmt.Errorf("get api key by user: %w", store.ErrNotFound)
-	}
+	k, err := find(s.keys, userID, "get api key by user")
 	k.Sealed = cloneBytes(k.Sealed)
-	return k, nil
+	return k, err
 }
 
 func (s *Store) ListAPIKeys(_ context.Context) ([]store.APIKey, error) {

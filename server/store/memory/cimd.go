@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mcpauth/mcpauth/server/store"
 )
@@ -23,10 +22,7 @@ func (s *Store) PutMetadataDocument(_ context.Context, d store.MetadataDocument)
 func (s *Store) GetMetadataDocument(_ context.Context, url string) (store.MetadataDocument, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d, ok := s.metadocs[url]
-	if !ok {
-		return store.MetadataDocument{}, fmt.Errorf("get metadata document: %w", store.ErrNotFound)
-	}
+	d, err := find(s.metadocs, url, "get metadata document")
 	d.Body = cloneBytes(d.Body)
-	return d, nil
+	return d, err
 }

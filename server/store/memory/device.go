@@ -46,21 +46,15 @@ func (s *Store) deleteDevice(hash string) {
 func (s *Store) GetDeviceCode(_ context.Context, hash string) (store.DeviceCode, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.devices[hash]
-	if !ok {
-		return store.DeviceCode{}, fmt.Errorf("get device code: %w", store.ErrNotFound)
-	}
-	return rec.d, nil
+	rec, err := find(s.devices, hash, "get device code")
+	return rec.d, err
 }
 
 func (s *Store) GetDeviceCodeByUserCode(_ context.Context, userCodeHash string) (store.DeviceCode, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.devices[s.byUserCode[userCodeHash]]
-	if !ok {
-		return store.DeviceCode{}, fmt.Errorf("get device code by user code: %w", store.ErrNotFound)
-	}
-	return rec.d, nil
+	rec, err := find(s.devices, s.byUserCode[userCodeHash], "get device code by user code")
+	return rec.d, err
 }
 
 // UpdateDeviceCode calls fn without holding the lock (fn may use the store)

@@ -74,6 +74,17 @@ func cloneBytes(b []byte) []byte {
 	return bytes.Clone(b)
 }
 
+// find returns m[key], or ErrNotFound wrapped in op; the caller holds the
+// lock.
+func find[T any](m map[string]T, key, op string) (T, error) {
+	v, ok := m[key]
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("%s: %w", op, store.ErrNotFound)
+	}
+	return v, nil
+}
+
 func cloneClient(c store.Client) store.Client {
 	c.RedirectURIs = cloneStrings(c.RedirectURIs)
 	c.GrantTypes = cloneStrings(c.GrantTypes)
@@ -94,11 +105,8 @@ func (s *Store) CreateClient(_ context.Context, c store.Client) error {
 func (s *Store) GetClient(_ context.Context, id string) (store.Client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.clients[id]
-	if !ok {
-		return store.Client{}, fmt.Errorf("get client: %w", store.ErrNotFound)
-	}
-	return cloneClient(c), nil
+	c, err := find(s.clients, id, "get client")
+	return cloneClient(c), err
 }
 
 func (s *Store) CreateAuthCode(_ context.Context, c store.AuthCode) error {
@@ -114,11 +122,7 @@ func (s *Store) CreateAuthCode(_ context.Context, c store.AuthCode) error {
 func (s *Store) GetAuthCode(_ context.Context, hash string) (store.AuthCode, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.codes[hash]
-	if !ok {
-		return store.AuthCode{}, fmt.Errorf("get auth code: %w", store.ErrNotFound)
-	}
-	return c, nil
+	return find(s.codes, hash, "get auth code")
 }
 
 func (s *Store) ConsumeAuthCode(_ context.Context, hash string, r store.Redemption) (store.AuthCode, error) {

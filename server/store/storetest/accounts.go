@@ -13,97 +13,67 @@ func testUsers(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	u := store.User{ID: "user-1", Name: "Ada", Subject: "https://idp.example|ada", CreatedAt: base}
 	must(t, "UpsertUser", s.UpsertUser(ctx, u))
-	got, err := s.GetUser(ctx, u.ID)
-	must(t, "GetUser", err)
-	same(t, "GetUser", got, u, normUser)
-	got, err = s.GetUserBySubject(ctx, u.Subject)
-	must(t, "GetUserBySubject", err)
-	same(t, "GetUserBySubject", got, u, normUser)
+	stored(t, "GetUser", s.GetUser, u.ID, u, normUser)
+	stored(t, "GetUserBySubject", s.GetUserBySubject, u.Subject, u, normUser)
 
 	// Upserting updates Name and Subject and keeps the first CreatedAt.
 	upd := store.User{ID: "user-1", Name: "Ada L.", Subject: "https://idp.example|ada2", CreatedAt: base.Add(time.Hour)}
 	must(t, "UpsertUser update", s.UpsertUser(ctx, upd))
 	want := upd
 	want.CreatedAt = u.CreatedAt
-	got, err = s.GetUser(ctx, u.ID)
-	must(t, "GetUser", err)
-	same(t, "GetUser after update", got, want, normUser)
-	got, err = s.GetUserBySubject(ctx, upd.Subject)
-	must(t, "GetUserBySubject", err)
-	same(t, "GetUserBySubject after update", got, want, normUser)
-	_, err = s.GetUserBySubject(ctx, u.Subject)
-	wantErr(t, "GetUserBySubject old subject", err, store.ErrNotFound)
+	stored(t, "GetUser after update", s.GetUser, u.ID, want, normUser)
+	stored(t, "GetUserBySubject after update", s.GetUserBySubject, upd.Subject, want, normUser)
+	absent(t, "GetUserBySubject old subject", s.GetUserBySubject, u.Subject)
 
 	// A subject names one user.
 	other := store.User{ID: "user-2", Name: "Eve", Subject: upd.Subject, CreatedAt: base}
 	wantErr(t, "UpsertUser taken subject", s.UpsertUser(ctx, other), store.ErrAlreadyExists)
-	_, err = s.GetUser(ctx, other.ID)
-	wantErr(t, "GetUser after failed upsert", err, store.ErrNotFound)
+	absent(t, "GetUser after failed upsert", s.GetUser, other.ID)
 
-	_, err = s.GetUser(ctx, "no-such-user")
-	wantErr(t, "GetUser unknown", err, store.ErrNotFound)
-	_, err = s.GetUserBySubject(ctx, "no-such-subject")
-	wantErr(t, "GetUserBySubject unknown", err, store.ErrNotFound)
+	absent(t, "GetUser unknown", s.GetUser, "no-such-user")
+	absent(t, "GetUserBySubject unknown", s.GetUserBySubject, "no-such-subject")
 }
 
 func testAPIKeys(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	_, err := s.GetAPIKeyByUser(ctx, "user-1")
-	wantErr(t, "GetAPIKeyByUser before any", err, store.ErrNotFound)
-	_, err = s.GetAPIKeyByHash(ctx, "no-such-hash")
-	wantErr(t, "GetAPIKeyByHash unknown", err, store.ErrNotFound)
+	absent(t, "GetAPIKeyByUser before any", s.GetAPIKeyByUser, "user-1")
+	absent(t, "GetAPIKeyByHash unknown", s.GetAPIKeyByHash, "no-such-hash")
 
 	sealed := []byte{0, 1, 2, 0xff}
 	k1 := store.APIKey{UserID: "user-1", Hash: "hash-1", Sealed: sealed, CreatedAt: base}
 	must(t, "SetAPIKey", s.SetAPIKey(ctx, k1))
 	k1.Sealed = bytes.Clone(sealed)
 	sealed[0] = 42 // the caller reuses its buffer
-	got, err := s.GetAPIKeyByHash(ctx, k1.Hash)
-	must(t, "GetAPIKeyByHash", err)
-	same(t, "GetAPIKeyByHash", got, k1, normKey)
+	got := stored(t, "GetAPIKeyByHash", s.GetAPIKeyByHash, k1.Hash, k1, normKey)
 	got.Sealed[1] = 42 // the caller edits a result
-	got, err = s.GetAPIKeyByUser(ctx, k1.UserID)
-	must(t, "GetAPIKeyByUser", err)
-	same(t, "GetAPIKeyByUser", got, k1, normKey)
+	stored(t, "GetAPIKeyByUser", s.GetAPIKeyByUser, k1.UserID, k1, normKey)
 
 	// Replacing: the old hash fails at once.
 	k2 := store.APIKey{UserID: "user-1", Hash: "hash-2", Sealed: []byte("sealed-2"), CreatedAt: base.Add(time.Hour)}
 	must(t, "SetAPIKey replace", s.SetAPIKey(ctx, k2))
-	_, err = s.GetAPIKeyByHash(ctx, k1.Hash)
-	wantErr(t, "GetAPIKeyByHash old key", err, store.ErrNotFound)
-	got, err = s.GetAPIKeyByHash(ctx, k2.Hash)
-	must(t, "GetAPIKeyByHash new key", err)
-	same(t, "GetAPIKeyByHash new key", got, k2, normKey)
-	got, err = s.GetAPIKeyByUser(ctx, k2.UserID)
-	must(t, "GetAPIKeyByUser", err)
-	same(t, "GetAPIKeyByUser after replace", got, k2, normKey)
+	absent(t, "GetAPIKeyByHash old key", s.GetAPIKeyByHash, k1.Hash)
+	stored(t, "GetAPIKeyByHash new key", s.GetAPIKeyByHash, k2.Hash, k2, normKey)
+	stored(t, "GetAPIKeyByUser after replace", s.GetAPIKeyByUser, k2.UserID, k2, normKey)
 
 	// A hash belongs to one user.
 	k3 := store.APIKey{UserID: "user-2", Hash: k2.Hash, CreatedAt: base}
 	wantErr(t, "SetAPIKey taken hash", s.SetAPIKey(ctx, k3), store.ErrAlreadyExists)
-	_, err = s.GetAPIKeyByUser(ctx, "user-2")
-	wantErr(t, "GetAPIKeyByUser after failed set", err, store.ErrNotFound)
+	absent(t, "GetAPIKeyByUser after failed set", s.GetAPIKeyByUser, "user-2")
 
 	// Setting the same hash again for its owner is allowed; empty Sealed reads back nil.
 	k4 := store.APIKey{UserID: "user-1", Hash: k2.Hash, Sealed: []byte{}, CreatedAt: base.Add(2 * time.Hour)}
 	must(t, "SetAPIKey same hash", s.SetAPIKey(ctx, k4))
-	got, err = s.GetAPIKeyByHash(ctx, k4.Hash)
-	must(t, "GetAPIKeyByHash", err)
 	k4.Sealed = nil
-	same(t, "GetAPIKeyByHash after re-set", got, k4, normKey)
+	stored(t, "GetAPIKeyByHash after re-set", s.GetAPIKeyByHash, k4.Hash, k4, normKey)
 
 	// Re-sealing changes Sealed only, and only while the hash still matches.
 	must(t, "ResealAPIKey", s.ResealAPIKey(ctx, "user-1", k4.Hash, []byte("resealed")))
-	got, err = s.GetAPIKeyByHash(ctx, k4.Hash)
-	must(t, "GetAPIKeyByHash after reseal", err)
 	want := k4
 	want.Sealed = []byte("resealed")
-	same(t, "GetAPIKeyByHash after reseal", got, want, normKey)
+	stored(t, "GetAPIKeyByHash after reseal", s.GetAPIKeyByHash, k4.Hash, want, normKey)
 	wantErr(t, "ResealAPIKey regenerated key", s.ResealAPIKey(ctx, "user-1", k1.Hash, []byte("stale")), store.ErrNotFound)
 	wantErr(t, "ResealAPIKey unknown user", s.ResealAPIKey(ctx, "no-such-user", k4.Hash, []byte("x")), store.ErrNotFound)
-	got, err = s.GetAPIKeyByUser(ctx, "user-1")
-	must(t, "GetAPIKeyByUser", err)
-	same(t, "GetAPIKeyByUser after refused reseal", got, want, normKey)
+	stored(t, "GetAPIKeyByUser after refused reseal", s.GetAPIKeyByUser, "user-1", want, normKey)
 
 	k5 := store.APIKey{UserID: "user-2", Hash: "hash-5", Sealed: []byte("sealed-5"), CreatedAt: base}
 	must(t, "SetAPIKey user-2", s.SetAPIKey(ctx, k5))

@@ -21,19 +21,14 @@ func testClients(t *testing.T, s store.Store) {
 		CreatedAt:               base,
 	}
 	must(t, "CreateClient", s.CreateClient(ctx, c))
-	got, err := s.GetClient(ctx, c.ID)
-	must(t, "GetClient", err)
-	same(t, "GetClient", got, c, normClient)
+	stored(t, "GetClient", s.GetClient, c.ID, c, normClient)
 
 	dup := c
 	dup.Name = "impostor"
 	wantErr(t, "CreateClient duplicate", s.CreateClient(ctx, dup), store.ErrAlreadyExists)
-	got, err = s.GetClient(ctx, c.ID)
-	must(t, "GetClient after duplicate", err)
-	same(t, "GetClient after duplicate", got, c, normClient)
+	stored(t, "GetClient after duplicate", s.GetClient, c.ID, c, normClient)
 
-	_, err = s.GetClient(ctx, "no-such-client")
-	wantErr(t, "GetClient unknown", err, store.ErrNotFound)
+	absent(t, "GetClient unknown", s.GetClient, "no-such-client")
 }
 
 // testClientSlices: empty and nil slices read back as nil, and neither the
@@ -115,9 +110,7 @@ func testAuthCodes(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	c := newAuthCode("code-1")
 	must(t, "CreateAuthCode", s.CreateAuthCode(ctx, c))
-	got, err := s.GetAuthCode(ctx, c.Hash)
-	must(t, "GetAuthCode", err)
-	same(t, "GetAuthCode", got, c, normAuthCode)
+	got := stored(t, "GetAuthCode", s.GetAuthCode, c.Hash, c, normAuthCode)
 	if got.Used || !got.UsedAt.IsZero() || got.TokenID != "" || !got.TokenExp.IsZero() {
 		t.Errorf("fresh code has consumption fields set: %+v", got)
 	}
@@ -125,12 +118,9 @@ func testAuthCodes(t *testing.T, s store.Store) {
 	dup := newAuthCode("code-1")
 	dup.UserID = "user-2"
 	wantErr(t, "CreateAuthCode duplicate", s.CreateAuthCode(ctx, dup), store.ErrAlreadyExists)
-	got, err = s.GetAuthCode(ctx, c.Hash)
-	must(t, "GetAuthCode after duplicate", err)
-	same(t, "GetAuthCode after duplicate", got, c, normAuthCode)
+	stored(t, "GetAuthCode after duplicate", s.GetAuthCode, c.Hash, c, normAuthCode)
 
-	_, err = s.GetAuthCode(ctx, "no-such-code")
-	wantErr(t, "GetAuthCode unknown", err, store.ErrNotFound)
+	absent(t, "GetAuthCode unknown", s.GetAuthCode, "no-such-code")
 }
 
 func testConsumeAuthCode(t *testing.T, s store.Store) {
@@ -154,9 +144,7 @@ func testConsumeAuthCode(t *testing.T, s store.Store) {
 		got, err := s.ConsumeAuthCode(ctx, c.Hash, r)
 		wantErr(t, "ConsumeAuthCode with "+name, err, store.ErrCodeMismatch)
 		same(t, "ConsumeAuthCode with "+name+" record", got, c, normAuthCode)
-		got, err = s.GetAuthCode(ctx, c.Hash)
-		must(t, "GetAuthCode", err)
-		same(t, "GetAuthCode after "+name, got, c, normAuthCode)
+		stored(t, "GetAuthCode after "+name, s.GetAuthCode, c.Hash, c, normAuthCode)
 	}
 	// A millisecond before expiry still matches (times are stored in ms).
 	if !c.Matches(redeem(c, "", exp, c.ExpiresAt.Add(-time.Millisecond))) {
@@ -168,17 +156,13 @@ func testConsumeAuthCode(t *testing.T, s store.Store) {
 	got, err := s.ConsumeAuthCode(ctx, c.Hash, redeem(c, "jti-1", exp, now))
 	must(t, "ConsumeAuthCode", err)
 	same(t, "ConsumeAuthCode result", got, want, normAuthCode)
-	got, err = s.GetAuthCode(ctx, c.Hash)
-	must(t, "GetAuthCode", err)
-	same(t, "GetAuthCode after consume", got, want, normAuthCode)
+	stored(t, "GetAuthCode after consume", s.GetAuthCode, c.Hash, want, normAuthCode)
 
 	// A replay fails and names the first token, so the caller can revoke it.
 	got, err = s.ConsumeAuthCode(ctx, c.Hash, redeem(c, "jti-2", exp.Add(time.Hour), now.Add(time.Second)))
 	wantErr(t, "ConsumeAuthCode replay", err, store.ErrAlreadyUsed)
 	same(t, "ConsumeAuthCode replay record", got, want, normAuthCode)
-	got, err = s.GetAuthCode(ctx, c.Hash)
-	must(t, "GetAuthCode", err)
-	same(t, "GetAuthCode after replay", got, want, normAuthCode)
+	stored(t, "GetAuthCode after replay", s.GetAuthCode, c.Hash, want, normAuthCode)
 
 	_, err = s.ConsumeAuthCode(ctx, "no-such-code", redeem(c, "jti-3", exp, now))
 	wantErr(t, "ConsumeAuthCode unknown", err, store.ErrNotFound)

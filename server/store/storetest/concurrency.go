@@ -11,6 +11,27 @@ import (
 	"github.com/mcpauth/mcpauth/server/store"
 )
 
+// soleWinner returns the index of the one nil error in errs: two or none
+// end the test, and every other error must be loser. what names the racers.
+func soleWinner(t *testing.T, what string, errs []error, loser error) int {
+	t.Helper()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("%s: %d and %d both won", what, winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, loser):
+			t.Errorf("%s: %d got %v, want %v", what, i, err, loser)
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("%s: none won", what)
+	}
+	return winner
+}
+
 // race runs f(0..n-1) in n goroutines released together and waits for all.
 func race(n int, f func(i int)) {
 	start := make(chan struct{})
@@ -246,20 +267,7 @@ func testConcurrentApproval(t *testing.T, s store.Store) {
 				return cur, nil
 			})
 		})
-		winner := -1
-		for i, err := range errs {
-			switch {
-			case err == nil && winner >= 0:
-				t.Fatalf("round %d: both approvers saw the code pending", round)
-			case err == nil:
-				winner = i
-			case !errors.Is(err, errNotPending):
-				t.Fatalf("round %d: approver %d: %v", round, i, err)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("round %d: no approver saw the code pending", round)
-		}
+		winner := soleWinner(t, fmt.Sprintf("round %d: approvers seeing the code pending", round), errs, errNotPending)
 		got, err := s.GetDeviceCode(ctx, d.Hash)
 		must(t, "GetDeviceCode", err)
 		if want := fmt.Sprintf("user-%d", winner); got.Status != store.DeviceApproved || got.UserID != want {
@@ -276,20 +284,7 @@ func testConcurrentCreateDevice(t *testing.T, s store.Store) {
 	race(n, func(i int) {
 		errs[i] = s.CreateDeviceCode(ctx, newDevice(fmt.Sprintf("dc-%d", i), "uc-shared"))
 	})
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil && winner >= 0:
-			t.Fatalf("inserts %d and %d both took the user code", winner, i)
-		case err == nil:
-			winner = i
-		case !errors.Is(err, store.ErrAlreadyExists):
-			t.Errorf("insert %d: got %v, want ErrAlreadyExists", i, err)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no insert succeeded")
-	}
+	winner := soleWinner(t, "inserts taking the user code", errs, store.ErrAlreadyExists)
 	got, err := s.GetDeviceCodeByUserCode(ctx, "uc-shared")
 	must(t, "GetDeviceCodeByUserCode", err)
 	if want := fmt.Sprintf("dc-%d", winner); got.Hash != want {

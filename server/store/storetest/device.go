@@ -25,35 +25,25 @@ func testDeviceCodes(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	d := newDevice("dc-1", "uc-1")
 	must(t, "CreateDeviceCode", s.CreateDeviceCode(ctx, d))
-	got, err := s.GetDeviceCode(ctx, d.Hash)
-	must(t, "GetDeviceCode", err)
-	same(t, "GetDeviceCode", got, d, normDevice)
-	got, err = s.GetDeviceCodeByUserCode(ctx, d.UserCodeHash)
-	must(t, "GetDeviceCodeByUserCode", err)
-	same(t, "GetDeviceCodeByUserCode", got, d, normDevice)
+	stored(t, "GetDeviceCode", s.GetDeviceCode, d.Hash, d, normDevice)
+	stored(t, "GetDeviceCodeByUserCode", s.GetDeviceCodeByUserCode, d.UserCodeHash, d, normDevice)
 
 	// Either key taken by a live record blocks the insert, which writes nothing.
 	later := base.Add(time.Minute)
 	dupHash := newDevice("dc-1", "uc-2")
 	dupHash.CreatedAt = later
 	wantErr(t, "CreateDeviceCode same hash", s.CreateDeviceCode(ctx, dupHash), store.ErrAlreadyExists)
-	_, err = s.GetDeviceCodeByUserCode(ctx, "uc-2")
-	wantErr(t, "GetDeviceCodeByUserCode after failed insert", err, store.ErrNotFound)
+	absent(t, "GetDeviceCodeByUserCode after failed insert", s.GetDeviceCodeByUserCode, "uc-2")
 
 	dupUser := newDevice("dc-2", "uc-1")
 	dupUser.CreatedAt = later
 	wantErr(t, "CreateDeviceCode same user code", s.CreateDeviceCode(ctx, dupUser), store.ErrAlreadyExists)
-	_, err = s.GetDeviceCode(ctx, "dc-2")
-	wantErr(t, "GetDeviceCode after failed insert", err, store.ErrNotFound)
+	absent(t, "GetDeviceCode after failed insert", s.GetDeviceCode, "dc-2")
 
-	got, err = s.GetDeviceCode(ctx, d.Hash)
-	must(t, "GetDeviceCode", err)
-	same(t, "GetDeviceCode after failed inserts", got, d, normDevice)
+	stored(t, "GetDeviceCode after failed inserts", s.GetDeviceCode, d.Hash, d, normDevice)
 
-	_, err = s.GetDeviceCode(ctx, "no-such-code")
-	wantErr(t, "GetDeviceCode unknown", err, store.ErrNotFound)
-	_, err = s.GetDeviceCodeByUserCode(ctx, "no-such-user-code")
-	wantErr(t, "GetDeviceCodeByUserCode unknown", err, store.ErrNotFound)
+	absent(t, "GetDeviceCode unknown", s.GetDeviceCode, "no-such-code")
+	absent(t, "GetDeviceCodeByUserCode unknown", s.GetDeviceCodeByUserCode, "no-such-user-code")
 }
 
 // testDeviceCodeReuse: a record is live until its ExpiresAt; from then on
@@ -73,11 +63,8 @@ func testDeviceCodeReuse(t *testing.T, s store.Store) {
 	fresh.CreatedAt = old.ExpiresAt
 	fresh.ExpiresAt = fresh.CreatedAt.Add(900 * time.Second)
 	must(t, "CreateDeviceCode at expiry", s.CreateDeviceCode(ctx, fresh))
-	got, err := s.GetDeviceCodeByUserCode(ctx, "uc-1")
-	must(t, "GetDeviceCodeByUserCode", err)
-	same(t, "GetDeviceCodeByUserCode", got, fresh, normDevice)
-	_, err = s.GetDeviceCode(ctx, old.Hash)
-	wantErr(t, "GetDeviceCode replaced", err, store.ErrNotFound)
+	stored(t, "GetDeviceCodeByUserCode", s.GetDeviceCodeByUserCode, "uc-1", fresh, normDevice)
+	absent(t, "GetDeviceCode replaced", s.GetDeviceCode, old.Hash)
 }
 
 func testUpdateDeviceCode(t *testing.T, s store.Store) {
@@ -102,16 +89,10 @@ func testUpdateDeviceCode(t *testing.T, s store.Store) {
 		t.Errorf("fn called %d times without contention, want 1", calls)
 	}
 	same(t, "UpdateDeviceCode result", got, want, normDevice)
-	got, err = s.GetDeviceCode(ctx, d.Hash)
-	must(t, "GetDeviceCode", err)
-	same(t, "GetDeviceCode after update", got, want, normDevice)
-	got, err = s.GetDeviceCodeByUserCode(ctx, d.UserCodeHash)
-	must(t, "GetDeviceCodeByUserCode", err)
-	same(t, "GetDeviceCodeByUserCode after update", got, want, normDevice)
-	_, err = s.GetDeviceCode(ctx, "dc-hijack")
-	wantErr(t, "GetDeviceCode of changed hash", err, store.ErrNotFound)
-	_, err = s.GetDeviceCodeByUserCode(ctx, "uc-hijack")
-	wantErr(t, "GetDeviceCodeByUserCode of changed user code", err, store.ErrNotFound)
+	stored(t, "GetDeviceCode after update", s.GetDeviceCode, d.Hash, want, normDevice)
+	stored(t, "GetDeviceCodeByUserCode after update", s.GetDeviceCodeByUserCode, d.UserCodeHash, want, normDevice)
+	absent(t, "GetDeviceCode of changed hash", s.GetDeviceCode, "dc-hijack")
+	absent(t, "GetDeviceCodeByUserCode of changed user code", s.GetDeviceCodeByUserCode, "uc-hijack")
 }
 
 func testUpdateDeviceCodeErrors(t *testing.T, s store.Store) {
@@ -132,7 +113,5 @@ func testUpdateDeviceCodeErrors(t *testing.T, s store.Store) {
 	if err != errSlowDown { // "returned as is": the very same value, not a wrapper
 		t.Errorf("UpdateDeviceCode returned %v, want fn's error as is", err)
 	}
-	got, err := s.GetDeviceCode(ctx, d.Hash)
-	must(t, "GetDeviceCode", err)
-	same(t, "GetDeviceCode after failed fn", got, d, normDevice)
+	stored(t, "GetDeviceCode after failed fn", s.GetDeviceCode, d.Hash, d, normDevice)
 }

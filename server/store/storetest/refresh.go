@@ -36,23 +36,17 @@ func testRefreshTokens(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	r := newRefresh("rt-1", "fam-1")
 	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, r))
-	got, err := s.GetRefreshToken(ctx, r.Hash)
-	must(t, "GetRefreshToken", err)
-	same(t, "GetRefreshToken", got, r, normRefresh)
+	stored(t, "GetRefreshToken", s.GetRefreshToken, r.Hash, r, normRefresh)
 
 	dup := newRefresh("rt-1", "fam-2")
 	wantErr(t, "CreateRefreshToken duplicate hash", s.CreateRefreshToken(ctx, dup), store.ErrAlreadyExists)
 	dup = newRefresh("rt-2", "fam-1")
 	dup.UserID = "user-2"
 	wantErr(t, "CreateRefreshToken duplicate family", s.CreateRefreshToken(ctx, dup), store.ErrAlreadyExists)
-	_, err = s.GetRefreshToken(ctx, "rt-2")
-	wantErr(t, "GetRefreshToken of a refused family", err, store.ErrNotFound)
-	got, err = s.GetRefreshToken(ctx, r.Hash)
-	must(t, "GetRefreshToken after duplicates", err)
-	same(t, "GetRefreshToken after duplicates", got, r, normRefresh)
+	absent(t, "GetRefreshToken of a refused family", s.GetRefreshToken, "rt-2")
+	stored(t, "GetRefreshToken after duplicates", s.GetRefreshToken, r.Hash, r, normRefresh)
 
-	_, err = s.GetRefreshToken(ctx, "no-such-token")
-	wantErr(t, "GetRefreshToken unknown", err, store.ErrNotFound)
+	absent(t, "GetRefreshToken unknown", s.GetRefreshToken, "no-such-token")
 }
 
 func testRotateRefreshToken(t *testing.T, s store.Store) {
@@ -66,42 +60,32 @@ func testRotateRefreshToken(t *testing.T, s store.Store) {
 	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, newRefresh("rt-other", "fam-other")))
 	_, err := s.RotateRefreshToken(ctx, first.Hash, successor(first, "rt-other", "jti-x", now), now, nil)
 	wantErr(t, "RotateRefreshToken onto a taken hash", err, store.ErrAlreadyExists)
-	got, err := s.GetRefreshToken(ctx, first.Hash)
-	must(t, "GetRefreshToken", err)
-	same(t, "token after a refused rotation", got, first, normRefresh)
+	stored(t, "token after a refused rotation", s.GetRefreshToken, first.Hash, first, normRefresh)
 
 	spent := first
 	spent.Used, spent.UsedAt = true, now
-	got, err = s.RotateRefreshToken(ctx, first.Hash, next, now, nil)
+	got, err := s.RotateRefreshToken(ctx, first.Hash, next, now, nil)
 	must(t, "RotateRefreshToken", err)
 	same(t, "RotateRefreshToken result", got, spent, normRefresh)
-	got, err = s.GetRefreshToken(ctx, first.Hash)
-	must(t, "GetRefreshToken spent", err)
-	same(t, "spent token", got, spent, normRefresh)
-	got, err = s.GetRefreshToken(ctx, next.Hash)
-	must(t, "GetRefreshToken successor", err)
-	same(t, "successor (family fields inherited)", got, next, normRefresh)
+	stored(t, "spent token", s.GetRefreshToken, first.Hash, spent, normRefresh)
+	stored(t, "successor (family fields inherited)", s.GetRefreshToken, next.Hash, next, normRefresh)
 
 	// A spent token cannot rotate again, and the record says it was spent.
 	got, err = s.RotateRefreshToken(ctx, first.Hash, successor(first, "rt-3", "jti-3", now), now.Add(time.Second), nil)
 	wantErr(t, "RotateRefreshToken replay", err, store.ErrAlreadyUsed)
 	same(t, "RotateRefreshToken replay record", got, spent, normRefresh)
-	_, err = s.GetRefreshToken(ctx, "rt-3")
-	wantErr(t, "successor of a replay", err, store.ErrNotFound)
+	absent(t, "successor of a replay", s.GetRefreshToken, "rt-3")
 
 	// The successor rotates in turn, within the same family.
 	later := now.Add(time.Hour)
 	third := successor(next, "rt-3", "jti-3", later)
 	_, err = s.RotateRefreshToken(ctx, next.Hash, third, later, nil)
 	must(t, "RotateRefreshToken successor", err)
-	got, err = s.GetRefreshToken(ctx, third.Hash)
-	must(t, "GetRefreshToken third", err)
-	same(t, "third token", got, third, normRefresh)
+	stored(t, "third token", s.GetRefreshToken, third.Hash, third, normRefresh)
 
 	_, err = s.RotateRefreshToken(ctx, "no-such-token", successor(first, "rt-4", "jti-4", now), now, nil)
 	wantErr(t, "RotateRefreshToken unknown", err, store.ErrNotFound)
-	_, err = s.GetRefreshToken(ctx, "rt-4")
-	wantErr(t, "successor of an unknown token", err, store.ErrNotFound)
+	absent(t, "successor of an unknown token", s.GetRefreshToken, "rt-4")
 }
 
 func testRevokeRefreshFamily(t *testing.T, s store.Store) {
@@ -150,9 +134,7 @@ func testRevokeRefreshFamily(t *testing.T, s store.Store) {
 	must(t, "RevokeRefreshFamily again", err)
 	checkRevokedSet(t, again, want)
 
-	got, err = s.GetRefreshToken(ctx, bystander.Hash)
-	must(t, "GetRefreshToken bystander", err)
-	same(t, "another family", got, bystander, normRefresh)
+	stored(t, "another family", s.GetRefreshToken, bystander.Hash, bystander, normRefresh)
 	if ok, _ := s.IsTokenRevoked(ctx, bystander.TokenID); ok {
 		t.Error("another family's access token was revoked")
 	}
@@ -190,21 +172,11 @@ func testConcurrentRotate(t *testing.T, s store.Store) {
 	race(n, func(i int) {
 		results[i], errs[i] = s.RotateRefreshToken(ctx, first.Hash, successor(first, fmt.Sprintf("rt-next-%d", i), fmt.Sprintf("jti-%d", i), now), now, kept(i))
 	})
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil && winner >= 0:
-			t.Fatalf("goroutines %d and %d both rotated the token", winner, i)
-		case err == nil:
-			winner = i
-		case !errors.Is(err, store.ErrAlreadyUsed):
-			t.Errorf("goroutine %d: got %v, want ErrAlreadyUsed", i, err)
-		case !results[i].Used:
+	winner := soleWinner(t, "goroutines rotating the token", errs, store.ErrAlreadyUsed)
+	for i, r := range results {
+		if i != winner && !r.Used {
 			t.Errorf("goroutine %d: refused, but the record is not marked used", i)
 		}
-	}
-	if winner < 0 {
-		t.Fatal("no goroutine rotated the token")
 	}
 	for i, r := range results {
 		if !bytes.Equal(r.Successor, kept(winner)) {

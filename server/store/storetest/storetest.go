@@ -14,6 +14,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"testing"
@@ -124,4 +125,21 @@ func wantErr(t *testing.T, what string, err, target error) {
 	if !errors.Is(err, target) {
 		t.Errorf("%s: got error %v, want %v", what, err, target)
 	}
+}
+
+// stored reads key with get, fails unless the record equals want after norm,
+// and returns the record as read.
+func stored[T any](t *testing.T, what string, get func(context.Context, string) (T, error), key string, want T, norm func(T) T) T {
+	t.Helper()
+	got, err := get(t.Context(), key)
+	must(t, what, err)
+	same(t, what, got, want, norm)
+	return got
+}
+
+// absent fails unless get finds nothing under key.
+func absent[T any](t *testing.T, what string, get func(context.Context, string) (T, error), key string) {
+	t.Helper()
+	_, err := get(t.Context(), key)
+	wantErr(t, what, err, store.ErrNotFound)
 }
