@@ -30,8 +30,8 @@ type Bundle struct {
 	Expiry       time.Time `json:"expiry,omitzero"` // absolute, computed from expires_in at receipt
 	// Lifetime is the access token's expires_in, in seconds: the early
 	// refresh margin follows it (flows.RefreshMargin); 0 when unknown.
-	Lifetime int64 `json:"lifetime,omitempty"`
-	Scope        string    `json:"scope,omitempty"`
+	Lifetime int64  `json:"lifetime,omitempty"`
+	Scope    string `json:"scope,omitempty"`
 	// RefreshExpiry is when the refresh token expires, when the server said.
 	RefreshExpiry time.Time `json:"refresh_expiry,omitzero"`
 
