@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/mcpauth/mcpauth/internal/secretflag"
 )
 
 // BindEnv gives every flag of cmd that was not set on the command line the
@@ -33,9 +35,7 @@ func BindEnv(cmd *cobra.Command, getenv func(string) string) error {
 }
 
 // EnvName is the environment variable that sets flag name.
-func EnvName(flag string) string {
-	return "MCPAUTH_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-}
+func EnvName(flag string) string { return secretflag.EnvName(flag) }
 
 // DocumentEnv appends "(env MCPAUTH_X)" to every flag's usage so --help
 // shows the environment variable beside the flag.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/secretflag"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -113,6 +114,8 @@ func CodeFor(err error) int {
 	switch {
 	case errors.As(err, &ee):
 		return ee.Code
+	case errors.Is(err, secretflag.ErrUsage):
+		return ExitUsage
 	case errors.Is(err, creds.ErrAuthRequired):
 		return ExitAuthRequired
 	case errors.Is(err, creds.ErrStorage):
