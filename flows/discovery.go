@@ -315,26 +315,10 @@ func validateAS(md *AuthServerMetadata, cfg DiscoverConfig) error {
 func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL string) (*Challenge, error) {
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcpProtoVersion +
 		`","capabilities":{},"clientInfo":{"name":"mcpauth","version":"1"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, mcpURL, strings.NewReader(initialize))
-	if err != nil {
-		return nil, fmt.Errorf("discover: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", mcpProtoVersion)
-	resp, body, err := do(hc, req)
 	p := Probe{URL: mcpURL}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("discover: %w", ctx.Err())
-		}
-		p.Verdict, p.Err = "network error", err.Error()
-		if resp != nil {
-			p.Status = resp.StatusCode
-		}
-		d.noteDown(req.URL, err)
-		d.Probes = append(d.Probes, p)
-		return nil, nil
+	resp, body, err := d.postProbe(ctx, hc, mcpURL, &p, initialize, http.Header{"Mcp-Protocol-Version": {mcpProtoVersion}})
+	if resp == nil {
+		return nil, err
 	}
 	p.Status = resp.StatusCode
 	ch, ok := BearerChallenge(resp.Header)
@@ -382,29 +366,17 @@ func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, versi
 		params = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version +
 			`","io.modelcontextprotocol/clientInfo":{"name":"mcpauth","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}`
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, mcpURL,
-		strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`))
-	if err != nil {
-		return nil, fmt.Errorf("discover: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", version)
+	hdr := http.Header{"Mcp-Protocol-Version": {version}}
 	if version >= statelessProtoVersion {
-		req.Header.Set("Mcp-Method", method)
+		hdr.Set("Mcp-Method", method)
 	}
 	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
+		hdr.Set("Mcp-Session-Id", session)
 	}
-	resp, body, err := do(hc, req)
 	p := Probe{URL: mcpURL + " (" + method + ")"}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("discover: %w", ctx.Err())
-		}
-		p.Verdict, p.Err = "network error", err.Error()
-		d.Probes = append(d.Probes, p)
-		return nil, nil
+	resp, body, err := d.postProbe(ctx, hc, mcpURL, &p, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`, hdr)
+	if resp == nil {
+		return nil, err
 	}
 	p.Status = resp.StatusCode
 	ch, ok := BearerChallenge(resp.Header)
@@ -416,6 +388,33 @@ func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, versi
 	p.Verdict = "Bearer challenge"
 	d.Probes = append(d.Probes, p)
 	return &ch, nil
+}
+
+// postProbe POSTs one MCP message without a credential to mcpURL. A failure that got no answer is recorded as probe p (the host
+// marked down when it refused) and comes back as a nil response, with an
+// error only when ctx ended.
+func (d *Discovery) postProbe(ctx context.Context, hc *http.Client, mcpURL string, p *Probe, msg string, hdr http.Header) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, mcpURL, strings.NewReader(msg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("discover: %w", err)
+	}
+	req.Header = hdr
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, body, err := do(hc, req)
+	if err == nil {
+		return resp, body, nil
+	}
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("discover: %w", ctx.Err())
+	}
+	p.Verdict, p.Err = "network error", err.Error()
+	if resp != nil {
+		p.Status = resp.StatusCode
+	}
+	d.noteDown(req.URL, err)
+	d.Probes = append(d.Probes, *p)
+	return nil, nil, nil
 }
 
 // fetchJSON GETs u into v and records the probe. ok is false when the probe
