@@ -156,7 +156,7 @@ func (r TokenRequest) post(ctx context.Context, form url.Values) (*http.Response
 	if err != nil {
 		return nil, nil, err
 	}
-	var req *http.Request
+	body, contentType := out.Encode(), "application/x-www-form-urlencoded"
 	if r.JSON {
 		obj := map[string]string{}
 		for k := range out {
@@ -166,18 +166,13 @@ func (r TokenRequest) post(ctx context.Context, form url.Values) (*http.Response
 		if err != nil {
 			return nil, nil, err
 		}
-		req, err = http.NewRequestWithContext(ctx, http.MethodPost, r.Endpoint, strings.NewReader(string(b)))
-		if err != nil {
-			return nil, nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-	} else {
-		req, err = http.NewRequestWithContext(ctx, http.MethodPost, r.Endpoint, strings.NewReader(out.Encode()))
-		if err != nil {
-			return nil, nil, err
-		}
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		body, contentType = string(b), "application/json"
 	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.Endpoint, strings.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
 	if basic {
 		req.SetBasicAuth(url.QueryEscape(r.Client.ID), url.QueryEscape(r.Client.Secret)) // RFC 6749 §2.3.1
