@@ -31,6 +31,9 @@ const (
 func (t *guardTransport) stampHeaders(req *http.Request) *http.Request {
 	version := req.Header.Get(headerVersion)
 	needVersion := version == ""
+	if !needVersion && (version < standardHeadersFrom || req.Header.Get(headerMethod) != "") {
+		return req // the SDK set what there is to set: no need to read the body
+	}
 	msg := peekRequest(req)
 	if needVersion {
 		version = requestVersion(msg)
