@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
-	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // A browser login against an authorization server that advertises and
@@ -31,18 +29,7 @@ func TestBrowserLoginWithDPoP(t *testing.T) {
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatalf("login: exit %d: %s", code, stderr)
 	}
-	load := func() creds.Bundle {
-		st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: c.Vars["MCPAUTH_CONFIG_DIR"]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := creds.Load(st, s.URL+"/mcp", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	first := load()
+	first := c.Stored(s.URL + "/mcp")
 	if first.TokenType != flows.TokenTypeDPoP || first.DPoPKey == "" || first.RefreshToken == "" {
 		t.Fatalf("stored %s token, key %v, refresh token %v", first.TokenType, first.DPoPKey != "", first.RefreshToken != "")
 	}
@@ -56,7 +43,7 @@ func TestBrowserLoginWithDPoP(t *testing.T) {
 	if code, stdout, stderr := c.Run("ping", s.URL+"/mcp"); code != 0 || strings.TrimSpace(stdout) != "u_fake" {
 		t.Fatalf("ping after expiry: exit %d %q %s", code, stdout, stderr)
 	}
-	second := load()
+	second := c.Stored(s.URL + "/mcp")
 	if second.AccessToken == first.AccessToken || second.RefreshToken == first.RefreshToken || second.DPoPKey != first.DPoPKey || second.TokenType != flows.TokenTypeDPoP {
 		t.Fatalf("after the refresh: new token %v, rotated %v, same key %v, type %s", second.AccessToken != first.AccessToken,
 			second.RefreshToken != first.RefreshToken, second.DPoPKey == first.DPoPKey, second.TokenType)

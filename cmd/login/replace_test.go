@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
-	"github.com/mcpauth/mcpauth/creds"
-	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
@@ -22,14 +20,7 @@ func TestLoginRevokesTheTokenItReplaces(t *testing.T) {
 	if code, _, stderr := c.Run("login", env.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}
-	st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: c.Vars["MCPAUTH_CONFIG_DIR"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := creds.Load(st, env.URL+"/mcp", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := c.Stored(env.URL + "/mcp")
 	code, _, stderr := c.Run("login", env.URL+"/mcp")
 	if code != 0 || !strings.Contains(stderr, "Revoked the refresh token at "+env.URL) {
 		t.Fatalf("second login: exit %d: %s", code, stderr)

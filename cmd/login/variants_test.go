@@ -7,7 +7,6 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // A 2025-03-26 server with no metadata at all: login warns and uses the
@@ -42,14 +41,7 @@ func TestLoginDiscoveryVariants(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: cli.Vars["MCPAUTH_CONFIG_DIR"]})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := creds.Load(st, s.URL+"/mcp", "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := cli.Stored(s.URL + "/mcp")
 			c.check(t, s, b, stderr)
 			if code, stdout, stderr := cli.Run("ping", s.URL+"/mcp"); code != 0 || strings.TrimSpace(stdout) != "u_fake" {
 				t.Errorf("ping: exit %d %q %s", code, stdout, stderr)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/root"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 	"github.com/mcpauth/mcpauth/internal/iostreams"
@@ -234,4 +235,19 @@ func Golden(t *testing.T, name, got string) {
 	if got != string(want) {
 		t.Fatalf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
+}
+
+// Stored is the bundle the CLI stored for server (default account), read
+// from its file storage.
+func (c *CLI) Stored(server string) creds.Bundle {
+	c.T.Helper()
+	st, err := keyring.Open(keyring.Config{Storage: keyring.StorageFile, Dir: c.Vars["MCPAUTH_CONFIG_DIR"]})
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	b, err := creds.Load(st, server, "")
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	return b
 }
