@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
@@ -63,11 +64,11 @@ func readKey(f *cmdutil.Factory) (string, error) {
 
 // RunSet checks the URL and the key, then stores the key.
 func RunSet(ctx context.Context, opts *Options) error {
-	var phase cmdutil.Phase
-	return cmdutil.Cancelled(ctx, "apikey set", &phase, runSet(ctx, opts, &phase))
+	var phase clierr.Phase
+	return clierr.Cancelled(ctx, "apikey set", &phase, runSet(ctx, opts, &phase))
 }
 
-func runSet(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
+func runSet(ctx context.Context, opts *Options, phase *clierr.Phase) error {
 	f := opts.F
 	target, err := cmdutil.ParseTarget(opts.Server)
 	if err != nil {
@@ -80,10 +81,10 @@ func runSet(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	}
 	key := strings.TrimSpace(line)
 	if key == "" {
-		return cmdutil.FlagErrorf("no API key on standard input")
+		return clierr.FlagErrorf("no API key on standard input")
 	}
 	if strings.ContainsAny(key, " \t") {
-		return cmdutil.FlagErrorf("the API key must be a single word")
+		return clierr.FlagErrorf("the API key must be a single word")
 	}
 	st, err := f.OpenStore()
 	if err != nil {
@@ -108,19 +109,19 @@ func runSet(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	res, err := flows.Ping(ctx, hc, base, key)
 	switch {
 	case errors.Is(err, flows.ErrUnauthorized):
-		return cmdutil.WithExit(cmdutil.ExitAuthRequired, fmt.Errorf("%s/api/ping refused this API key (HTTP 401): copy it again from the server's Settings page; the key was not stored", base))
+		return clierr.WithExit(clierr.ExitAuthRequired, fmt.Errorf("%s/api/ping refused this API key (HTTP 401): copy it again from the server's Settings page; the key was not stored", base))
 	case err != nil:
-		if uerr := cmdutil.Unreachable(base, err); uerr != err {
+		if uerr := clierr.Unreachable(base, err); uerr != err {
 			return fmt.Errorf("%w; the key was not stored", uerr)
 		}
-		return cmdutil.WithExit(cmdutil.CodeFor(err), fmt.Errorf("checking the key: %w; the key was not stored", err))
+		return clierr.WithExit(clierr.CodeFor(err), fmt.Errorf("checking the key: %w; the key was not stored", err))
 	}
 	bundle.UserID, bundle.UserName = res.UserID, res.Name
 	f.NoteReplace(st, server, f.Globals.Account, "")
 	old, replacing := cmdutil.Replaced(st, server, f.Globals.Account)
 	phase.Set("storing the key")
 	if err := creds.Save(st, server, f.Globals.Account, bundle); err != nil {
-		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("storing the key: %w", err))
+		return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("storing the key: %w", err))
 	}
 	if replacing {
 		f.RevokeReplaced(ctx, server, old)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/apikey"
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/ping"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/server/servertest"
@@ -102,16 +103,16 @@ func TestSetRefusesBadKeysAndURLs(t *testing.T) {
 		code              int
 		want              string
 	}{
-		{"wrong key", env.URL + "/mcp", "mcpa_" + strings.Repeat("x", 43), cmdutil.ExitAuthRequired, env.URL + "/api/ping refused this API key (HTTP 401): copy it again from the server's Settings page; the key was not stored"},
-		{"not MCP", notMCP.URL + "/", good, cmdutil.ExitNetwork, notMCP.URL + "/ is not an MCP server: " + notMCP.URL + "/mcp answered HTTP 404 (not found). An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp; the server's documentation gives its path; the key was not stored"},
-		{"unreachable", "http://" + deadAddr + "/mcp", good, cmdutil.ExitNetwork, "cannot reach " + deadAddr + " (connection refused); the key was not stored"},
-		{"not a URL", strings.TrimPrefix(env.URL, "http://"), good, cmdutil.ExitUsage, "is not a URL; did you mean " + env.URL + "?"},
+		{"wrong key", env.URL + "/mcp", "mcpa_" + strings.Repeat("x", 43), clierr.ExitAuthRequired, env.URL + "/api/ping refused this API key (HTTP 401): copy it again from the server's Settings page; the key was not stored"},
+		{"not MCP", notMCP.URL + "/", good, clierr.ExitNetwork, notMCP.URL + "/ is not an MCP server: " + notMCP.URL + "/mcp answered HTTP 404 (not found). An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp; the server's documentation gives its path; the key was not stored"},
+		{"unreachable", "http://" + deadAddr + "/mcp", good, clierr.ExitNetwork, "cannot reach " + deadAddr + " (connection refused); the key was not stored"},
+		{"not a URL", strings.TrimPrefix(env.URL, "http://"), good, clierr.ExitUsage, "is not a URL; did you mean " + env.URL + "?"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRun(t.TempDir(), tt.key+"\n")
 			err := apikey.RunSet(context.Background(), &apikey.Options{F: r.f, Server: tt.server})
-			if err == nil || !strings.Contains(err.Error(), tt.want) || cmdutil.CodeFor(err) != tt.code {
-				t.Fatalf("got %v (exit %d), want %q (exit %d)", err, cmdutil.CodeFor(err), tt.want, tt.code)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || clierr.CodeFor(err) != tt.code {
+				t.Fatalf("got %v (exit %d), want %q (exit %d)", err, clierr.CodeFor(err), tt.want, tt.code)
 			}
 			if n := r.stored(t); n != 0 {
 				t.Fatalf("%d entries stored", n)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -24,7 +24,7 @@ func TestAPIKeySetThenPing(t *testing.T) {
 		t.Fatalf("apikey set: exit %d, stdout %q (the key must never be echoed), stderr %s", code, stdout, stderr)
 	}
 	c.Stdin = "  \n"
-	if code, _, stderr := c.Run("apikey", "set", env.URL); code != cmdutil.ExitUsage || !strings.Contains(stderr, "no API key") {
+	if code, _, stderr := c.Run("apikey", "set", env.URL); code != clierr.ExitUsage || !strings.Contains(stderr, "no API key") {
 		t.Fatalf("empty key: exit %d %s", code, stderr)
 	}
 	c.Stdin = ""
@@ -44,7 +44,7 @@ func TestAPIKeySetThenPing(t *testing.T) {
 	if _, err := env.Browser("erin").RegenerateAPIKey(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, _ := c.Run("ping"); code != cmdutil.ExitAuthRequired {
+	if code, _, _ := c.Run("ping"); code != clierr.ExitAuthRequired {
 		t.Fatalf("ping with a regenerated-away key: exit %d, want 3", code)
 	}
 }

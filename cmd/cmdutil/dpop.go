@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -12,7 +13,7 @@ type DPoPChoice struct{ Insist, Refuse bool }
 // Check refuses both at once, before anything is sent.
 func (c DPoPChoice) Check() error {
 	if c.Insist && c.Refuse {
-		return FlagErrorf("--dpop and --no-dpop contradict each other")
+		return clierr.FlagErrorf("--dpop and --no-dpop contradict each other")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/internal/secretflag"
 )
 
@@ -26,7 +27,7 @@ func BindEnv(cmd *cobra.Command, getenv func(string) string) error {
 			return
 		}
 		if err := f.Value.Set(v); err != nil {
-			firstErr = FlagErrorf("%s: %v", name, err)
+			firstErr = clierr.FlagErrorf("%s: %v", name, err)
 			return
 		}
 		f.Changed = true

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/internal/launch"
@@ -73,14 +74,14 @@ func NewHTTPClient(g *Globals, debugOut io.Writer, getenv func(string) string) (
 	if g.CAFile != "" {
 		pem, err := os.ReadFile(g.CAFile)
 		if err != nil {
-			return nil, FlagErrorf("--ca-file: %v", err)
+			return nil, clierr.FlagErrorf("--ca-file: %v", err)
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, FlagErrorf("--ca-file %s holds no PEM certificate", g.CAFile)
+			return nil, clierr.FlagErrorf("--ca-file %s holds no PEM certificate", g.CAFile)
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}

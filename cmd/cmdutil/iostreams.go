@@ -1,8 +1,8 @@
 // Package cmdutil is the wiring every command shares: IO streams, the
 // Factory of lazily built dependencies (storage, HTTP client, clock, the
-// creds.Keeper), flag helpers, exit codes with the one mapping from errors
-// to them (CodeFor), and output helpers. What a credential is and how it
-// is loaded, refreshed or renewed belongs to package creds.
+// creds.Keeper), flag helpers and output helpers. What a credential is and
+// how it is loaded, refreshed or renewed belongs to package creds; exit
+// codes and the wording of failures to cmd/internal/clierr.
 package cmdutil
 
 import "github.com/mcpauth/mcpauth/internal/iostreams"

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"fmt"
 
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -13,10 +14,10 @@ import (
 func CredentialOrigin(mcpURL string, allowInsecure bool) (flows.Origin, error) {
 	o, err := flows.OriginOf(mcpURL)
 	if err != nil {
-		return flows.Origin{}, FlagErrorf("MCP server URL: %v", err)
+		return flows.Origin{}, clierr.FlagErrorf("MCP server URL: %v", err)
 	}
 	if !o.Secure() && !allowInsecure {
-		return flows.Origin{}, WithExit(ExitUsage, fmt.Errorf("refusing to send the credential for %s over plain http to a host that is not loopback: %w; pass --allow-insecure-http to send it anyway (unsafe)", o, flows.ErrInsecureEndpoint))
+		return flows.Origin{}, clierr.WithExit(clierr.ExitUsage, fmt.Errorf("refusing to send the credential for %s over plain http to a host that is not loopback: %w; pass --allow-insecure-http to send it anyway (unsafe)", o, flows.ErrInsecureEndpoint))
 	}
 	return o, nil
 }

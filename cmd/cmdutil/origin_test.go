@@ -2,10 +2,12 @@ package cmdutil
 
 import (
 	"testing"
+
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 )
 
 func TestCredentialOrigin(t *testing.T) {
-	if _, err := CredentialOrigin("http://mcp.example.com/mcp", false); CodeFor(err) != ExitUsage {
+	if _, err := CredentialOrigin("http://mcp.example.com/mcp", false); clierr.CodeFor(err) != clierr.ExitUsage {
 		t.Errorf("plain http off loopback: %v", err)
 	}
 	for _, ok := range []string{"https://mcp.example.com/mcp", "http://127.0.0.1:8080/mcp", "http://[::1]:1/mcp", "http://localhost/mcp"} {

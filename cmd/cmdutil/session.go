@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
@@ -48,7 +49,7 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 	}
 	disc, err := flows.Discover(ctx, flows.DiscoverConfig{HTTPClient: hc, AllowMissingS256: df.AllowMissingS256, AllowInsecureHTTP: df.AllowInsecure}, target)
 	if err != nil {
-		return disc, discoveryError(target, disc, err, df)
+		return disc, clierr.Discovery(target, disc, err, df.bound)
 	}
 	for _, w := range disc.Warnings {
 		NewUI(f).Warn("%s", w)
@@ -56,10 +57,10 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 	if df.RegistrationEndpoint != "" {
 		o, err := flows.OriginOf(df.RegistrationEndpoint)
 		if err != nil {
-			return disc, FlagErrorf("--registration-endpoint: %v", err)
+			return disc, clierr.FlagErrorf("--registration-endpoint: %v", err)
 		}
 		if !o.Secure() && !df.AllowInsecure {
-			return disc, FlagErrorf("--registration-endpoint %s is plain http to a host that is not loopback; pass --allow-insecure-http to accept it (unsafe)", df.RegistrationEndpoint)
+			return disc, clierr.FlagErrorf("--registration-endpoint %s is plain http to a host that is not loopback; pass --allow-insecure-http to accept it (unsafe)", df.RegistrationEndpoint)
 		}
 		if md := disc.AuthServer; md.RegistrationEndpoint != "" && md.RegistrationEndpoint != df.RegistrationEndpoint {
 			NewUI(f).Warn("using --registration-endpoint %s instead of the advertised %s", df.RegistrationEndpoint, md.RegistrationEndpoint)

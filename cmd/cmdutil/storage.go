@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -32,19 +33,19 @@ func (f *Factory) StorageChoice() (StorageChoice, error) {
 	if dir == "" {
 		var err error
 		if dir, err = keyring.DefaultDir(); err != nil {
-			return StorageChoice{}, WithExit(ExitStorage, err)
+			return StorageChoice{}, clierr.WithExit(clierr.ExitStorage, err)
 		}
 	}
 	remembered, err := keyring.LoadSettings(dir)
 	if err != nil {
-		return StorageChoice{}, WithExit(ExitStorage, fmt.Errorf("reading the remembered storage choice: %w", err))
+		return StorageChoice{}, clierr.WithExit(clierr.ExitStorage, fmt.Errorf("reading the remembered storage choice: %w", err))
 	}
 	c := StorageChoice{Storage: remembered.Storage, Remembered: remembered, Dir: dir}
 	// "keyring" or "file" can only have been given; "auto" is also the
 	// flag's default, so it overrides only when given.
 	if g := f.Globals; g.StorageSet || (g.Storage != "" && g.Storage != string(keyring.StorageAuto)) {
 		if c.Storage, err = keyring.ParseStorage(f.Globals.Storage); err != nil {
-			return StorageChoice{}, FlagErrorf("--storage: %v", err)
+			return StorageChoice{}, clierr.FlagErrorf("--storage: %v", err)
 		}
 		c.Overridden = true
 	}
@@ -74,7 +75,7 @@ func (f *Factory) OpenStoreToRead() (*keyring.Store, error) {
 	cfg.KeyringOptional = true
 	st, err := keyring.Open(cfg)
 	if err != nil {
-		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
+		return nil, clierr.WithExit(clierr.ExitStorage, fmt.Errorf("opening token storage: %w", err))
 	}
 	return st, nil
 }
@@ -93,18 +94,18 @@ func (f *Factory) OpenStore() (*keyring.Store, error) {
 		return st, nil
 	}
 	if !errors.Is(err, keyring.ErrKeyringUnavailable) || cfg.Storage != keyring.StorageAuto {
-		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
+		return nil, clierr.WithExit(clierr.ExitStorage, fmt.Errorf("opening token storage: %w", err))
 	}
 	cause := KeyringCause(err)
 	if !f.IO.CanPrompt() {
-		return nil, WithExit(ExitStorage, fmt.Errorf("no OS keyring is available (%v), and tokens are never written to a plain file without consent: "+
+		return nil, clierr.WithExit(clierr.ExitStorage, fmt.Errorf("no OS keyring is available (%v), and tokens are never written to a plain file without consent: "+
 			"use --storage=file or MCPAUTH_STORAGE=file to opt in, or `mcpauth config set storage file` to remember it", cause))
 	}
 	fmt.Fprintf(f.IO.ErrOut, "No OS keyring is available (%v).\nA yes is remembered for later commands (change it with `mcpauth config set storage`).\n"+
 		"Store tokens in a file readable only by you, without keyring protection? [y/N] ", cause)
 	answer, _ := bufio.NewReader(io.LimitReader(f.IO.In, 256)).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		return nil, WithExit(ExitStorage, errors.New("no token storage: declined the file fallback (use --storage=file to choose it up front)"))
+		return nil, clierr.WithExit(clierr.ExitStorage, errors.New("no token storage: declined the file fallback (use --storage=file to choose it up front)"))
 	}
 	ui := NewUI(f)
 	agreed := keyring.Settings{Storage: keyring.StorageFile, Reason: keyring.Reason(err), SetAt: f.Clock.Now().UTC()}
@@ -113,7 +114,7 @@ func (f *Factory) OpenStore() (*keyring.Store, error) {
 	}
 	cfg.Storage = keyring.StorageFile
 	if st, err = keyring.Open(cfg); err != nil {
-		return nil, WithExit(ExitStorage, fmt.Errorf("opening token storage: %w", err))
+		return nil, clierr.WithExit(clierr.ExitStorage, fmt.Errorf("opening token storage: %w", err))
 	}
 	// Said before anything is written, not after (cli/cli#13920).
 	ui.Warn("tokens will be stored without keyring protection in %s (%s); `mcpauth config set storage auto` goes back to the keyring", st.Dir(), agreed.Reason)

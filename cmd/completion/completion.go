@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 )
 
 // NewCmd builds the command. The root command must set
@@ -37,7 +38,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			case "powershell":
 				return root.GenPowerShellCompletionWithDesc(w)
 			}
-			return cmdutil.FlagErrorf("unknown shell %q", args[0])
+			return clierr.FlagErrorf("unknown shell %q", args[0])
 		},
 	}
 }

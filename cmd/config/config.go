@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -47,7 +48,7 @@ type Setting struct {
 
 func checkKey(key string) error {
 	if !slices.Contains(keys, key) {
-		return cmdutil.FlagErrorf("unknown setting %q (known: %s)", key, strings.Join(keys, ", "))
+		return clierr.FlagErrorf("unknown setting %q (known: %s)", key, strings.Join(keys, ", "))
 	}
 	return nil
 }
@@ -82,7 +83,7 @@ func describe(s Setting) string {
 func storageValue(v string) (keyring.Storage, error) {
 	st, err := keyring.ParseStorage(v)
 	if v == "" || err != nil {
-		return "", cmdutil.FlagErrorf("invalid storage %q: want auto, keyring or file", v)
+		return "", clierr.FlagErrorf("invalid storage %q: want auto, keyring or file", v)
 	}
 	return st, nil
 }

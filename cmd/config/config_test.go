@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 )
@@ -68,8 +68,8 @@ func TestConfigRejectsInvalid(t *testing.T) {
 		{[]string{"config", "get", "colour"}, `unknown setting "colour" (known: storage)`},
 		{[]string{"config", "set", "storage"}, "accepts 2 arg(s)"},
 	} {
-		if code, _, stderr := c.Run(tt.args...); code != cmdutil.ExitUsage || !strings.Contains(stderr, tt.want) {
-			t.Errorf("%q: exit %d %s; want %d and %q", tt.args, code, stderr, cmdutil.ExitUsage, tt.want)
+		if code, _, stderr := c.Run(tt.args...); code != clierr.ExitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%q: exit %d %s; want %d and %q", tt.args, code, stderr, clierr.ExitUsage, tt.want)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(c.Vars["MCPAUTH_CONFIG_DIR"], "settings.json")); !os.IsNotExist(err) {

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -48,7 +49,7 @@ func SetRun(opts *SetOptions) error {
 	}
 	s := keyring.Settings{Storage: opts.Value, Reason: "set with mcpauth config set", SetAt: f.Clock.Now().UTC()}
 	if err := keyring.SaveSettings(c.Dir, s); err != nil {
-		return cmdutil.WithExit(cmdutil.ExitStorage, err)
+		return clierr.WithExit(clierr.ExitStorage, err)
 	}
 	ui := cmdutil.NewUI(f)
 	ui.Success("storage set to %s (in %s)", opts.Value, c.SettingsPath())

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/server/local"
 	"github.com/mcpauth/mcpauth/server/store/memory"
 )
@@ -94,7 +94,7 @@ func TestBrowserCommandDrivesAnySignInPage(t *testing.T) {
 
 	res := runCmd(t, nil, nil, "--profile", "mcp", mcpURL, "--approve=form", "--json", "-")
 	v := verdicts(readJSONReport(t, []byte(res.stdout)))
-	if res.code != cmdutil.ExitOK {
+	if res.code != clierr.ExitOK {
 		t.Errorf("--approve=form: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 	for _, id := range consent {
@@ -107,7 +107,7 @@ func TestBrowserCommandDrivesAnySignInPage(t *testing.T) {
 	t.Setenv("MCPAUTH_DRIVER_PASSWORD", gatePassword)
 	res = runCmd(t, nil, nil, "--profile", "mcp", mcpURL, "--browser-command", driver, "--json", "-")
 	rep := readJSONReport(t, []byte(res.stdout))
-	if res.code != cmdutil.ExitOK || rep.Summary.Fail != 0 || rep.Summary.Inconclusive != 0 {
+	if res.code != clierr.ExitOK || rep.Summary.Fail != 0 || rep.Summary.Inconclusive != 0 {
 		t.Errorf("--browser-command: exit %d, summary %+v\n%s", res.code, rep.Summary, res.stderr)
 	}
 	v = verdicts(rep)
@@ -122,7 +122,7 @@ func TestBrowserCommandDrivesAnySignInPage(t *testing.T) {
 	t.Setenv("MCPAUTH_DRIVER_PASSWORD", "wrong")
 	res = runCmd(t, nil, nil, "--profile", "mcp", mcpURL, "--browser-command", driver, "--run", "^MCP-07$", "--json", "-")
 	rep = readJSONReport(t, []byte(res.stdout))
-	if v := verdicts(rep); res.code != cmdutil.ExitOK || v["MCP-07"] != "inconclusive" || !strings.Contains(rep.Checks[0].Reason, "no sign-in or consent form") {
+	if v := verdicts(rep); res.code != clierr.ExitOK || v["MCP-07"] != "inconclusive" || !strings.Contains(rep.Checks[0].Reason, "no sign-in or consent form") {
 		t.Errorf("wrong password: exit %d, MCP-07 %s, want 0 and inconclusive with the driver's last words\n%s", res.code, v["MCP-07"], res.stderr)
 	}
 }

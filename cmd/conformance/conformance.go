@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/conformance"
 )
 
@@ -176,15 +177,15 @@ func (o *Options) validate() error {
 	switch {
 	case o.List:
 		if o.BaseURL != "" || o.Local {
-			return cmdutil.FlagErrorf("--list takes no <base_url> and no --local")
+			return clierr.FlagErrorf("--list takes no <base_url> and no --local")
 		}
 		if o.JUnit != "" || o.HTML != "" {
-			return cmdutil.FlagErrorf("--list writes JSON (--json), not JUnit or HTML")
+			return clierr.FlagErrorf("--list writes JSON (--json), not JUnit or HTML")
 		}
 	case o.Local && o.BaseURL != "":
-		return cmdutil.FlagErrorf("--local starts its own server: give no <base_url>")
+		return clierr.FlagErrorf("--local starts its own server: give no <base_url>")
 	case !o.Local && o.BaseURL == "":
-		return cmdutil.FlagErrorf("give a <base_url>, or --local to check the reference server in-process")
+		return clierr.FlagErrorf("give a <base_url>, or --local to check the reference server in-process")
 	}
 	if o.Local {
 		for flag, set := range map[string]bool{
@@ -192,34 +193,34 @@ func (o *Options) validate() error {
 			"--approve": o.Approve != ApproveNone && o.Approve != ApproveForm,
 		} {
 			if set {
-				return cmdutil.FlagErrorf("%s cannot be used with --local (it provides its own)", flag)
+				return clierr.FlagErrorf("%s cannot be used with --local (it provides its own)", flag)
 			}
 		}
 	} else if o.DB != "" {
-		return cmdutil.FlagErrorf("--db is only for --local")
+		return clierr.FlagErrorf("--db is only for --local")
 	}
 	if o.BrowserCommand != "" && (o.Local || o.Approve != ApproveNone) {
-		return cmdutil.FlagErrorf("--browser-command is the approver: give no --approve and no --local")
+		return clierr.FlagErrorf("--browser-command is the approver: give no --approve and no --local")
 	}
 	switch o.Approve {
 	case ApproveForm, ApproveManual, ApproveNone:
 	default:
-		return cmdutil.FlagErrorf("--approve must be form, manual or none, not %q", o.Approve)
+		return clierr.FlagErrorf("--approve must be form, manual or none, not %q", o.Approve)
 	}
 	if _, err := conformance.ProfileChecks(o.Profile); err != nil {
-		return cmdutil.FlagErrorf("--profile: %v", err)
+		return clierr.FlagErrorf("--profile: %v", err)
 	}
 	if (o.CIMDCert == "") != (o.CIMDKey == "") {
-		return cmdutil.FlagErrorf("--cimd-cert and --cimd-key go together")
+		return clierr.FlagErrorf("--cimd-cert and --cimd-key go together")
 	}
 	if o.CIMDCert != "" && o.Local {
-		return cmdutil.FlagErrorf("--cimd-cert is for remote targets; --local trusts its own document host")
+		return clierr.FlagErrorf("--cimd-cert is for remote targets; --local trusts its own document host")
 	}
 	if n := countStdout(o.JSON, o.JUnit, o.HTML); n > 1 {
-		return cmdutil.FlagErrorf("only one of --json, --junit and --html can write to stdout")
+		return clierr.FlagErrorf("only one of --json, --junit and --html can write to stdout")
 	}
 	if o.Timeout < 0 || o.Parallel < 0 {
-		return cmdutil.FlagErrorf("--timeout and --parallel must not be negative")
+		return clierr.FlagErrorf("--timeout and --parallel must not be negative")
 	}
 	return nil
 }
@@ -239,7 +240,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Run != "" {
 		re, err := regexp.Compile(opts.Run)
 		if err != nil {
-			return cmdutil.FlagErrorf("--run: %v", err)
+			return clierr.FlagErrorf("--run: %v", err)
 		}
 		filter = re
 	}
@@ -250,7 +251,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Baseline != "" {
 		b, err := conformance.LoadBaseline(opts.Baseline)
 		if err != nil {
-			return cmdutil.FlagErrorf("--baseline: %v", err)
+			return clierr.FlagErrorf("--baseline: %v", err)
 		}
 		baseline = b
 	}
@@ -283,7 +284,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("conformance run interrupted: %w", context.Cause(ctx))
 	}
 	if rep.Failed() {
-		return cmdutil.SilentExit(cmdutil.ExitCheckFailed)
+		return clierr.SilentExit(clierr.ExitCheckFailed)
 	}
 	return nil
 }

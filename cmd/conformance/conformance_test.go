@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/cmd/serve"
 	"github.com/mcpauth/mcpauth/conformance"
@@ -45,15 +46,15 @@ func runCmd(t *testing.T, env map[string]string, configure func(*cmdutil.IOStrea
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	err := cmd.ExecuteContext(ctx)
-	code := cmdutil.ExitOK
-	var ee *cmdutil.ExitError
+	code := clierr.ExitOK
+	var ee *clierr.ExitError
 	switch {
 	case errors.As(err, &ee):
 		code = ee.Code
 	case err != nil:
-		code = cmdutil.ExitFailure
+		code = clierr.ExitFailure
 	}
-	if err != nil && !errors.Is(err, cmdutil.ErrSilent) {
+	if err != nil && !errors.Is(err, clierr.ErrSilent) {
 		errOut.WriteString("error: " + err.Error() + "\n")
 	}
 	return result{code, out.String(), errOut.String()}
@@ -243,8 +244,8 @@ func TestStaleBaselineFails(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := runCmd(t, nil, nil, "--local", "--run", "^DISC-0[12]$", "--baseline", path, "--json", "-")
-			if res.code != cmdutil.ExitCheckFailed {
-				t.Fatalf("exit %d, want %d\n%s", res.code, cmdutil.ExitCheckFailed, res.stderr)
+			if res.code != clierr.ExitCheckFailed {
+				t.Fatalf("exit %d, want %d\n%s", res.code, clierr.ExitCheckFailed, res.stderr)
 			}
 			rep := readJSONReport(t, []byte(res.stdout))
 			if len(rep.Stale) != 1 || rep.Summary.Fail != 0 {
@@ -274,8 +275,8 @@ func TestUsageErrors(t *testing.T) {
 		{"http://127.0.0.1:1", "--browser-command", "true", "--approve", "form"},
 		{"--local", "--browser-command", "true"},
 	} {
-		if res := runCmd(t, nil, nil, args...); res.code != cmdutil.ExitUsage {
-			t.Errorf("%q: exit %d, want %d\n%s", args, res.code, cmdutil.ExitUsage, res.stderr)
+		if res := runCmd(t, nil, nil, args...); res.code != clierr.ExitUsage {
+			t.Errorf("%q: exit %d, want %d\n%s", args, res.code, clierr.ExitUsage, res.stderr)
 		}
 	}
 }
@@ -288,8 +289,8 @@ func TestUnreachableTarget(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	res := runCmd(t, nil, nil, "http://"+addr)
-	if res.code != cmdutil.ExitNetwork || !strings.Contains(res.stderr, "cannot reach") {
-		t.Errorf("exit %d, want %d with 'cannot reach'\n%s", res.code, cmdutil.ExitNetwork, res.stderr)
+	if res.code != clierr.ExitNetwork || !strings.Contains(res.stderr, "cannot reach") {
+		t.Errorf("exit %d, want %d with 'cannot reach'\n%s", res.code, clierr.ExitNetwork, res.stderr)
 	}
 }
 
@@ -494,8 +495,8 @@ func TestReportFitsTheTerminal(t *testing.T) {
 	target := startServe(t) + "/some/long/path/mcp"
 	for _, width := range []int{80, 120, 0} {
 		res := runCmd(t, nil, func(ios *cmdutil.IOStreams) { ios.Width = width }, "--profile", "mcp", target)
-		if res.code != cmdutil.ExitCheckFailed {
-			t.Fatalf("exit %d, want %d\n%s%s", res.code, cmdutil.ExitCheckFailed, res.stdout, res.stderr)
+		if res.code != clierr.ExitCheckFailed {
+			t.Fatalf("exit %d, want %d\n%s%s", res.code, clierr.ExitCheckFailed, res.stdout, res.stderr)
 		}
 		if w := tablefmt.Widest(res.stdout); width > 0 && w > width {
 			t.Errorf("COLUMNS=%d: a line %d wide:\n%s", width, w, res.stdout)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/server/browsertest"
 	"github.com/mcpauth/mcpauth/server/local"
 	"github.com/mcpauth/mcpauth/server/store/memory"
@@ -44,8 +44,8 @@ func TestHTMLReportInChromium(t *testing.T) {
 	t.Cleanup(func() { inst.Close() })
 	path := filepath.Join(t.TempDir(), "report.html")
 	res := runCmd(t, nil, nil, "--profile", "mcp", inst.URL+"/mcp", "--approve=form", "--html", path)
-	if res.code != cmdutil.ExitCheckFailed {
-		t.Fatalf("exit %d, want %d (MCP-14 fails)\n%s", res.code, cmdutil.ExitCheckFailed, res.stderr)
+	if res.code != clierr.ExitCheckFailed {
+		t.Fatalf("exit %d, want %d (MCP-14 fails)\n%s", res.code, clierr.ExitCheckFailed, res.stderr)
 	}
 	page, err := os.ReadFile(path)
 	if err != nil {

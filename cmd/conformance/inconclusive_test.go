@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/server/local"
 	"github.com/mcpauth/mcpauth/server/store/memory"
 )
@@ -58,8 +58,8 @@ func TestApproverThatCannotDriveTheSignInIsInconclusive(t *testing.T) {
 	}
 	t.Cleanup(func() { inst.Close() })
 	res := runCmd(t, nil, nil, "--profile", "mcp", inst.URL+"/mcp", "--approve=form", "--json", "-")
-	if res.code != cmdutil.ExitOK {
-		t.Fatalf("exit %d, want %d (inconclusive checks do not fail a run)\n%s", res.code, cmdutil.ExitOK, res.stderr)
+	if res.code != clierr.ExitOK {
+		t.Fatalf("exit %d, want %d (inconclusive checks do not fail a run)\n%s", res.code, clierr.ExitOK, res.stderr)
 	}
 	rep := readJSONReport(t, []byte(res.stdout))
 	inconclusive := 0

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
@@ -36,7 +36,7 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 		probe = base // the MCP endpoint itself
 	}
 	if err := preflight(ctx, hc, probe); err != nil {
-		return conformance.Target{}, so, nop, cmdutil.WithExit(cmdutil.ExitNetwork, fmt.Errorf("cannot reach %s: %w", base, err))
+		return conformance.Target{}, so, nop, clierr.WithExit(clierr.ExitNetwork, fmt.Errorf("cannot reach %s: %w", base, err))
 	}
 	t := conformance.Target{BaseURL: base, HTTP: hc, APIKey: opts.APIKey, CIMDPrivate: opts.CIMDPrivate}
 	if opts.CIMDPrivate || opts.CIMDCert != "" {
@@ -53,7 +53,7 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 	if opts.ClockURL != "" {
 		c := &conformance.HTTPClock{URL: opts.ClockURL, HTTP: hc}
 		if _, err := c.Now(ctx); err != nil {
-			return t, so, nop, cmdutil.WithExit(cmdutil.ExitNetwork,
+			return t, so, nop, clierr.WithExit(clierr.ExitNetwork,
 				fmt.Errorf("%w (is the server running with 'mcpauth serve --test-clock'?)", err))
 		}
 		t.Clock = c
@@ -71,7 +71,7 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 	case ApproveForm:
 		a, err := conformance.NewFormApprover(base, opts.Username, hc)
 		if err != nil {
-			return t, so, nop, cmdutil.FlagErrorf("%v", err)
+			return t, so, nop, clierr.FlagErrorf("%v", err)
 		}
 		t.Approver = a
 	case ApproveManual:
@@ -156,7 +156,7 @@ func documentHost(opts *Options) (*conformance.DocumentHost, error) {
 	if opts.CIMDCert != "" {
 		c, err := tls.LoadX509KeyPair(opts.CIMDCert, opts.CIMDKey)
 		if err != nil {
-			return nil, cmdutil.FlagErrorf("--cimd-cert/--cimd-key: %v", err)
+			return nil, clierr.FlagErrorf("--cimd-cert/--cimd-key: %v", err)
 		}
 		cert = &c
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -47,8 +48,8 @@ func TestDeviceDeniedExits4(t *testing.T) {
 	d := clitest.StartDevice(t, clitest.New(t, env))
 	d.Approve("gina", "deny")
 	d.Poll(5 * time.Second)
-	if code := d.Exit(); code != cmdutil.ExitDenied || !strings.Contains(d.ErrOut.String(), "denied; run: mcpauth device ") {
-		t.Fatalf("exit %d, want %d:\n%s", code, cmdutil.ExitDenied, d.ErrOut.String())
+	if code := d.Exit(); code != clierr.ExitDenied || !strings.Contains(d.ErrOut.String(), "denied; run: mcpauth device ") {
+		t.Fatalf("exit %d, want %d:\n%s", code, clierr.ExitDenied, d.ErrOut.String())
 	}
 }
 
@@ -57,8 +58,8 @@ func TestDeviceExpiredExits5(t *testing.T) {
 	d := clitest.StartDevice(t, clitest.New(t, env))
 	d.Poll(5 * time.Second)
 	d.Poll(901 * time.Second) // nobody approved within 900 s
-	if code := d.Exit(); code != cmdutil.ExitExpired || !strings.Contains(d.ErrOut.String(), "expired") {
-		t.Fatalf("exit %d, want %d:\n%s", code, cmdutil.ExitExpired, d.ErrOut.String())
+	if code := d.Exit(); code != clierr.ExitExpired || !strings.Contains(d.ErrOut.String(), "expired") {
+		t.Fatalf("exit %d, want %d:\n%s", code, clierr.ExitExpired, d.ErrOut.String())
 	}
 }
 

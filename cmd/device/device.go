@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
@@ -75,11 +76,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := opts.DPoP.Check(); err != nil {
 		return err
 	}
-	var phase cmdutil.Phase
-	return cmdutil.Cancelled(ctx, "device login", &phase, run(ctx, opts, &phase))
+	var phase clierr.Phase
+	return clierr.Cancelled(ctx, "device login", &phase, run(ctx, opts, &phase))
 }
 
-func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
+func run(ctx context.Context, opts *Options, phase *clierr.Phase) error {
 	f := opts.F
 	ui := cmdutil.NewUI(f)
 	var dialect flows.Dialect
@@ -90,7 +91,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	case "form":
 		dialect = flows.DialectForm
 	default:
-		return cmdutil.FlagErrorf("--dialect must be json or form")
+		return clierr.FlagErrorf("--dialect must be json or form")
 	}
 	target, err := cmdutil.ParseTarget(opts.Target)
 	if err != nil {
@@ -106,7 +107,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 		return err
 	}
 	if !disc.SupportsDeviceFlow() {
-		return cmdutil.WithExit(cmdutil.ExitFailure, noDeviceFlow{issuer: disc.Issuer, target: opts.Target})
+		return clierr.WithExit(clierr.ExitFailure, noDeviceFlow{issuer: disc.Issuer, target: opts.Target})
 	}
 	cmdutil.NoteMigration(f, st, disc)
 	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
@@ -118,7 +119,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	phase.Set("registering a client at " + disc.Issuer)
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
 	if err != nil {
-		return cmdutil.FlowError("choosing a client identity", err)
+		return clierr.FlowError("choosing a client identity", err)
 	}
 	key, err := f.LoginDPoP(st, disc, opts.DPoP)
 	if err != nil {
@@ -148,7 +149,7 @@ func run(ctx context.Context, opts *Options, phase *cmdutil.Phase) error {
 	})
 	spin.Stop()
 	if err != nil {
-		return cmdutil.FlowErrorRetry("device login", "mcpauth device "+opts.Target, err)
+		return clierr.FlowErrorRetry("device login", "mcpauth device "+opts.Target, err)
 	}
 	phase.Set("storing the token")
 	user := f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/cmd/root"
 	"github.com/mcpauth/mcpauth/server/servertest"
@@ -34,7 +35,7 @@ func TestDeviceCancelledClearsTheSpinnerLine(t *testing.T) {
 	}()
 	code := root.Run(ctx, f, []string{"device", env.URL + "/mcp"})
 	out := errOut.String()
-	if code != cmdutil.ExitCancelled {
+	if code != clierr.ExitCancelled {
 		t.Fatalf("exit %d, want 130:\n%q", code, out)
 	}
 	m := regexp.MustCompile(`Your code: (\w{4}-\w{4})`).FindStringSubmatch(out)

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/server/servertest"
@@ -150,7 +151,7 @@ func TestDiscoverStopsAtARefusal(t *testing.T) {
 	dead.Close()
 	c := clitest.New(t, nil)
 	code, stdout, stderr := c.Run("discover", deadBase+"/some/long/path/mcp")
-	if code != cmdutil.ExitNetwork || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "connection refused") {
+	if code != clierr.ExitNetwork || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "connection refused") {
 		t.Errorf("closed port: exit %d, stdout %q, stderr %q; want exit 6 and one line", code, stdout, stderr)
 	}
 	_, js, _ := c.Run("discover", deadBase+"/mcp", "-o", "json")
@@ -170,7 +171,7 @@ func TestDiscoverStopsAtARefusal(t *testing.T) {
 			toDead = append(toDead, u)
 		}
 	}
-	if code != cmdutil.ExitNetwork || len(toDead) != 1 {
+	if code != clierr.ExitNetwork || len(toDead) != 1 {
 		t.Errorf("authorization server on a closed port: exit %d, probes there %q, want one", code, toDead)
 	}
 }
@@ -314,7 +315,7 @@ func TestCAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := clitest.New(t, nil)
-	if code, _, stderr := c.Run("discover", srv.URL+"/mcp"); code != cmdutil.ExitNetwork || !strings.Contains(stderr, "certificate") || !strings.Contains(stderr, "pass --ca-file") {
+	if code, _, stderr := c.Run("discover", srv.URL+"/mcp"); code != clierr.ExitNetwork || !strings.Contains(stderr, "certificate") || !strings.Contains(stderr, "pass --ca-file") {
 		t.Fatalf("unknown CA: exit %d: %s", code, stderr)
 	}
 	if code, _, stderr := c.Run("discover", srv.URL+"/mcp", "--ca-file", caFile); code != 0 {
@@ -324,7 +325,7 @@ func TestCAFile(t *testing.T) {
 	if code, _, stderr := c.Run("discover", srv.URL+"/mcp"); code != 0 {
 		t.Fatalf("MCPAUTH_CA_FILE: exit %d: %s", code, stderr)
 	}
-	if code, _, _ := c.Run("discover", srv.URL+"/mcp", "--ca-file", filepath.Join(t.TempDir(), "none.pem")); code != cmdutil.ExitUsage {
+	if code, _, _ := c.Run("discover", srv.URL+"/mcp", "--ca-file", filepath.Join(t.TempDir(), "none.pem")); code != clierr.ExitUsage {
 		t.Fatalf("missing --ca-file: exit %d, want 2", code)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -95,7 +96,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	for _, c := range checks {
 		if c.Status == Fail {
-			return cmdutil.SilentExit(cmdutil.ExitFailure)
+			return clierr.SilentExit(clierr.ExitFailure)
 		}
 	}
 	return nil

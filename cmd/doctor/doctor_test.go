@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/doctor"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
@@ -123,15 +123,15 @@ func TestBrokenSetup(t *testing.T) {
 	down := "http://" + closedPort(t) + "/mcp"
 	for _, run := range []struct{ golden, url string }{{"broken_down.txt", down}, {"broken_skew.txt", mcp}} {
 		code, stdout, stderr := c.Run("doctor", run.url)
-		if code != cmdutil.ExitFailure || stderr != "" {
-			t.Fatalf("doctor %s: exit %d, want %d; stderr %q\n%s", run.url, code, cmdutil.ExitFailure, stderr, stdout)
+		if code != clierr.ExitFailure || stderr != "" {
+			t.Fatalf("doctor %s: exit %d, want %d; stderr %q\n%s", run.url, code, clierr.ExitFailure, stderr, stdout)
 		}
 		clitest.Golden(t, run.golden, normalise(stdout, dir))
 	}
 
 	code, stdout, _ := c.Run("doctor", down, "--output", "json")
 	var checks []doctor.Check
-	if err := json.Unmarshal([]byte(stdout), &checks); err != nil || code != cmdutil.ExitFailure {
+	if err := json.Unmarshal([]byte(stdout), &checks); err != nil || code != clierr.ExitFailure {
 		t.Fatalf("doctor --output json: exit %d, %v\n%s", code, err, stdout)
 	}
 	got := map[string]doctor.Status{}

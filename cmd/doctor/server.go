@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/keyring"
@@ -50,7 +51,7 @@ func reachCheck(ctx context.Context, hc *http.Client, target string) (Check, str
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		c.Status, c.Detail = Fail, cmdutil.Unreachable(target, err).Error()
+		c.Status, c.Detail = Fail, clierr.Unreachable(target, err).Error()
 		c.Fix = "check that the server is running and the URL is right; behind a proxy, check HTTPS_PROXY and NO_PROXY"
 		var unknownCA x509.UnknownAuthorityError
 		if errors.As(err, &unknownCA) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -20,8 +21,8 @@ func TestLoginDeniedExits4(t *testing.T) {
 	c := clitest.New(t, env)
 	c.Open = clitest.ApprovingBrowser(t, env, "bob", "deny")
 	code, _, stderr := c.Run("login", env.URL+"/mcp")
-	if code != cmdutil.ExitDenied || !strings.Contains(stderr, "access was denied; run: mcpauth login "+env.URL+"/mcp to try again") {
-		t.Fatalf("exit %d, want %d: %s", code, cmdutil.ExitDenied, stderr)
+	if code != clierr.ExitDenied || !strings.Contains(stderr, "access was denied; run: mcpauth login "+env.URL+"/mcp to try again") {
+		t.Fatalf("exit %d, want %d: %s", code, clierr.ExitDenied, stderr)
 	}
 }
 
@@ -128,7 +129,7 @@ func TestLoginTimeoutExits5(t *testing.T) {
 	c := clitest.New(t, env)
 	c.Open = func(string) error { return nil }
 	code, _, stderr := c.Run("login", env.URL+"/mcp", "--timeout", "300ms")
-	if code != cmdutil.ExitExpired {
-		t.Fatalf("exit %d, want %d: %s", code, cmdutil.ExitExpired, stderr)
+	if code != clierr.ExitExpired {
+		t.Fatalf("exit %d, want %d: %s", code, clierr.ExitExpired, stderr)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 )
 
@@ -81,7 +81,7 @@ func TestMachineLoginRefusesExposedFiles(t *testing.T) {
 			m.mu.Unlock()
 			for _, mode := range []os.FileMode{0o644, 0o640, 0o604} {
 				code, stderr := login(c, mode)
-				if code != cmdutil.ExitUsage || !strings.Contains(stderr, tc.flag+" "+tc.file) ||
+				if code != clierr.ExitUsage || !strings.Contains(stderr, tc.flag+" "+tc.file) ||
 					!strings.Contains(stderr, "chmod 600 "+tc.file) || !strings.Contains(stderr, "--allow-insecure-key-file") {
 					t.Fatalf("mode %04o: exit %d: %s", mode, code, stderr)
 				}
@@ -91,7 +91,7 @@ func TestMachineLoginRefusesExposedFiles(t *testing.T) {
 				t.Errorf("a refused file still reached the token endpoint: %d tokens issued", m.n-issued)
 			}
 			m.mu.Unlock()
-			if code, stdout, _ := c.Run("token"); code != cmdutil.ExitAuthRequired || stdout != "" {
+			if code, stdout, _ := c.Run("token"); code != clierr.ExitAuthRequired || stdout != "" {
 				t.Fatalf("something was stored: token exit %d %q", code, stdout)
 			}
 			if code, stderr := login(c, 0o600); code != 0 {
@@ -132,7 +132,7 @@ func TestMachineRenewalRefusesExposedKey(t *testing.T) {
 	}
 	clk.move(2 * time.Minute)
 	code, stdout, stderr := c.Run("token")
-	if code != cmdutil.ExitUsage || stdout != "" || !strings.Contains(stderr, "chmod 600 "+keyFile) {
+	if code != clierr.ExitUsage || stdout != "" || !strings.Contains(stderr, "chmod 600 "+keyFile) {
 		t.Fatalf("renewal with a 0644 key: exit %d %q %s", code, stdout, stderr)
 	}
 	if code, _, stderr := c.Run(append(args, "--allow-insecure-key-file")...); code != 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
@@ -97,10 +98,10 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := opts.Machine.checkBrowserLogin(); err != nil {
 		return err
 	}
-	var phase cmdutil.Phase
+	var phase clierr.Phase
 	disc, tok, st, user, err := login(ctx, opts, &phase)
 	if err != nil {
-		return cmdutil.Cancelled(ctx, "login", &phase, err)
+		return clierr.Cancelled(ctx, "login", &phase, err)
 	}
 	return opts.F.ReportLogin(disc, tok, st, user)
 }
@@ -108,15 +109,15 @@ func Run(ctx context.Context, opts *Options) error {
 // Login runs the authorization code flow for opts and stores the token; it
 // is Run without the report, for commands that re-authorize (step-up).
 func Login(ctx context.Context, opts *Options) (*flows.Discovery, *flows.Token, *keyring.Store, error) {
-	var phase cmdutil.Phase
+	var phase clierr.Phase
 	disc, tok, st, _, err := login(ctx, opts, &phase)
 	if err != nil {
-		return nil, nil, nil, cmdutil.Cancelled(ctx, "login", &phase, err)
+		return nil, nil, nil, clierr.Cancelled(ctx, "login", &phase, err)
 	}
 	return disc, tok, st, nil
 }
 
-func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Discovery, *flows.Token, *keyring.Store, creds.User, error) {
+func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Discovery, *flows.Token, *keyring.Store, creds.User, error) {
 	var none creds.User
 	f := opts.F
 	ui := cmdutil.NewUI(f)
@@ -125,7 +126,7 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 		return nil, nil, nil, none, err
 	}
 	// A busy --port fails now, not after discovery and registration.
-	if err := cmdutil.CheckPort(opts.Port); err != nil {
+	if err := clierr.CheckPort(opts.Port); err != nil {
 		return nil, nil, nil, none, err
 	}
 	st, err := f.OpenStore()
@@ -150,7 +151,7 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 	phase.Set("registering a client at " + disc.Issuer)
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
 	if err != nil {
-		return nil, nil, nil, none, cmdutil.FlowError("choosing a client identity", err)
+		return nil, nil, nil, none, clierr.FlowError("choosing a client identity", err)
 	}
 	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser)
 	phase.Set("starting the callback listener")
@@ -184,11 +185,11 @@ func login(ctx context.Context, opts *Options, phase *cmdutil.Phase) (*flows.Dis
 	spin.Stop()
 	if err != nil {
 		if opts.Port != 0 {
-			if perr := cmdutil.PortError(opts.Port, err); perr != err {
+			if perr := clierr.PortError(opts.Port, err); perr != err {
 				return nil, nil, nil, none, perr
 			}
 		}
-		return nil, nil, nil, none, cmdutil.FlowErrorRetry(loggingIn(err), "mcpauth login "+target, err)
+		return nil, nil, nil, none, clierr.FlowErrorRetry(loggingIn(err), "mcpauth login "+target, err)
 	}
 	phase.Set("storing the token")
 	user := f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)

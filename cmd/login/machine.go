@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
@@ -80,7 +81,7 @@ func (m *MachineOptions) checkBrowserLogin() error {
 		"--idp-client-secret": m.IdPClientSecret != "", "--assertion-audience": m.AssertionAudience != "" && m.AssertionAudience != flows.AudienceIssuer,
 	} {
 		if set {
-			return cmdutil.FlagErrorf("%s applies to machine logins (--client-credentials, --jwt-bearer-assertion-file, --id-token-file)", flag)
+			return clierr.FlagErrorf("%s applies to machine logins (--client-credentials, --jwt-bearer-assertion-file, --id-token-file)", flag)
 		}
 	}
 	return nil
@@ -94,28 +95,28 @@ func (opts *Options) machineBundle(grant string) (creds.Bundle, error) {
 	keyFile := cmp.Or(m.PrivateKeyFile, getenv(envPrivateKeyFile))
 	switch {
 	case secret != "" && keyFile != "":
-		return creds.Bundle{}, cmdutil.FlagErrorf("give a client secret or a private key, not both")
+		return creds.Bundle{}, clierr.FlagErrorf("give a client secret or a private key, not both")
 	case grant == creds.GrantClientCredentials && opts.ClientID == "":
-		return creds.Bundle{}, cmdutil.FlagErrorf("--client-credentials needs --client-id")
+		return creds.Bundle{}, clierr.FlagErrorf("--client-credentials needs --client-id")
 	case grant == creds.GrantClientCredentials && secret == "" && keyFile == "":
-		return creds.Bundle{}, cmdutil.FlagErrorf("--client-credentials needs --client-secret (or %s) or --private-key-file (or %s)", envClientSecret, envPrivateKeyFile)
+		return creds.Bundle{}, clierr.FlagErrorf("--client-credentials needs --client-secret (or %s) or --private-key-file (or %s)", envClientSecret, envPrivateKeyFile)
 	case (secret != "" || keyFile != "") && opts.ClientID == "":
-		return creds.Bundle{}, cmdutil.FlagErrorf("a client secret or private key needs --client-id")
+		return creds.Bundle{}, clierr.FlagErrorf("a client secret or private key needs --client-id")
 	case m.TokenAuth != "" && secret == "":
-		return creds.Bundle{}, cmdutil.FlagErrorf("--token-auth applies to a client secret")
+		return creds.Bundle{}, clierr.FlagErrorf("--token-auth applies to a client secret")
 	case (m.SigningAlg != "" || m.KeyID != "") && keyFile == "":
-		return creds.Bundle{}, cmdutil.FlagErrorf("--signing-alg and --key-id apply to --private-key-file")
+		return creds.Bundle{}, clierr.FlagErrorf("--signing-alg and --key-id apply to --private-key-file")
 	case m.AssertionAudience != flows.AudienceTokenEndpoint && m.AssertionAudience != flows.AudienceIssuer:
-		return creds.Bundle{}, cmdutil.FlagErrorf("--assertion-audience must be %s or %s", flows.AudienceTokenEndpoint, flows.AudienceIssuer)
+		return creds.Bundle{}, clierr.FlagErrorf("--assertion-audience must be %s or %s", flows.AudienceTokenEndpoint, flows.AudienceIssuer)
 	case grant == creds.GrantEnterprise && (m.IDTokenFile == "" || m.IdPTokenEndpoint == "" || m.IdPClientID == ""):
-		return creds.Bundle{}, cmdutil.FlagErrorf("enterprise-managed authorization needs --id-token-file, --idp-token-endpoint and --idp-client-id")
+		return creds.Bundle{}, clierr.FlagErrorf("enterprise-managed authorization needs --id-token-file, --idp-token-endpoint and --idp-client-id")
 	}
 	client := &creds.ClientInfo{ClientID: opts.ClientID, TokenEndpointAuthMethod: flows.AuthMethodNone}
 	switch {
 	case keyFile != "":
 		// Checked now, so a bad key is a usage error before any request.
 		if _, err := flows.LoadSigner(keyFile, m.SigningAlg); err != nil {
-			return creds.Bundle{}, cmdutil.WithExit(cmdutil.ExitUsage, err)
+			return creds.Bundle{}, clierr.WithExit(clierr.ExitUsage, err)
 		}
 		client.TokenEndpointAuthMethod = flows.AuthMethodPrivateKeyJWT
 	case secret != "":
@@ -126,7 +127,7 @@ func (opts *Options) machineBundle(grant string) (creds.Bundle, error) {
 		case "post", flows.AuthMethodPost:
 			client.TokenEndpointAuthMethod = flows.AuthMethodPost
 		default:
-			return creds.Bundle{}, cmdutil.FlagErrorf("--token-auth must be basic or post")
+			return creds.Bundle{}, clierr.FlagErrorf("--token-auth must be basic or post")
 		}
 	}
 	g := &creds.GrantInfo{Type: grant, Scope: opts.Scope, NoResource: opts.NoResource,
@@ -177,7 +178,7 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	}
 	md := disc.AuthServer
 	if md.TokenEndpoint == "" {
-		return cmdutil.WithExit(cmdutil.ExitNetwork, fmt.Errorf("%s has no token_endpoint", disc.Issuer))
+		return clierr.WithExit(clierr.ExitNetwork, fmt.Errorf("%s has no token_endpoint", disc.Issuer))
 	}
 	b.Issuer, b.Resource, b.Grant.TokenEndpoint = disc.Issuer, disc.Resource, md.TokenEndpoint
 	if b.Grant.Scope == "" {
@@ -196,13 +197,13 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	}
 	tok, d, err := f.Keeper().MachineGrant(ctx, b)
 	if err != nil {
-		return cmdutil.FlowError(loggingIn(err), err)
+		return clierr.FlowError(loggingIn(err), err)
 	}
 	if err := b.Fill(tok, d); err != nil {
 		return err
 	}
 	if err := creds.Save(st, server, f.Globals.Account, b); err != nil {
-		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("storing the token: %w", err))
+		return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("storing the token: %w", err))
 	}
 	// A machine's token names a client, not a person: no user to look up.
 	return f.ReportLogin(disc, tok, st, creds.User{})

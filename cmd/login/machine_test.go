@@ -23,7 +23,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/keyring/keyringtest"
 )
@@ -321,7 +321,7 @@ func TestMachineLoginDPoPChoices(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "not DPoP-bound") {
 		t.Fatalf("Bearer from a DPoP request: exit %d %s", code, stderr)
 	}
-	if code, _, _ := c2.Run("token"); code != cmdutil.ExitAuthRequired {
+	if code, _, _ := c2.Run("token"); code != clierr.ExitAuthRequired {
 		t.Errorf("something was stored: token exit %d", code)
 	}
 }
@@ -331,7 +331,7 @@ func TestMachineLoginErrors(t *testing.T) {
 	c, _ := machineCLI(t)
 	c.Vars["MCPAUTH_CLIENT_SECRET"] = "wrong"
 	code, _, stderr := c.Run("login", m.srv.URL+"/mcp", "--client-credentials", "--client-id", "bot")
-	if code != cmdutil.ExitFailure || !strings.Contains(stderr, "client credentials grant") || !strings.Contains(stderr, "invalid_client") || !strings.Contains(stderr, "who are you") || strings.Contains(stderr, "wrong") {
+	if code != clierr.ExitFailure || !strings.Contains(stderr, "client credentials grant") || !strings.Contains(stderr, "invalid_client") || !strings.Contains(stderr, "who are you") || strings.Contains(stderr, "wrong") {
 		t.Errorf("refused secret: exit %d: %s", code, stderr)
 	}
 	junk := filepath.Join(t.TempDir(), "k.pem")
@@ -349,7 +349,7 @@ func TestMachineLoginErrors(t *testing.T) {
 		{[]string{"--private-key-file", junk}, "applies to machine logins"},
 	} {
 		code, _, stderr := c.Run(append([]string{"login", m.srv.URL + "/mcp"}, tc.args...)...)
-		if code != cmdutil.ExitUsage || !strings.Contains(stderr, tc.want) {
+		if code != clierr.ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
 		}
 	}
@@ -365,7 +365,7 @@ func TestMachineLoginErrors(t *testing.T) {
 	} {
 		args := append([]string{"login", m.srv.URL + "/mcp", "--client-credentials", "--client-id", "bot"}, tc.args...)
 		code, _, stderr := c.Run(args...)
-		if code != cmdutil.ExitUsage || !strings.Contains(stderr, tc.want) {
+		if code != clierr.ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
 		}
 	}
@@ -386,7 +386,7 @@ func TestMachineLoginJWTBearerFromEnv(t *testing.T) {
 	}
 	clk.move(2 * time.Minute)
 	code, _, stderr := c.Run("ping")
-	if code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "JWT bearer grant") || !strings.Contains(stderr, "assertion not accepted") {
+	if code != clierr.ExitAuthRequired || !strings.Contains(stderr, "JWT bearer grant") || !strings.Contains(stderr, "assertion not accepted") {
 		t.Fatalf("renewal with a spent assertion: exit %d %s", code, stderr)
 	}
 	c.Vars["MCPAUTH_JWT_BEARER_ASSERTION"] = "h.second.s"
@@ -441,7 +441,7 @@ func TestMachineLoginEnterprise(t *testing.T) {
 	_ = os.WriteFile(idt, []byte("h.bob.s"), 0o600)
 	clk.move(2 * time.Minute)
 	code, _, stderr = c.Run("token")
-	if code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "step 1") || !strings.Contains(stderr, "bad exchange") {
+	if code != clierr.ExitAuthRequired || !strings.Contains(stderr, "step 1") || !strings.Contains(stderr, "bad exchange") {
 		t.Errorf("refused exchange: exit %d %s", code, stderr)
 	}
 }
@@ -469,7 +469,7 @@ func TestMachineLoginPrivateKeyJWT(t *testing.T) {
 	}
 	_ = os.Remove(keyFile)
 	clk.move(2 * time.Minute)
-	if code, _, stderr := c.Run("token"); code != cmdutil.ExitUsage || !strings.Contains(stderr, "private key") {
+	if code, _, stderr := c.Run("token"); code != clierr.ExitUsage || !strings.Contains(stderr, "private key") {
 		t.Errorf("renewal without the key file: exit %d %s", code, stderr)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 )
@@ -19,7 +19,7 @@ func TestLoginWithUnadvertisedRegistrationEndpoint(t *testing.T) {
 	c := clitest.New(t, nil)
 	c.Open = follow
 	code, _, stderr := c.Run("login", s.URL+"/mcp")
-	if code != cmdutil.ExitFailure || !strings.Contains(stderr, "--registration-endpoint URL") || !strings.Contains(stderr, "--client-id") {
+	if code != clierr.ExitFailure || !strings.Contains(stderr, "--registration-endpoint URL") || !strings.Contains(stderr, "--client-id") {
 		t.Fatalf("without the flag: exit %d: %s", code, stderr)
 	}
 	if n := s.Count("/oauth/register", ""); n != 0 {
@@ -31,7 +31,7 @@ func TestLoginWithUnadvertisedRegistrationEndpoint(t *testing.T) {
 	if n := s.Count("/oauth/register", ""); n != 1 {
 		t.Fatalf("%d registrations with the flag, want 1", n)
 	}
-	if code, _, stderr := c.Run("login", s.URL+"/mcp", "--registration-endpoint", "http://registrar.example.test/register"); code != cmdutil.ExitUsage || !strings.Contains(stderr, "plain http") {
+	if code, _, stderr := c.Run("login", s.URL+"/mcp", "--registration-endpoint", "http://registrar.example.test/register"); code != clierr.ExitUsage || !strings.Contains(stderr, "plain http") {
 		t.Fatalf("plain http off loopback: exit %d: %s", code, stderr)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/server/servertest"
@@ -87,8 +88,8 @@ func TestLoginCancelledWhileWaitingForTheBrowser(t *testing.T) {
 	defer cancel()
 	f, errOut := factory(t, t.TempDir(), func(string) error { cancel(); return nil })
 	err := login.Run(ctx, &login.Options{F: f, Target: env.URL + "/mcp"})
-	if err == nil || err.Error() != "login cancelled while waiting for the browser" || cmdutil.CodeFor(err) != cmdutil.ExitCancelled {
-		t.Fatalf("got %v (exit %d)\n%s", err, cmdutil.CodeFor(err), errOut)
+	if err == nil || err.Error() != "login cancelled while waiting for the browser" || clierr.CodeFor(err) != clierr.ExitCancelled {
+		t.Fatalf("got %v (exit %d)\n%s", err, clierr.CodeFor(err), errOut)
 	}
 	if strings.Contains(err.Error(), "context canceled") {
 		t.Fatal("bare context canceled")
@@ -104,8 +105,8 @@ func TestLoginCancelledWhileDiscovering(t *testing.T) {
 	defer close(hang)
 	f, _ := factory(t, t.TempDir(), func(string) error { return nil })
 	err := login.Run(ctx, &login.Options{F: f, Target: srv.URL + "/mcp"})
-	if err == nil || err.Error() != "login cancelled while discovering "+srv.URL+"/mcp" || cmdutil.CodeFor(err) != cmdutil.ExitCancelled {
-		t.Fatalf("got %v (exit %d)", err, cmdutil.CodeFor(err))
+	if err == nil || err.Error() != "login cancelled while discovering "+srv.URL+"/mcp" || clierr.CodeFor(err) != clierr.ExitCancelled {
+		t.Fatalf("got %v (exit %d)", err, clierr.CodeFor(err))
 	}
 }
 
@@ -133,18 +134,18 @@ func TestLoginErrorsSayWhatToDo(t *testing.T) {
 		code         int
 		want         string
 	}{
-		{"no scheme", host + "/mcp", 0, cmdutil.ExitUsage, fmt.Sprintf(`%q is not a URL; did you mean http://%s/mcp?`, host+"/mcp", host)},
-		{"unreachable", "http://" + deadAddr + "/mcp", 0, cmdutil.ExitNetwork, "cannot reach " + deadAddr + " (connection refused)"},
-		{"not MCP at all", notMCP.URL + "/", 0, cmdutil.ExitNetwork, notMCP.URL + "/ is not an MCP server: " + notMCP.URL + "/mcp answered HTTP 404 (not found). An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp; the server's documentation gives its path"},
-		{"another page of an MCP server", env.URL + "/settings", 0, cmdutil.ExitNetwork, env.URL + "/settings is not an MCP endpoint: it answered HTTP "},
-		{"busy port", env.URL + "/mcp", busyPort, cmdutil.ExitUsage, fmt.Sprintf("port %d on 127.0.0.1 is already in use (another program, or another mcpauth login); try --port ", busyPort)},
+		{"no scheme", host + "/mcp", 0, clierr.ExitUsage, fmt.Sprintf(`%q is not a URL; did you mean http://%s/mcp?`, host+"/mcp", host)},
+		{"unreachable", "http://" + deadAddr + "/mcp", 0, clierr.ExitNetwork, "cannot reach " + deadAddr + " (connection refused)"},
+		{"not MCP at all", notMCP.URL + "/", 0, clierr.ExitNetwork, notMCP.URL + "/ is not an MCP server: " + notMCP.URL + "/mcp answered HTTP 404 (not found). An MCP URL names the server's MCP endpoint, like https://mcp.example.com/mcp; the server's documentation gives its path"},
+		{"another page of an MCP server", env.URL + "/settings", 0, clierr.ExitNetwork, env.URL + "/settings is not an MCP endpoint: it answered HTTP "},
+		{"busy port", env.URL + "/mcp", busyPort, clierr.ExitUsage, fmt.Sprintf("port %d on 127.0.0.1 is already in use (another program, or another mcpauth login); try --port ", busyPort)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			opened := false
 			f, errOut := factory(t, t.TempDir(), func(string) error { opened = true; return nil })
 			err := login.Run(context.Background(), &login.Options{F: f, Target: tt.target, Port: tt.port})
-			if err == nil || !strings.Contains(err.Error(), tt.want) || cmdutil.CodeFor(err) != tt.code {
-				t.Fatalf("got %v (exit %d), want %q (exit %d)\n%s", err, cmdutil.CodeFor(err), tt.want, tt.code, errOut)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || clierr.CodeFor(err) != tt.code {
+				t.Fatalf("got %v (exit %d), want %q (exit %d)\n%s", err, clierr.CodeFor(err), tt.want, tt.code, errOut)
 			}
 			if opened {
 				t.Fatal("a browser was opened")
@@ -160,8 +161,8 @@ func TestLoginWithoutArgumentNamesIt(t *testing.T) {
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetErr(&bytes.Buffer{})
 	err := cmd.Execute()
-	if err == nil || !strings.Contains(err.Error(), "missing <mcp-url>, the MCP server's URL: login <mcp-url>") || cmdutil.CodeFor(err) != cmdutil.ExitUsage {
-		t.Fatalf("got %v (exit %d)", err, cmdutil.CodeFor(err))
+	if err == nil || !strings.Contains(err.Error(), "missing <mcp-url>, the MCP server's URL: login <mcp-url>") || clierr.CodeFor(err) != clierr.ExitUsage {
+		t.Fatalf("got %v (exit %d)", err, clierr.CodeFor(err))
 	}
 }
 

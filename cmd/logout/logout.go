@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -37,7 +38,7 @@ anyway.`,
 				opts.Server = args[0]
 			}
 			if opts.All && opts.Server != "" {
-				return cmdutil.FlagErrorf("--all takes no server argument")
+				return clierr.FlagErrorf("--all takes no server argument")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -60,12 +61,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.All {
 		infos, err := creds.List(st)
 		if err != nil {
-			return cmdutil.WithExit(cmdutil.ExitStorage, err)
+			return clierr.WithExit(clierr.ExitStorage, err)
 		}
 		for _, e := range infos {
 			revoke(ctx, f, ui, st, e)
 			if err := st.Delete(e.Server, e.Account); err != nil {
-				return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("deleting %s (%s): %w", e.Server, e.Account, err))
+				return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("deleting %s (%s): %w", e.Server, e.Account, err))
 			}
 			ui.Success("Logged out of %s (%s)", e.Server, e.Account)
 		}
@@ -80,7 +81,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	revoke(ctx, f, ui, st, e)
 	if err := st.Delete(e.Server, e.Account); err != nil {
-		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("deleting %s: %w", e.Server, err))
+		return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("deleting %s: %w", e.Server, err))
 	}
 	ui.Success("Logged out of %s (%s)", e.Server, e.Account)
 	return nil

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -36,7 +36,7 @@ func TestPingRejectedTokenExits3(t *testing.T) {
 	}
 	env.Clock.Advance(31 * 24 * time.Hour) // past the refresh family's life too
 	code, stdout, stderr := c.Run("ping")
-	if code != cmdutil.ExitAuthRequired || stdout != "" || !strings.Contains(stderr, "run: mcpauth login") {
+	if code != clierr.ExitAuthRequired || stdout != "" || !strings.Contains(stderr, "run: mcpauth login") {
 		t.Fatalf("exit %d stdout %q: %s", code, stdout, stderr)
 	}
 }

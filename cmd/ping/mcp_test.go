@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 )
@@ -71,7 +71,7 @@ func TestPingServerErrorOnTheToken(t *testing.T) {
 		w.Write([]byte(`{"error":"server_error","error_description":"Internal Server Error"}`))
 	})
 	code, _, stderr := c.Run("ping")
-	if code != cmdutil.ExitAuthRequired || strings.Count(strings.TrimSpace(stderr), "\n") != 0 ||
+	if code != clierr.ExitAuthRequired || strings.Count(strings.TrimSpace(stderr), "\n") != 0 ||
 		!strings.Contains(stderr, "answered HTTP 500 to the stored token") || !strings.Contains(stderr, "run: mcpauth login "+s.URL+"/mcp") {
 		t.Fatalf("exit %d: %q", code, stderr)
 	}
@@ -89,7 +89,7 @@ func TestPingNamesNoDPoPForABearerOnlyResource(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	code, _, stderr := c.Run("ping")
-	if code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "takes only Bearer tokens") || !strings.Contains(stderr, "run: mcpauth login "+s.URL+"/mcp --no-dpop") {
+	if code != clierr.ExitAuthRequired || !strings.Contains(stderr, "takes only Bearer tokens") || !strings.Contains(stderr, "run: mcpauth login "+s.URL+"/mcp --no-dpop") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/root"
 )
 
@@ -45,7 +46,7 @@ func TestPingRefusesCrossOriginRedirect(t *testing.T) {
 				http.Redirect(w, r, target+r.URL.Path, http.StatusTemporaryRedirect)
 			}))
 			code, stdout, stderr := runPing(t, "secret-token", mcp.URL+"/mcp")
-			if code != cmdutil.ExitNetwork || stdout != "" || !strings.Contains(stderr, "redirected (HTTP 307) to "+target) || strings.Contains(stderr, "ok") {
+			if code != clierr.ExitNetwork || stdout != "" || !strings.Contains(stderr, "redirected (HTTP 307) to "+target) || strings.Contains(stderr, "ok") {
 				t.Errorf("redirect of %s to %s: exit %d, stdout %q, stderr %q", path, target, code, stdout, stderr)
 			}
 			mcp.Close()
@@ -60,7 +61,7 @@ func TestPingRefusesCrossOriginRedirect(t *testing.T) {
 // the user says so.
 func TestPingRefusesPlainHTTPOffLoopback(t *testing.T) {
 	code, _, stderr := runPing(t, "secret-token", "http://mcp.example.test/mcp")
-	if code != cmdutil.ExitUsage || !strings.Contains(stderr, "--allow-insecure-http") {
+	if code != clierr.ExitUsage || !strings.Contains(stderr, "--allow-insecure-http") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
@@ -58,7 +59,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if cred.BaseURL == "" {
-		return cmdutil.FlagErrorf("MCPAUTH_TOKEN is set: name the server, e.g. mcpauth ping http://127.0.0.1:8080/mcp")
+		return clierr.FlagErrorf("MCPAUTH_TOKEN is set: name the server, e.g. mcpauth ping http://127.0.0.1:8080/mcp")
 	}
 	hc, err := f.HTTPClient()
 	if err != nil {
@@ -124,32 +125,32 @@ func Run(ctx context.Context, opts *Options) error {
 	} else {
 		err = call(ctx)
 	}
-	if rerr := (*cmdutil.ExitError)(nil); errors.As(err, &rerr) {
+	if rerr := (*clierr.ExitError)(nil); errors.As(err, &rerr) {
 		return err // already says what to do
 	}
 	if scope, ok := flows.RequiredScope(err); ok && !opts.StepUp {
-		return cmdutil.FlowError(fmt.Sprintf("ping %s: the server needs scope %q (run: mcpauth ping --step-up %s, or mcpauth login %s --scope %q)",
+		return clierr.FlowError(fmt.Sprintf("ping %s: the server needs scope %q (run: mcpauth ping --step-up %s, or mcpauth login %s --scope %q)",
 			cred.BaseURL, scope, cred.Server, cred.Server, flows.UnionScopes(cred.Scope, scope)), err)
 	}
 	if err != nil {
-		if uerr := cmdutil.Unreachable(cred.BaseURL, err); uerr != err {
+		if uerr := clierr.Unreachable(cred.BaseURL, err); uerr != err {
 			return uerr
 		}
 		if oe := (*flows.OAuthError)(nil); errors.As(err, &oe) && oe.StatusCode >= 500 && !cred.FromEnv {
 			// Some servers (the MCP TypeScript SDK's example) answer a
 			// token they do not know with a 500, not a 401: one line, and
 			// the login that fixes that case (exit 3).
-			return cmdutil.WithExit(cmdutil.ExitAuthRequired, fmt.Errorf("%s answered HTTP %d to the stored token: a server error, or a token it no longer knows (some servers answer 500 rather than 401); if it persists, run: mcpauth login %s",
+			return clierr.WithExit(clierr.ExitAuthRequired, fmt.Errorf("%s answered HTTP %d to the stored token: a server error, or a token it no longer knows (some servers answer 500 rather than 401); if it persists, run: mcpauth login %s",
 				mcpURL, oe.StatusCode, cred.Server))
 		}
 		if re := (*flows.ResourceError)(nil); cred.DPoP != nil && errors.As(err, &re) && re.RefusesDPoP() {
-			return cmdutil.WithExit(cmdutil.ExitAuthRequired, fmt.Errorf("%s takes only %s tokens, and the stored one is DPoP-bound (its authorization server offered DPoP); run: mcpauth login %s --no-dpop",
+			return clierr.WithExit(clierr.ExitAuthRequired, fmt.Errorf("%s takes only %s tokens, and the stored one is DPoP-bound (its authorization server offered DPoP); run: mcpauth login %s --no-dpop",
 				mcpURL, strings.Join(re.Schemes, ", "), cred.Server))
 		}
 		if cred.FromEnv {
-			return cmdutil.FlowError("ping with MCPAUTH_TOKEN", err)
+			return clierr.FlowError("ping with MCPAUTH_TOKEN", err)
 		}
-		return cmdutil.FlowError(fmt.Sprintf("ping %s (run: mcpauth login %s)", cred.BaseURL, cred.Server), err)
+		return clierr.FlowError(fmt.Sprintf("ping %s (run: mcpauth login %s)", cred.BaseURL, cred.Server), err)
 	}
 	ui := cmdutil.NewUI(f)
 	if check == checkMCP {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/root"
 )
 
@@ -24,7 +25,7 @@ func TestPingCancelled(t *testing.T) {
 	ios := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut}
 	f := cmdutil.New(ios, func(k string) string { return map[string]string{"MCPAUTH_TOKEN": "t"}[k] })
 	code := root.Run(ctx, f, []string{"ping", srv.URL + "/mcp"})
-	if code != cmdutil.ExitCancelled || errOut.String() != "mcpauth: ping cancelled\n" {
+	if code != clierr.ExitCancelled || errOut.String() != "mcpauth: ping cancelled\n" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
 )
@@ -45,7 +45,7 @@ func TestPingStepUp(t *testing.T) {
 	}
 	s.Required = []string{"files:read"}
 	code, _, stderr := c.Run("ping")
-	if code != cmdutil.ExitDenied || !strings.Contains(stderr, `needs scope "files:read"`) || !strings.Contains(stderr, "--step-up") {
+	if code != clierr.ExitDenied || !strings.Contains(stderr, `needs scope "files:read"`) || !strings.Contains(stderr, "--step-up") {
 		t.Fatalf("without --step-up: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr := c.Run("ping", "--step-up")
@@ -70,7 +70,7 @@ func TestPingStepUpBounded(t *testing.T) {
 	s.Required = []string{"admin"}
 	s.Grantable = []string{"mcp", "offline_access"}
 	code, _, stderr := c.Run("ping", "--step-up")
-	if code != cmdutil.ExitDenied || !strings.Contains(stderr, `asked for "mcp offline_access admin"`) || !strings.Contains(stderr, `still required "admin"`) {
+	if code != clierr.ExitDenied || !strings.Contains(stderr, `asked for "mcp offline_access admin"`) || !strings.Contains(stderr, `still required "admin"`) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if n := len(authorizeScopes(s)); n != 3 {

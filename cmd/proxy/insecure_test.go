@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/root"
 )
 
@@ -19,7 +20,7 @@ func TestProxyRefusesPlainHTTPOffLoopback(t *testing.T) {
 		ios := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: errOut}
 		f := cmdutil.New(ios, func(k string) string { return map[string]string{"MCPAUTH_TOKEN": "secret-token"}[k] })
 		code := root.Run(context.Background(), f, []string{"proxy", "--transport", transport, "http://mcp.example.test/mcp"})
-		if code != cmdutil.ExitUsage || !strings.Contains(errOut.String(), "--allow-insecure-http") {
+		if code != clierr.ExitUsage || !strings.Contains(errOut.String(), "--allow-insecure-http") {
 			t.Errorf("%s: exit %d: %s", transport, code, errOut)
 		}
 	}

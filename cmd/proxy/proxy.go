@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/device"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
@@ -78,17 +79,17 @@ func Run(ctx context.Context, opts *Options) error {
 	switch opts.Transport {
 	case mcpproxy.Auto, mcpproxy.Streamable, mcpproxy.SSE:
 	default:
-		return cmdutil.FlagErrorf("--transport must be auto, streamable or sse")
+		return clierr.FlagErrorf("--transport must be auto, streamable or sse")
 	}
 	headers := http.Header{}
 	for _, h := range opts.Headers {
 		k, v, ok := strings.Cut(h, ":")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
-			return cmdutil.FlagErrorf("--header %q: want 'Name: value'", h)
+			return clierr.FlagErrorf("--header %q: want 'Name: value'", h)
 		}
 		if strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "DPoP") {
-			return cmdutil.FlagErrorf("--header %s: the credential comes from the keyring (or MCPAUTH_TOKEN)", k)
+			return clierr.FlagErrorf("--header %s: the credential comes from the keyring (or MCPAUTH_TOKEN)", k)
 		}
 		headers.Add(k, strings.TrimSpace(v))
 	}
@@ -97,7 +98,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.LogFile != "" {
 		lf, err := os.OpenFile(opts.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			return cmdutil.FlagErrorf("--log-file: %v", err)
+			return clierr.FlagErrorf("--log-file: %v", err)
 		}
 		defer lf.Close()
 		errOut := f.IO.ErrOut
@@ -119,7 +120,7 @@ func Run(ctx context.Context, opts *Options) error {
 func run(ctx context.Context, opts *Options, headers http.Header, logf func(string, ...any)) error {
 	f := opts.F
 	cred, err := f.Keeper().Fresh(ctx, opts.Server)
-	if opts.Login && cmdutil.CodeFor(err) == cmdutil.ExitAuthRequired {
+	if opts.Login && clierr.CodeFor(err) == clierr.ExitAuthRequired {
 		logf("%v", err)
 		cred, err = logIn(ctx, opts, "", logf)
 	}
@@ -175,7 +176,7 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: hint, ScopeHint: scopeHint})
 	var re *mcpproxy.RemoteError
 	if errors.As(err, &re) {
-		return cmdutil.WithExit(cmdutil.ExitNetwork, err)
+		return clierr.WithExit(clierr.ExitNetwork, err)
 	}
 	return err
 }

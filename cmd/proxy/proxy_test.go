@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/root"
 	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
@@ -18,7 +19,7 @@ func TestFlagErrors(t *testing.T) {
 	} {
 		streams, _, out, errOut := iostreams.Test()
 		f := cmdutil.New(streams, func(string) string { return "" })
-		if code := root.Run(t.Context(), f, args); code != cmdutil.ExitUsage {
+		if code := root.Run(t.Context(), f, args); code != clierr.ExitUsage {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, errOut)
 		}
 		if out.Len() != 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
@@ -56,7 +57,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if disc.AuthServer.RegistrationEndpoint == "" {
-		return cmdutil.WithExit(cmdutil.ExitFailure, errors.New("the authorization server advertises no registration endpoint; if it registers clients anyway, pass --registration-endpoint URL; otherwise use a pre-registered --client-id with login"))
+		return clierr.WithExit(clierr.ExitFailure, errors.New("the authorization server advertises no registration endpoint; if it registers clients anyway, pass --registration-endpoint URL; otherwise use a pre-registered --client-id with login"))
 	}
 	md := flows.ClientMetadata{ClientName: opts.ClientName, TokenEndpointAuthMethod: flows.AuthMethodNone, Scope: disc.Scope, GrantTypes: opts.GrantTypes}
 	switch {
@@ -82,7 +83,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	ci, err := flows.Register(ctx, hc, disc.AuthServer.RegistrationEndpoint, md)
 	if err != nil {
-		return cmdutil.FlowError("registering", err)
+		return clierr.FlowError("registering", err)
 	}
 	// Only a client login can use is cached: one with the loopback redirect
 	// URIs login listens on. Anything else would break the next login.
@@ -93,7 +94,7 @@ func Run(ctx context.Context, opts *Options) error {
 			return err
 		}
 		if err := (creds.RegistrationCache{Store: st}).Put(disc.Issuer, disc.Resource, ci); err != nil {
-			return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("caching the registration: %w", err))
+			return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("caching the registration: %w", err))
 		}
 	}
 	if f.Globals.JSON() {

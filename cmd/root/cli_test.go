@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -82,11 +82,11 @@ func TestLoginPingTokenStatusLogout(t *testing.T) {
 		t.Fatalf("logout: exit %d %s", code, stderr)
 	}
 	code, _, stderr = c.Run("ping")
-	if code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "mcpauth login") {
+	if code != clierr.ExitAuthRequired || !strings.Contains(stderr, "mcpauth login") {
 		t.Fatalf("ping after logout: exit %d %s", code, stderr)
 	}
 	code, _, _ = c.Run("token", mcp)
-	if code != cmdutil.ExitAuthRequired {
+	if code != clierr.ExitAuthRequired {
 		t.Fatalf("token after logout: exit %d", code)
 	}
 }
@@ -107,7 +107,7 @@ func TestMCPAUTHTokenOverrides(t *testing.T) {
 	if code, stdout, _ := c.Run("token", "--header"); code != 0 || stdout != "Authorization: Bearer "+key+"\n" {
 		t.Fatalf("token with MCPAUTH_TOKEN: %d %q", code, stdout)
 	}
-	if code, _, stderr := c.Run("ping"); code != cmdutil.ExitUsage || !strings.Contains(stderr, "MCPAUTH_TOKEN") {
+	if code, _, stderr := c.Run("ping"); code != clierr.ExitUsage || !strings.Contains(stderr, "MCPAUTH_TOKEN") {
 		t.Fatalf("ping without a server: %d %s", code, stderr)
 	}
 	// Storage is never opened: CI without a keyring works in auto mode.
@@ -118,7 +118,7 @@ func TestMCPAUTHTokenOverrides(t *testing.T) {
 	}
 	c.Vars["MCPAUTH_TOKEN"] = "garbage"
 	code, _, stderr = c.Run("ping", env.URL+"/mcp")
-	if code != cmdutil.ExitAuthRequired || strings.Contains(stderr, "garbage") {
+	if code != clierr.ExitAuthRequired || strings.Contains(stderr, "garbage") {
 		t.Fatalf("garbage MCPAUTH_TOKEN: exit %d, want 3: %s", code, stderr)
 	}
 }
@@ -131,7 +131,7 @@ func TestQuietKeepsStderrForErrors(t *testing.T) {
 	if code, stdout, stderr := c.Run("status", "--quiet"); code != 0 || stdout != "" || stderr != "" {
 		t.Fatalf("status --quiet: %d %q %q", code, stdout, stderr)
 	}
-	if code, _, stderr := c.Run("token", "-q"); code != cmdutil.ExitAuthRequired || !strings.Contains(stderr, "mcpauth login") {
+	if code, _, stderr := c.Run("token", "-q"); code != clierr.ExitAuthRequired || !strings.Contains(stderr, "mcpauth login") {
 		t.Fatalf("token -q: errors still show: %d %q", code, stderr)
 	}
 }

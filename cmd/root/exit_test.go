@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -21,7 +21,7 @@ func TestAmbiguousServerIsAUsageError(t *testing.T) {
 		}
 	}
 	code, _, stderr := c.Run("token")
-	if code != cmdutil.ExitUsage || !strings.Contains(stderr, one.URL+"/mcp") || !strings.Contains(stderr, two.URL+"/mcp") {
+	if code != clierr.ExitUsage || !strings.Contains(stderr, one.URL+"/mcp") || !strings.Contains(stderr, two.URL+"/mcp") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	// A base URL names the server as well as its MCP URL does.
@@ -58,7 +58,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"completion", "tcsh"},
 		{"status", "--storage", "cloud"},
 	} {
-		if code, _, stderr := c.Run(args...); code != cmdutil.ExitUsage {
+		if code, _, stderr := c.Run(args...); code != clierr.ExitUsage {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
 		}
 	}
@@ -68,11 +68,11 @@ func TestUsageErrorsExit2(t *testing.T) {
 func TestUnreachableServerExits6(t *testing.T) {
 	c := clitest.New(t, nil)
 	code, _, stderr := c.Run("discover", "http://127.0.0.1:9/mcp")
-	if code != cmdutil.ExitNetwork {
-		t.Fatalf("exit %d, want %d: %s", code, cmdutil.ExitNetwork, stderr)
+	if code != clierr.ExitNetwork {
+		t.Fatalf("exit %d, want %d: %s", code, clierr.ExitNetwork, stderr)
 	}
 	c.Vars["MCPAUTH_TOKEN"] = "x"
-	if code, _, stderr := c.Run("ping", "http://127.0.0.1:9"); code != cmdutil.ExitNetwork {
-		t.Fatalf("ping: exit %d, want %d: %s", code, cmdutil.ExitNetwork, stderr)
+	if code, _, stderr := c.Run("ping", "http://127.0.0.1:9"); code != clierr.ExitNetwork {
+		t.Fatalf("ping: exit %d, want %d: %s", code, clierr.ExitNetwork, stderr)
 	}
 }

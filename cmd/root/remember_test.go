@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -37,15 +37,15 @@ func TestFileFallbackRemembered(t *testing.T) {
 		t.Fatalf("config get storage: exit %d %q %s", code, stdout, stderr)
 	}
 	// An explicit choice wins for one command.
-	if code, _, _ := c.Run("token", "--storage=keyring"); code != cmdutil.ExitStorage {
-		t.Fatalf("token --storage=keyring: exit %d, want %d", code, cmdutil.ExitStorage)
+	if code, _, _ := c.Run("token", "--storage=keyring"); code != clierr.ExitStorage {
+		t.Fatalf("token --storage=keyring: exit %d, want %d", code, clierr.ExitStorage)
 	}
 	// Back to auto: the next storing command asks again.
 	if code, _, stderr := c.Run("config", "set", "storage", "auto"); code != 0 {
 		t.Fatal(stderr)
 	}
 	c.TTY = true
-	if code, _, stderr := c.Run("login", env.URL+"/mcp"); code != cmdutil.ExitStorage || !strings.Contains(stderr, prompt) {
+	if code, _, stderr := c.Run("login", env.URL+"/mcp"); code != clierr.ExitStorage || !strings.Contains(stderr, prompt) {
 		t.Fatalf("login after set auto: exit %d %s", code, stderr)
 	}
 }

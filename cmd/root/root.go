@@ -19,6 +19,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/device"
 	"github.com/mcpauth/mcpauth/cmd/discover"
 	"github.com/mcpauth/mcpauth/cmd/doctor"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/cmd/logout"
 	"github.com/mcpauth/mcpauth/cmd/ping"
@@ -50,7 +51,7 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	cmd.SetErr(f.IO.ErrOut)
 	ran, err := cmd.ExecuteContextC(ctx)
 	if err == nil {
-		return cmdutil.ExitOK
+		return clierr.ExitOK
 	}
 	code := ExitCode(err)
 	if errors.Is(err, context.Canceled) && ran != nil {
@@ -58,7 +59,7 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 		// for the rest, never the bare "context canceled".
 		err = fmt.Errorf("%s cancelled", strings.TrimPrefix(ran.CommandPath(), "mcpauth "))
 	}
-	if !errors.Is(err, cmdutil.ErrSilent) {
+	if !errors.Is(err, clierr.ErrSilent) {
 		if f.IO.StderrTTY {
 			// Ctrl-C may land on a spinner or prompt line (and the
 			// terminal echoes ^C there): start the message on a clean one.
@@ -73,21 +74,21 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 
 // ExitCode maps an error to the documented exit codes.
 func ExitCode(err error) int {
-	var ee *cmdutil.ExitError
+	var ee *clierr.ExitError
 	switch {
 	case err == nil:
-		return cmdutil.ExitOK
+		return clierr.ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
 	case errors.Is(err, context.Canceled):
-		return cmdutil.ExitCancelled
+		return clierr.ExitCancelled
 	}
 	// Typed errors first: cobra's usage errors are recognised by their
 	// text, which a server's message may contain ("no longer accepts").
-	if code := cmdutil.CodeFor(err); code != cmdutil.ExitFailure || !isUsageError(err) {
+	if code := clierr.CodeFor(err); code != clierr.ExitFailure || !isUsageError(err) {
 		return code
 	}
-	return cmdutil.ExitUsage
+	return clierr.ExitUsage
 }
 
 // subcommand is one top-level command: its name, as the first word of
@@ -171,7 +172,7 @@ implements the mcpauth service contract, and runs a reference server.`,
 			if fl != nil && !fl.Changed {
 				if v := f.Getenv(cmdutil.EnvName(name)); v != "" {
 					if err := fl.Value.Set(v); err != nil {
-						return cmdutil.FlagErrorf("%s: %v", cmdutil.EnvName(name), err)
+						return clierr.FlagErrorf("%s: %v", cmdutil.EnvName(name), err)
 					}
 					fl.Changed = true
 				}
@@ -183,13 +184,13 @@ implements the mcpauth service contract, and runs a reference server.`,
 			g.StorageSet = fl.Changed
 		}
 		if g.Output != "text" && g.Output != "json" {
-			return cmdutil.FlagErrorf("--output must be text or json")
+			return clierr.FlagErrorf("--output must be text or json")
 		}
 		return nil
 	}
 	setHelp(root, helpWidth(f.IO.Width))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return cmdutil.FlagErrorf("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+		return clierr.FlagErrorf("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
 	return root
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/keyring"
 	"github.com/mcpauth/mcpauth/keyring/keyringtest"
@@ -83,7 +83,7 @@ func TestKeyringBackendStoresOnlyCiphertext(t *testing.T) {
 	if code, _, stderr := c.Run("logout"); code != 0 {
 		t.Fatal(stderr)
 	}
-	if code, _, _ := c.Run("token"); code != cmdutil.ExitAuthRequired {
+	if code, _, _ := c.Run("token"); code != clierr.ExitAuthRequired {
 		t.Fatalf("token after logout: %d", code)
 	}
 }
@@ -117,15 +117,15 @@ func TestKeyringHangsOrIsAbsent(t *testing.T) {
 			// A command that stores refuses: no silent plain file.
 			c.Stdin = "mcpa_key\n"
 			code, _, stderr := within("apikey", "set", env.URL)
-			if code != cmdutil.ExitStorage || !strings.Contains(stderr, tt.want) {
-				t.Fatalf("apikey set: exit %d, want %d and %q: %s", code, cmdutil.ExitStorage, tt.want, stderr)
+			if code != clierr.ExitStorage || !strings.Contains(stderr, tt.want) {
+				t.Fatalf("apikey set: exit %d, want %d and %q: %s", code, clierr.ExitStorage, tt.want, stderr)
 			}
 			// Commands that only read answer as usual in auto mode (status 0,
 			// token 3 with nothing stored) and say the keyring is missing;
 			// --storage=keyring still requires it.
-			wantStatus, wantToken := 0, cmdutil.ExitAuthRequired
+			wantStatus, wantToken := 0, clierr.ExitAuthRequired
 			if tt.storage == "keyring" {
-				wantStatus, wantToken = cmdutil.ExitStorage, cmdutil.ExitStorage
+				wantStatus, wantToken = clierr.ExitStorage, clierr.ExitStorage
 			}
 			if code, stdout, stderr := within("status", "-o", "json"); code != wantStatus || !strings.Contains(stderr, tt.want) {
 				t.Fatalf("status: exit %d, want %d and %q: %s %s", code, wantStatus, tt.want, stdout, stderr)
@@ -150,7 +150,7 @@ func TestNoKeyringPromptsOnATerminal(t *testing.T) {
 	c.Open = clitest.ApprovingBrowser(t, env, "lee", "approve")
 	c.Stdin = "n\n"
 	code, _, stderr := c.Run("login", env.URL+"/mcp")
-	if code != cmdutil.ExitStorage || !strings.Contains(stderr, "Store tokens in a file readable only by you, without keyring protection? [y/N]") {
+	if code != clierr.ExitStorage || !strings.Contains(stderr, "Store tokens in a file readable only by you, without keyring protection? [y/N]") {
 		t.Fatalf("declined: exit %d %s", code, stderr)
 	}
 
@@ -193,8 +193,8 @@ func TestPlainEntryRefusedWhileUsingTheKeyring(t *testing.T) {
 	for _, storage := range []string{"keyring", "auto"} {
 		c.Vars["MCPAUTH_STORAGE"] = storage
 		code, stdout, stderr := c.Run("token")
-		if code != cmdutil.ExitStorage || stdout != "" || !strings.Contains(stderr, files[0]) || !strings.Contains(stderr, "--storage=file") {
-			t.Fatalf("%s: token: exit %d, stdout %q; want %d naming %s and --storage=file: %s", storage, code, stdout, cmdutil.ExitStorage, files[0], stderr)
+		if code != clierr.ExitStorage || stdout != "" || !strings.Contains(stderr, files[0]) || !strings.Contains(stderr, "--storage=file") {
+			t.Fatalf("%s: token: exit %d, stdout %q; want %d naming %s and --storage=file: %s", storage, code, stdout, clierr.ExitStorage, files[0], stderr)
 		}
 		// status still lists it, marked.
 		if code, stdout, _ := c.Run("status"); code != 0 || !strings.Contains(stdout, "file (no keyring!)") {

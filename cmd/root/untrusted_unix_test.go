@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/internal/testenv"
@@ -97,7 +97,7 @@ func TestPlantedConfigFolderRefused(t *testing.T) {
 			delete(c.Vars, "MCPAUTH_STORAGE") // the remembered choice decides
 			for _, args := range [][]string{{"token", resource}, {"ping", resource}} {
 				code, stdout, stderr := c.Run(args...)
-				if code != cmdutil.ExitStorage || strings.Contains(stdout+stderr, planted) ||
+				if code != clierr.ExitStorage || strings.Contains(stdout+stderr, planted) ||
 					!strings.Contains(stderr, named) || !strings.Contains(stderr, why) {
 					t.Errorf("%v: exit %d, stdout %q, stderr %s; want exit 7 naming %s (%s)", args, code, stdout, stderr, named, why)
 				}

@@ -6,7 +6,7 @@ import (
 	"net"
 	"syscall"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 )
 
 // listen opens addr for flag (--addr, --metrics-addr). A busy port is the
@@ -18,7 +18,7 @@ func listen(flag, addr, baseURL string) (net.Listener, error) {
 		return ln, nil
 	}
 	if !errors.Is(err, syscall.EADDRINUSE) {
-		return nil, cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("listening on %s (%s): %w", addr, flag, err))
+		return nil, clierr.WithExit(clierr.ExitFailure, fmt.Errorf("listening on %s (%s): %w", addr, flag, err))
 	}
 	msg := fmt.Sprintf("%s is already in use, by another program or another mcpauth serve", addr)
 	if host, _, splitErr := net.SplitHostPort(addr); splitErr == nil {
@@ -32,5 +32,5 @@ func listen(flag, addr, baseURL string) (net.Listener, error) {
 	if baseURL != "" {
 		msg += ", and change --base-url to match"
 	}
-	return nil, cmdutil.WithExit(cmdutil.ExitFailure, errors.New(msg))
+	return nil, clierr.WithExit(clierr.ExitFailure, errors.New(msg))
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 )
 
 // lockDatabase keeps a second `mcpauth serve` off a SQLite file this one
@@ -28,7 +28,7 @@ func lockDatabase(path string) (*os.File, error) {
 		f.Close()
 		// The quick local fix first: most people starting a second server
 		// want one of their own, not a cluster.
-		return nil, cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("another mcpauth serve is already using %s (it holds %s).\n"+
+		return nil, clierr.WithExit(clierr.ExitFailure, fmt.Errorf("another mcpauth serve is already using %s (it holds %s).\n"+
 			"For a second server of its own, give it another database: --db ./other.db (a new SQLite file) or --db :memory: (kept until it stops).\n"+
 			"For instances that share users and tokens, point them all at one PostgreSQL database (--db postgres://…): "+
 			"a SQLite file serves one instance, because each caches credentials and would not see the other's revocations", path, name))

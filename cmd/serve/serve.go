@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/internal/reach"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
@@ -167,18 +168,18 @@ func Run(ctx context.Context, opts *Options) error {
 	}{{&opts.ReadHeaderTimeout, 10 * time.Second}, {&opts.ReadTimeout, 30 * time.Second}, {&opts.WriteTimeout, 60 * time.Second}, {&opts.IdleTimeout, 120 * time.Second}} {
 		switch {
 		case *t.v < 0:
-			return cmdutil.FlagErrorf("server timeouts must be positive")
+			return clierr.FlagErrorf("server timeouts must be positive")
 		case *t.v == 0:
 			*t.v = t.def
 		}
 	}
 	limits, err := parseLimits(opts.Limits)
 	if err != nil {
-		return cmdutil.FlagErrorf("--limits: %v", err)
+		return clierr.FlagErrorf("--limits: %v", err)
 	}
 	limits.Disabled = opts.NoRateLimits
 	if opts.CIMDMaxFetches < 0 || opts.CIMDFailureCache < 0 {
-		return cmdutil.FlagErrorf("--cimd-max-fetches and --cimd-failure-cache cannot be negative")
+		return clierr.FlagErrorf("--cimd-max-fetches and --cimd-failure-cache cannot be negative")
 	}
 	if err := checkExposure(opts); err != nil {
 		return err
@@ -247,7 +248,7 @@ func Run(ctx context.Context, opts *Options) error {
 			Clock: cfg.Clock, Logger: log.With("component", "dev-idp"), RedirectURIs: []string{base + "/auth/callback"},
 		})
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return cmdutil.WithExit(cmdutil.ExitFailure, fmt.Errorf("starting the development identity provider: %w: use another port, e.g. --dev-idp-addr 127.0.0.1:0 (any free port)", err))
+			return clierr.WithExit(clierr.ExitFailure, fmt.Errorf("starting the development identity provider: %w: use another port, e.g. --dev-idp-addr 127.0.0.1:0 (any free port)", err))
 		}
 		if err != nil {
 			return fmt.Errorf("starting the development identity provider: %w", err)
@@ -310,17 +311,17 @@ func Run(ctx context.Context, opts *Options) error {
 func checkExposure(opts *Options) error {
 	loopback := isLoopbackAddr(opts.Addr)
 	if opts.TestClock && !loopback {
-		return cmdutil.FlagErrorf("--test-clock is only allowed on a loopback address, not %s", opts.Addr)
+		return clierr.FlagErrorf("--test-clock is only allowed on a loopback address, not %s", opts.Addr)
 	}
 	if opts.TestClock && opts.BaseURL != "" && !isLoopbackURL(opts.BaseURL) {
 		// Behind a proxy the listener is loopback but the clock is public.
-		return cmdutil.FlagErrorf("--test-clock is only allowed with a loopback --base-url, not %s", opts.BaseURL)
+		return clierr.FlagErrorf("--test-clock is only allowed with a loopback --base-url, not %s", opts.BaseURL)
 	}
 	if !loopback && opts.BaseURL == "" {
 		// Off loopback the listen address is rarely what clients reach
 		// (0.0.0.0, a container's address, behind a proxy), and the issuer
 		// and resource URLs derived from it would be wrong for all of them.
-		return cmdutil.FlagErrorf("--base-url (or MCPAUTH_BASE_URL) is required when --addr %s is not a loopback address: the public URL clients use, e.g. https://mcp.example.com", opts.Addr)
+		return clierr.FlagErrorf("--base-url (or MCPAUTH_BASE_URL) is required when --addr %s is not a loopback address: the public URL clients use, e.g. https://mcp.example.com", opts.Addr)
 	}
 	if opts.OIDCIssuer != "" {
 		return nil
@@ -329,13 +330,13 @@ func checkExposure(opts *Options) error {
 	// server, the provider itself and the URL browsers are sent to must all
 	// stay on this machine.
 	if !loopback {
-		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it only runs on a loopback --addr; configure --oidc-issuer for %s", opts.Addr)
+		return clierr.FlagErrorf("the development identity provider lets anyone sign in as anyone: it only runs on a loopback --addr; configure --oidc-issuer for %s", opts.Addr)
 	}
 	if !isLoopbackAddr(opts.DevIdPAddr) {
-		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: --dev-idp-addr must be a loopback address, not %s", opts.DevIdPAddr)
+		return clierr.FlagErrorf("the development identity provider lets anyone sign in as anyone: --dev-idp-addr must be a loopback address, not %s", opts.DevIdPAddr)
 	}
 	if opts.BaseURL != "" && !isLoopbackURL(opts.BaseURL) {
-		return cmdutil.FlagErrorf("the development identity provider lets anyone sign in as anyone: it cannot serve the public --base-url %s; configure --oidc-issuer", opts.BaseURL)
+		return clierr.FlagErrorf("the development identity provider lets anyone sign in as anyone: it cannot serve the public --base-url %s; configure --oidc-issuer", opts.BaseURL)
 	}
 	return nil
 }
@@ -343,11 +344,11 @@ func checkExposure(opts *Options) error {
 func newLogger(opts *Options, out io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(opts.LogLevel)); err != nil {
-		return nil, cmdutil.FlagErrorf("--log-level: %v", err)
+		return nil, clierr.FlagErrorf("--log-level: %v", err)
 	}
 	h, err := server.NewLogHandler(out, opts.LogFormat, level)
 	if err != nil { // the only error: an unknown format
-		return nil, cmdutil.FlagErrorf("--log-format must be text or json")
+		return nil, clierr.FlagErrorf("--log-format must be text or json")
 	}
 	return slog.New(h), nil
 }
@@ -379,11 +380,11 @@ func readKeys(opts *Options) (serverKeys, error) {
 	// generated sealing key would put every API key back within reach of
 	// anyone who reads it.
 	if k.jwt != nil && k.sealing == nil {
-		return k, cmdutil.FlagErrorf("a configured JWT key needs a configured sealing key too (--sealing-key-file or MCPAUTH_SEALING_KEY, e.g. openssl rand -base64 48); " +
+		return k, clierr.FlagErrorf("a configured JWT key needs a configured sealing key too (--sealing-key-file or MCPAUTH_SEALING_KEY, e.g. openssl rand -base64 48); " +
 			"API keys sealed by earlier versions are re-sealed under it at start")
 	}
 	if k.jwt != nil && subtle.ConstantTimeCompare(k.jwt, k.sealing) == 1 {
-		return k, cmdutil.FlagErrorf("the sealing key must differ from the JWT key")
+		return k, clierr.FlagErrorf("the sealing key must differ from the JWT key")
 	}
 	return k, nil
 }
@@ -405,7 +406,7 @@ func readKey(file, flag, env, envName string) ([]byte, error) {
 		return nil, nil
 	}
 	if len(key) < 32 {
-		return nil, cmdutil.FlagErrorf("%s: the key is %d bytes; at least 32 are required (e.g. openssl rand -base64 48)", from, len(key))
+		return nil, clierr.FlagErrorf("%s: the key is %d bytes; at least 32 are required (e.g. openssl rand -base64 48)", from, len(key))
 	}
 	return key, nil
 }
@@ -462,11 +463,11 @@ func storeOptions(sync, dsn string) (sqlstore.Options, error) {
 	full, err := sqlstore.ParseSQLiteSync(sync)
 	switch {
 	case err != nil:
-		return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync: %v", err)
+		return sqlstore.Options{}, clierr.FlagErrorf("--sqlite-sync: %v", err)
 	case full && sqlstore.IsPostgres(dsn):
-		return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync full applies to SQLite only: on PostgreSQL, durability is the server's synchronous_commit")
+		return sqlstore.Options{}, clierr.FlagErrorf("--sqlite-sync full applies to SQLite only: on PostgreSQL, durability is the server's synchronous_commit")
 	case full && dsn == ":memory:":
-		return sqlstore.Options{}, cmdutil.FlagErrorf("--sqlite-sync full needs a database file: --db :memory: keeps nothing")
+		return sqlstore.Options{}, clierr.FlagErrorf("--sqlite-sync full needs a database file: --db :memory: keeps nothing")
 	}
 	return sqlstore.Options{SQLiteFullSync: full}, nil
 }

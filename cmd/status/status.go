@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/keyring"
@@ -59,7 +60,7 @@ func Run(_ context.Context, opts *Options) error {
 	}
 	infos, err := creds.List(st)
 	if err != nil {
-		return cmdutil.WithExit(cmdutil.ExitStorage, fmt.Errorf("listing stored credentials: %w", err))
+		return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("listing stored credentials: %w", err))
 	}
 	ui := cmdutil.NewUI(f)
 	if st.Storage() == keyring.StorageNone {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/keyring"
@@ -53,7 +53,7 @@ func TestTokenMalformedRefreshResponse(t *testing.T) {
 			server := srv.URL + "/mcp"
 			st, before := seed(t, c, server, server, srv.URL+"/token")
 			code, stdout, stderr := c.Run("token")
-			if code != cmdutil.ExitNetwork || stdout != "" || !strings.Contains(stderr, "refreshing the token for "+server) {
+			if code != clierr.ExitNetwork || stdout != "" || !strings.Contains(stderr, "refreshing the token for "+server) {
 				t.Fatalf("exit %d stdout %q: %s", code, stdout, stderr)
 			}
 			after, err := creds.Load(st, server, "")
@@ -74,7 +74,7 @@ func TestTokenRefreshForAnotherResource(t *testing.T) {
 	server := srv.URL + "/mcp"
 	seed(t, c, server, "https://other.example/mcp", srv.URL+"/token")
 	code, stdout, stderr := c.Run("token")
-	if code != cmdutil.ExitAuthRequired || stdout != "" || !strings.Contains(stderr, "another resource") || !strings.Contains(stderr, "run: mcpauth login "+server) {
+	if code != clierr.ExitAuthRequired || stdout != "" || !strings.Contains(stderr, "another resource") || !strings.Contains(stderr, "run: mcpauth login "+server) {
 		t.Fatalf("exit %d stdout %q: %s", code, stdout, stderr)
 	}
 	if hits.Load() != 0 {

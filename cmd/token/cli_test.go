@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/keyring"
@@ -93,7 +93,7 @@ func TestTokenRefreshRefusedExits3(t *testing.T) {
 	clk.shift = 31 * 24 * time.Hour // past the refresh family's 30 days
 	env.Clock.Advance(clk.shift)
 	code, stdout, stderr := c.Run("token")
-	if code != cmdutil.ExitAuthRequired || stdout != "" || !strings.Contains(stderr, "run: mcpauth login "+env.URL+"/mcp") ||
+	if code != clierr.ExitAuthRequired || stdout != "" || !strings.Contains(stderr, "run: mcpauth login "+env.URL+"/mcp") ||
 		strings.Contains(stderr, before.RefreshToken) {
 		t.Fatalf("refused refresh: exit %d stdout %q stderr %s", code, stdout, stderr)
 	}

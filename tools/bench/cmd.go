@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/secretflag"
 	"github.com/mcpauth/mcpauth/server/store/sqlstore"
 	"github.com/mcpauth/mcpauth/tools/bench/internal/bench"
 )
@@ -34,7 +34,7 @@ type options struct {
 // newCmd builds the command; in, out, errOut and getenv are the process's.
 func newCmd(in io.Reader, out, errOut io.Writer, getenv func(string) string) *cobra.Command {
 	opts := &options{out: out, errOut: errOut}
-	var token *cmdutil.SecretFlag
+	var token *secretflag.SecretFlag
 	cmd := &cobra.Command{
 		Use:   "bench [<base-url>]",
 		Short: "Measure what authentication costs per request, against a bare handler",
@@ -76,9 +76,9 @@ locally).`,
 			return run(cmd.Context(), opts)
 		},
 	}
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.FlagErrorf("%v", err) })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErrorf("%v", err) })
 	fl := cmd.Flags()
-	token = cmdutil.BindSecret(fl, &opts.Token, "token", "credential for a remote target")
+	token = secretflag.Bind(fl, &opts.Token, "token", "credential for a remote target")
 	fl.StringVar(&opts.Mcpauth, "mcpauth", "", "the mcpauth binary to measure (default: go build ./cmd/mcpauth of this module into a temp dir)")
 	fl.StringVar(&opts.DB, "db", "", "SQLite file for the reference server (default: a temp dir)")
 	fl.StringVar(&opts.SQLiteSync, "sqlite-sync", "normal", "the reference server's SQLite commits: normal or full (as serve --sqlite-sync)")
@@ -104,26 +104,26 @@ locally).`,
 func (opts *options) check(args []string) error {
 	modes, err := bench.ParseMode(opts.Mode)
 	if err != nil {
-		return cmdutil.FlagErrorf("--mode: %v", err)
+		return usageErrorf("--mode: %v", err)
 	}
 	opts.Modes = modes
 	if opts.ServerCPUs, opts.LoadCPUs, err = parsePin(opts.Pin); err != nil {
-		return cmdutil.FlagErrorf("--pin: %v", err)
+		return usageErrorf("--pin: %v", err)
 	}
 	if len(args) == 1 {
 		opts.Target = strings.TrimSuffix(args[0], "/")
 		if opts.Token == "" {
-			return cmdutil.FlagErrorf("a remote target needs --token (a JWT or API key)")
+			return usageErrorf("a remote target needs --token (a JWT or API key)")
 		}
 	}
 	if opts.Postgres != "" && !sqlstore.IsPostgres(opts.Postgres) {
-		return cmdutil.FlagErrorf("--postgres wants a postgres:// URL")
+		return usageErrorf("--postgres wants a postgres:// URL")
 	}
 	if opts.SQLiteFullSync, err = sqlstore.ParseSQLiteSync(opts.SQLiteSync); err != nil {
-		return cmdutil.FlagErrorf("--sqlite-sync: %v", err)
+		return usageErrorf("--sqlite-sync: %v", err)
 	}
 	if opts.Rounds < 1 || opts.Concurrency < 1 || opts.Duration <= 0 {
-		return cmdutil.FlagErrorf("--rounds, --concurrency and --duration must be positive")
+		return usageErrorf("--rounds, --concurrency and --duration must be positive")
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/internal/secretflag"
 )
 
 func main() {
@@ -32,11 +32,18 @@ func main() {
 	}
 }
 
-// exitCode is 2 for usage errors, as mcpauth's own commands exit, else 1.
+// usageError is a bad flag or argument: exit 2, as mcpauth's own
+// commands exit.
+type usageError struct{ error }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCode is 2 for usage errors (a bad secret flag's included), else 1.
 func exitCode(err error) int {
-	var ee *cmdutil.ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
+	if errors.As(err, new(usageError)) || errors.Is(err, secretflag.ErrUsage) {
+		return 2
 	}
 	return 1
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/tools/bench/internal/bench"
 )
 
@@ -60,7 +59,7 @@ func TestUsageErrors(t *testing.T) {
 		cmd := newCmd(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" })
 		cmd.SetArgs(args)
 		err := cmd.ExecuteContext(t.Context())
-		if err == nil || exitCode(err) != cmdutil.ExitUsage {
+		if err == nil || exitCode(err) != 2 {
 			t.Errorf("%q: %v (exit %d), want a usage error", args, err, exitCode(err))
 		}
 	}

@@ -1,4 +1,8 @@
-package cmdutil
+// Package clierr is what the CLI says when something fails: the exit codes
+// scripts branch on, the one mapping from errors to them (CodeFor), and
+// the wording of a failure with its next step (a flag to pass, a command
+// to run). Commands wrap errors here; cmd/root prints them and exits.
+package clierr
 
 import (
 	"crypto/tls"
