@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpauth/mcpauth/internal/tsserver"
 )
 
 // cli is the built mcpauth binary with a config directory and file token
@@ -155,7 +154,7 @@ func (c *cli) proxySession(mcpURL, call string, args map[string]any) (tools []st
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var stderr tsserver.LockedBuffer
+	var stderr syncbuf.Buffer
 	cmd := c.command(ctx, "proxy", mcpURL)
 	cmd.Stderr = &stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpauth-interop-host", Version: "1"}, nil)

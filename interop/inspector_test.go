@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 	"github.com/mcpauth/mcpauth/internal/tsserver"
 )
 
@@ -27,7 +28,7 @@ func labInspector(t *testing.T, g *grid) {
 		cmd := nodeCommand(ctx, dir, append([]string{"node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js",
 			"--cli", srv.env.URL + "/mcp", "--callback-url", callback}, args...),
 			"HOME="+home, "MCP_STORAGE_DIR="+home, "MCP_INSPECTOR_SECRET_STORE=file", "MCP_AUTO_OPEN_ENABLED=true", "BROWSER=true", "NO_COLOR=1")
-		var stdout tsserver.LockedBuffer
+		var stdout syncbuf.Buffer
 		cmd.Stdout = &stdout
 		log, stop := watchLines(&cmd.Stderr, func(line string) {
 			if _, u, ok := strings.Cut(line, "Please navigate to: "); ok {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 	"github.com/mcpauth/mcpauth/internal/tsserver"
 )
 
@@ -17,7 +18,7 @@ import (
 // when the test ends; its output is logged if the test failed.
 type nodeProc struct {
 	name   string
-	out    *tsserver.LockedBuffer
+	out    *syncbuf.Buffer
 	exited chan struct{}
 }
 
@@ -33,7 +34,7 @@ func (p *nodeProc) count(s string) int { return strings.Count(p.out.String(), s)
 // nobody can take it in between), and waits until ready answers 200.
 func startNode(t *testing.T, name, dir string, args, env []string, ln *net.TCPListener, ready string) *nodeProc {
 	t.Helper()
-	p := &nodeProc{name: name, out: &tsserver.LockedBuffer{}, exited: make(chan struct{})}
+	p := &nodeProc{name: name, out: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd := exec.Command("node", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
@@ -93,7 +94,7 @@ func urlOf(ln net.Listener) string { return "http://" + ln.Addr().String() }
 // output.
 func runNode(ctx context.Context, dir string, args, env []string) (int, string, error) {
 	cmd := nodeCommand(ctx, dir, args, env...)
-	var out tsserver.LockedBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); ok {

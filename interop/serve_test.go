@@ -18,7 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpauth/mcpauth/internal/tsserver"
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
@@ -105,10 +105,10 @@ func (s *serveEnv) metadataDocument(t *testing.T, redirect string) string {
 // watchLines sends what a command writes to *w (its Stderr or Stdout), line
 // by line, to fn (on one goroutine, in order) and keeps it; stop waits
 // until the last line has been handled, after the command has ended.
-func watchLines(w *io.Writer, fn func(line string)) (log *tsserver.LockedBuffer, stop func()) {
+func watchLines(w *io.Writer, fn func(line string)) (log *syncbuf.Buffer, stop func()) {
 	pr, pw := io.Pipe()
 	*w = pw
-	log = &tsserver.LockedBuffer{}
+	log = &syncbuf.Buffer{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

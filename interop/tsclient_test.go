@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 	"github.com/mcpauth/mcpauth/internal/tsserver"
 )
 
@@ -70,7 +71,7 @@ func runTSClient(t *testing.T, dir string, s *serveEnv, redirect, metadataURL st
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr tsserver.LockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	before := s.refreshes.Load()
 	out, stop := watchLines(&cmd.Stdout, func(line string) {

@@ -30,6 +30,3 @@ func (s *Server) IssueWithKeyForTest(key []byte, userID string) (string, error) 
 func (s *Server) APIKeyForTest(userID string) (string, error) {
 	return s.regenerateAPIKey(context.Background(), userID)
 }
-
-// LockedBuffer is a log destination safe for concurrent writes and reads.
-type LockedBuffer = lockedBuffer

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 	"github.com/mcpauth/mcpauth/server/store/sqlstore"
 )
 
@@ -24,7 +25,7 @@ type grantsHarness struct {
 	srv     *Server
 	url     string
 	metrics string // the metrics listener's URL
-	log     lockedBuffer
+	log     syncbuf.Buffer
 
 	mu      sync.Mutex
 	reached []string // the grants whose handlers ran

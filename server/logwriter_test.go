@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 	"github.com/mcpauth/mcpauth/server"
 )
 
 func TestLogWriterFlushesOnTimeAndClose(t *testing.T) {
-	var out server.LockedBuffer
+	var out syncbuf.Buffer
 	w := server.NewLogWriter(&out, 20*time.Millisecond)
 	_, _ = w.Write([]byte("one\n"))
 	deadline := time.Now().Add(5 * time.Second)

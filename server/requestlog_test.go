@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/servertest"
 	"github.com/mcpauth/mcpauth/server/store/memory"
@@ -18,7 +19,7 @@ import (
 // Through a real server: a plain path is logged by the fast path and an odd
 // one by slog, and both lines carry the same fields.
 func TestServerWritesRequestLines(t *testing.T) {
-	var out server.LockedBuffer
+	var out syncbuf.Buffer
 	h, _ := server.NewLogHandler(&out, "json", slog.LevelInfo)
 	srv, err := server.New(context.Background(), server.Config{
 		BaseURL: "http://127.0.0.1:1", Store: memory.New(), SigningKey: []byte("test-signing-key-0123456789abcdefghijklmn"),
@@ -67,7 +68,7 @@ func TestServerWritesRequestLines(t *testing.T) {
 func TestServerLogsIssuedTokens(t *testing.T) {
 	for _, format := range []string{"json", "text"} {
 		t.Run(format, func(t *testing.T) {
-			var out server.LockedBuffer
+			var out syncbuf.Buffer
 			h, _ := server.NewLogHandler(&out, format, slog.LevelInfo)
 			env := servertest.New(t, servertest.Options{Logger: slog.New(h)})
 			c := register(t, env)

@@ -29,9 +29,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 )
 
 // InstallCommand installs the SDK the tests run, from the repository root.
@@ -51,7 +52,7 @@ type Server struct {
 	dir, node         string
 	args              []string // the example's: --oauth, maybe --oauth-strict
 	mcpPort, authPort int
-	out               *LockedBuffer
+	out               *syncbuf.Buffer
 	cmd               *exec.Cmd
 	exited            chan struct{}
 }
@@ -92,7 +93,7 @@ func start(tb testing.TB, args ...string) *Server {
 		args:       args,
 		mcpPort:    mcpLn.Addr().(*net.TCPAddr).Port,
 		authPort:   authLn.Addr().(*net.TCPAddr).Port,
-		out:        &LockedBuffer{},
+		out:        &syncbuf.Buffer{},
 	}
 	s.MCPURL = fmt.Sprintf("http://localhost:%d/mcp", s.mcpPort)
 	s.AuthURL = fmt.Sprintf("http://localhost:%d", s.authPort)
@@ -383,23 +384,4 @@ func Approve(authURL string, timeout time.Duration) (callback *url.URL, err erro
 		return callback, fmt.Errorf("the callback %s answered %s: %s", callback.Redacted(), resp.Status, strings.TrimSpace(string(body)))
 	}
 	return callback, nil
-}
-
-// LockedBuffer is a process's output, written by exec's copying goroutine
-// and read by the test.
-type LockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *LockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *LockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
