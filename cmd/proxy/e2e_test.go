@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/internal/syncbuf"
 )
 
 // The real binaries: `mcpauth serve --test-clock` (SQLite in a temp dir),
@@ -198,7 +199,7 @@ func (e *env) login() {
 }
 
 // proxy starts `mcpauth proxy` under a go-sdk client session.
-func (e *env) proxy(ctx context.Context, stderr *syncBuffer, args ...string) (*mcp.ClientSession, *exec.Cmd) {
+func (e *env) proxy(ctx context.Context, stderr *logBuffer, args ...string) (*mcp.ClientSession, *exec.Cmd) {
 	e.t.Helper()
 	cmd := exec.Command(e.bin, append([]string{"proxy", e.base + "/mcp"}, args...)...)
 	cmd.Env = e.env
@@ -230,28 +231,14 @@ func whoami(ctx context.Context, cs *mcp.ClientSession) (string, error) {
 	return out.UserID, nil
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// logBuffer is the proxy's stderr as the test reads it.
+type logBuffer struct{ syncbuf.Buffer }
 
 // waitFor reports whether every one of subs appears within five seconds. The
 // proxy writes its log before it answers, but os/exec copies the child's
 // stderr pipe in a goroutine of its own, so a line may land after the answer
 // the test has already read.
-func (s *syncBuffer) waitFor(subs ...string) bool {
+func (s *logBuffer) waitFor(subs ...string) bool {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		out := s.String()
@@ -277,7 +264,7 @@ func TestProxyE2ELoginWhoamiRefreshAndExit(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr logBuffer
 	cs, cmd := e.proxy(ctx, &stderr)
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil || len(tools.Tools) == 0 || tools.Tools[0].Name != "whoami" {
@@ -352,7 +339,7 @@ func TestProxyE2EWithMCPAUTHTOKEN(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.env = append(e.env, "MCPAUTH_TOKEN="+key)
-	var stderr syncBuffer
+	var stderr logBuffer
 	logFile := filepath.Join(t.TempDir(), "proxy.log")
 	cs, _ := e.proxy(ctx, &stderr, "--transport", "streamable", "--log-file", logFile)
 	if user, err := whoami(ctx, cs); err != nil || !strings.HasPrefix(user, "u_") {
@@ -384,7 +371,7 @@ func BenchmarkProxyLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	e.env = append(e.env, "MCPAUTH_TOKEN="+key)
-	var stderr syncBuffer
+	var stderr logBuffer
 	viaProxy, _ := e.proxy(ctx, &stderr, "--transport", "streamable")
 	defer viaProxy.Close()
 	c := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil)
@@ -432,7 +419,7 @@ func TestProxyE2ELoginFromInside(t *testing.T) {
 	e := serve(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr logBuffer
 	cs, _ := e.proxy(ctx, &stderr, "--login")
 	defer cs.Close()
 	if user, err := whoami(ctx, cs); err != nil || !strings.HasPrefix(user, "u_") {
@@ -455,7 +442,7 @@ func TestProxyE2ETwoProxiesRefreshOnce(t *testing.T) {
 	e.login()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var err1, err2 syncBuffer
+	var err1, err2 logBuffer
 	a, _ := e.proxy(ctx, &err1)
 	defer a.Close()
 	b, _ := e.proxy(ctx, &err2)
@@ -493,7 +480,7 @@ func TestProxyE2ELogoutThenLoginAgain(t *testing.T) {
 	e.login()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr logBuffer
 	cs, _ := e.proxy(ctx, &stderr)
 	defer cs.Close()
 	if _, err := whoami(ctx, cs); err != nil {
@@ -522,7 +509,7 @@ func TestProxyE2EServerRestartMidSession(t *testing.T) {
 	e.login()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr logBuffer
 	cs, _ := e.proxy(ctx, &stderr)
 	defer cs.Close()
 	before, err := whoami(ctx, cs)
@@ -552,7 +539,7 @@ func TestProxyE2EDeviceLoginWithoutBrowser(t *testing.T) {
 	e.env = append(headless, "SSH_CONNECTION=127.0.0.1 50000 127.0.0.1 22")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr logBuffer
 	cmd := exec.Command(e.bin, "proxy", e.base+"/mcp", "--login")
 	cmd.Env, cmd.Stderr = e.env, &stderr
 	type connected struct {
@@ -601,7 +588,7 @@ func TestProxyE2EDebugTraceRedactsSecrets(t *testing.T) {
 	_, before, _ := e.cli("token")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr logBuffer
 	cs, _ := e.proxy(ctx, &stderr, "--debug")
 	if _, err := whoami(ctx, cs); err != nil {
 		t.Fatalf("whoami: %v\n%s", err, stderr.String())

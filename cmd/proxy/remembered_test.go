@@ -23,7 +23,7 @@ func TestProxyE2ERememberedFileStorage(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var stderr syncBuffer
+	var stderr logBuffer
 	cs, _ := e.proxy(ctx, &stderr)
 	defer cs.Close()
 	if user, err := whoami(ctx, cs); err != nil || user != strings.TrimSpace(want) {
