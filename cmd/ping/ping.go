@@ -21,12 +21,10 @@ import (
 
 // Options are ping's arguments.
 type Options struct {
-	F      *cmdutil.Factory
-	Server string
-	StepUp bool
-	// AllowInsecure lets the credential go over plain http to a host that
-	// is not loopback.
-	AllowInsecure bool
+	F          *cmdutil.Factory
+	Server     string
+	StepUp     bool
+	Credential cmdutil.CredentialFlag
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
@@ -46,7 +44,7 @@ without a valid credential it exits 3 and says how to log in.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: cmdutil.RunE(opts, &opts.Server, runF, Run),
 	}
-	cmd.Flags().BoolVar(&opts.AllowInsecure, "allow-insecure-http", false, "UNSAFE: send the credential over plain http to a host that is not loopback")
+	opts.Credential.Bind(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.StepUp, "step-up", false, "on 403 insufficient_scope, log in again in the browser for the scopes the server asks for (at most twice)")
 	return cmd
 }
@@ -72,7 +70,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
 		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
 	}
-	origin, err := cmdutil.CredentialOrigin(mcpURL, opts.AllowInsecure)
+	origin, err := opts.Credential.Origin(mcpURL)
 	if err != nil {
 		return err
 	}

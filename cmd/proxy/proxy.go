@@ -37,9 +37,7 @@ type Options struct {
 	LogFile    string
 	MaxMessage int
 	Login      bool
-	// AllowInsecure lets the credential go over plain http to a host that
-	// is not loopback.
-	AllowInsecure bool
+	Credential cmdutil.CredentialFlag
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
@@ -68,7 +66,7 @@ or the server was never reachable.`,
 	cmd.Flags().StringVar(&opts.Transport, "transport", mcpproxy.Auto, "auto, streamable or sse")
 	cmd.Flags().StringVar(&opts.LogFile, "log-file", "", "also append the log to this file (for hosts that hide stderr)")
 	cmd.Flags().BoolVar(&opts.Login, "login", false, "without a usable credential, log in first in the browser, as mcpauth login does (progress on stderr), instead of exiting 3")
-	cmd.Flags().BoolVar(&opts.AllowInsecure, "allow-insecure-http", false, "UNSAFE: send the credential over plain http to a host that is not loopback")
+	opts.Credential.Bind(cmd.Flags())
 	cmd.Flags().IntVar(&opts.MaxMessage, "max-message-size", mcpproxy.DefaultMaxMessage, "largest message accepted from the host or as a JSON answer, in bytes")
 	return cmd
 }
@@ -134,7 +132,7 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
 		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
 	}
-	if _, err := cmdutil.CredentialOrigin(mcpURL, opts.AllowInsecure); err != nil {
+	if _, err := opts.Credential.Origin(mcpURL); err != nil {
 		return err
 	}
 	hc, err := f.HTTPClient()
