@@ -50,8 +50,9 @@ func DocumentEnv(cmd *cobra.Command) {
 }
 
 // RunE is the RunE of a command built as NewCmd(f, runF): it puts the
-// command's one positional argument, when given, in *arg, then runs runF
-// (a test's) or else run, with the command's context.
+// command's one positional argument, when given, in *arg (nil for a
+// command that takes none), then runs runF (a test's) or else run, with
+// the command's context. Checks that must fail before runF go in PreRunE.
 func RunE[O any](opts *O, arg *string, runF, run func(context.Context, *O) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {

@@ -58,17 +58,9 @@ running the grant again. DPoP is used when the server advertises it.`,
   mcpauth login https://mcp.example.com/mcp --browser-command firefox
   MCPAUTH_CLIENT_SECRET=… mcpauth login https://mcp.example.com/mcp --client-credentials --client-id ci-bot
   mcpauth login https://mcp.example.com/mcp --jwt-bearer-assertion-file /run/oidc-token`,
-		Args: cmdutil.TargetArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Target = args[0]
-			if err := secret.Resolve(f.IO.In, f.Getenv); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		Args:    cmdutil.TargetArgs,
+		PreRunE: func(*cobra.Command, []string) error { return secret.Resolve(f.IO.In, f.Getenv) },
+		RunE:    cmdutil.RunE(opts, &opts.Target, runF, Run),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")

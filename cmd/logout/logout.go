@@ -33,18 +33,13 @@ token. A failed revocation is reported but the local credential is deleted
 anyway.`,
 		Example: "  mcpauth logout http://127.0.0.1:8080/mcp\n  mcpauth logout --all",
 		Args:    cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				opts.Server = args[0]
-			}
-			if opts.All && opts.Server != "" {
+		PreRunE: func(_ *cobra.Command, args []string) error {
+			if opts.All && len(args) > 0 {
 				return clierr.FlagErrorf("--all takes no server argument")
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
+			return nil
 		},
+		RunE: cmdutil.RunE(opts, &opts.Server, runF, Run),
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "delete every stored credential")
 	return cmd

@@ -94,7 +94,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
   mcpauth serve --addr 127.0.0.1:9000 --db /var/lib/mcpauth/db.sqlite
   mcpauth serve --test-clock        # for mcpauth conformance --clock-url`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		PreRunE: func(cmd *cobra.Command, _ []string) error {
 			// Before BindEnv, so a secret from a file or standard input
 			// counts as given on the command line.
 			if err := oidcSecret.Resolve(f.IO.In, nil); err != nil {
@@ -107,15 +107,11 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 				return err
 			}
 			if opts.OIDCClientSecret == "" { // MCPAUTH_OIDC_CLIENT_SECRET_FILE
-				if err := oidcSecret.Resolve(f.IO.In, nil); err != nil {
-					return err
-				}
+				return oidcSecret.Resolve(f.IO.In, nil)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
+			return nil
 		},
+		RunE: cmdutil.RunE(opts, nil, runF, Run),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on")

@@ -26,12 +26,7 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 		Short:   "List stored credentials: server, account, user, kind, storage backend, expiry, refreshable",
 		Example: "  mcpauth status\n  mcpauth status --output json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
-		},
+		RunE:    cmdutil.RunE(opts, nil, runF, Run),
 	}
 }
 
