@@ -33,8 +33,8 @@ func createRefresh(t *testing.T, s store.Store, hash, fam string) store.RefreshT
 	return r
 }
 
-// rotate rotates prev at now into its successor hash, which carries access
-// token jti and keeps no successor, and returns the successor.
+// rotate rotates prev at now into a successor with hash and access token
+// jti, keeping nothing on prev, and returns the successor.
 func rotate(t *testing.T, s store.Store, prev store.RefreshToken, hash, jti string, now time.Time) store.RefreshToken {
 	t.Helper()
 	next := successor(prev, hash, jti, now)
