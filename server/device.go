@@ -27,10 +27,6 @@ type deviceCodeResponse struct {
 // handleDeviceCode is POST /api/oauth/device/code (JSON, or a form for
 // RFC 8628 clients).
 func (s *Server) handleDeviceCode(w http.ResponseWriter, r *http.Request) {
-	if ok, wait := s.limits.deviceCode.Allow(clientIP(r)); !ok {
-		writeOAuthError(w, rateLimited(wait))
-		return
-	}
 	p, oerr := readParams(r, true)
 	if oerr != nil {
 		writeOAuthError(w, oerr)

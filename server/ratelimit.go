@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/http"
 	"sync"
 	"time"
 
@@ -128,6 +129,18 @@ func (k *keyedLimiter) Allow(key string) (bool, time.Duration) {
 	}
 	k.rejected()
 	return false, k.wait(l, now)
+}
+
+// limitByIP charges the caller's IP to k before next runs; over the limit
+// it answers rate_limited (429 with Retry-After) without reading the request.
+func limitByIP(k *keyedLimiter, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if ok, wait := k.Allow(clientIP(r)); !ok {
+			writeOAuthError(w, rateLimited(wait))
+			return
+		}
+		next(w, r)
+	}
 }
 
 // Charge takes one token from every key, all or none, before the attempt

@@ -47,10 +47,6 @@ type registrationResponse struct {
 }
 
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
-	if ok, wait := s.limits.register.Allow(clientIP(r)); !ok {
-		writeOAuthError(w, rateLimited(wait))
-		return
-	}
 	if !hasMediaType(r, "application/json") {
 		writeOAuthError(w, invalidRequest("Content-Type must be application/json"))
 		return

@@ -13,15 +13,14 @@ import (
 func (s *Store) UpsertUser(_ context.Context, u store.User) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if owner, ok := s.bySubject[u.Subject]; ok && owner != u.ID {
-		return fmt.Errorf("upsert user: subject: %w", store.ErrAlreadyExists)
+	old, replaced, err := reindex(s.users, s.bySubject, u.ID, u.Subject, func(u store.User) string { return u.Subject })
+	if err != nil {
+		return fmt.Errorf("upsert user: subject: %w", err)
 	}
-	if old, ok := s.users[u.ID]; ok {
-		delete(s.bySubject, old.Subject)
+	if replaced {
 		u.CreatedAt = old.CreatedAt
 	}
 	s.users[u.ID] = u
-	s.bySubject[u.Subject] = u.ID
 	return nil
 }
 
@@ -42,15 +41,10 @@ func (s *Store) GetUserBySubject(_ context.Context, subject string) (store.User,
 func (s *Store) SetAPIKey(_ context.Context, k store.APIKey) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if owner, ok := s.keyByHash[k.Hash]; ok && owner != k.UserID {
-		return fmt.Errorf("set api key: %w", store.ErrAlreadyExists)
+	if _, _, err := reindex(s.keys, s.keyByHash, k.UserID, k.Hash, func(k store.APIKey) string { return k.Hash }); err != nil {
+		return fmt.Errorf("set api key: %w", err)
 	}
-	if old, ok := s.keys[k.UserID]; ok {
-		delete(s.keyByHash, old.Hash)
-	}
-	k.Sealed = cloneBytes(k.Sealed)
-	s.keys[k.UserID] = k
-	s.keyByHash[k.Hash] = k.UserID
+	s.keys[k.UserID] = cloneKey(k)
 	return nil
 }
 
@@ -61,16 +55,14 @@ func (s *Store) GetAPIKeyByHash(_ context.Context, hash string) (store.APIKey, e
 	if !ok || k.Hash != hash {
 		return store.APIKey{}, fmt.Errorf("get api key: %w", store.ErrNotFound)
 	}
-	k.Sealed = cloneBytes(k.Sealed)
-	return k, nil
+	return cloneKey(k), nil
 }
 
 func (s *Store) GetAPIKeyByUser(_ context.Context, userID string) (store.APIKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, err := find(s.keys, userID, "get api key by user")
-	k.Sealed = cloneBytes(k.Sealed)
-	return k, err
+	return cloneKey(k), err
 }
 
 func (s *Store) ListAPIKeys(_ context.Context) ([]store.APIKey, error) {
@@ -78,8 +70,7 @@ func (s *Store) ListAPIKeys(_ context.Context) ([]store.APIKey, error) {
 	defer s.mu.Unlock()
 	out := make([]store.APIKey, 0, len(s.keys))
 	for _, k := range s.keys {
-		k.Sealed = cloneBytes(k.Sealed)
-		out = append(out, k)
+		out = append(out, cloneKey(k))
 	}
 	return out, nil
 }

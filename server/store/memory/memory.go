@@ -85,11 +85,31 @@ func find[T any](m map[string]T, key, op string) (T, error) {
 	return v, nil
 }
 
+// reindex points key at id in index, m's unique secondary key → ID map,
+// before the caller stores a record under id: ErrAlreadyExists if another
+// record holds key, else the key of the record id replaces (old, if
+// replaced) is dropped. The caller holds the lock.
+func reindex[T any](m map[string]T, index map[string]string, id, key string, keyOf func(T) string) (old T, replaced bool, err error) {
+	if owner, ok := index[key]; ok && owner != id {
+		return old, false, store.ErrAlreadyExists
+	}
+	if old, replaced = m[id]; replaced {
+		delete(index, keyOf(old))
+	}
+	index[key] = id
+	return old, replaced, nil
+}
+
 func cloneClient(c store.Client) store.Client {
 	c.RedirectURIs = cloneStrings(c.RedirectURIs)
 	c.GrantTypes = cloneStrings(c.GrantTypes)
 	c.ResponseTypes = cloneStrings(c.ResponseTypes)
 	return c
+}
+
+func cloneKey(k store.APIKey) store.APIKey {
+	k.Sealed = cloneBytes(k.Sealed)
+	return k
 }
 
 func (s *Store) CreateClient(_ context.Context, c store.Client) error {

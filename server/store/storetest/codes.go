@@ -25,8 +25,7 @@ func testClients(t *testing.T, s store.Store) {
 
 	dup := c
 	dup.Name = "impostor"
-	wantErr(t, "CreateClient duplicate", s.CreateClient(ctx, dup), store.ErrAlreadyExists)
-	stored(t, "GetClient after duplicate", s.GetClient, c.ID, c, normClient)
+	refused(t, "CreateClient duplicate", s.CreateClient, dup, s.GetClient, c.ID, c, normClient)
 
 	absent(t, "GetClient unknown", s.GetClient, "no-such-client")
 }
@@ -117,8 +116,7 @@ func testAuthCodes(t *testing.T, s store.Store) {
 
 	dup := newAuthCode("code-1")
 	dup.UserID = "user-2"
-	wantErr(t, "CreateAuthCode duplicate", s.CreateAuthCode(ctx, dup), store.ErrAlreadyExists)
-	stored(t, "GetAuthCode after duplicate", s.GetAuthCode, c.Hash, c, normAuthCode)
+	refused(t, "CreateAuthCode duplicate", s.CreateAuthCode, dup, s.GetAuthCode, c.Hash, c, normAuthCode)
 
 	absent(t, "GetAuthCode unknown", s.GetAuthCode, "no-such-code")
 }

@@ -25,6 +25,24 @@ func newRefresh(hash, fam string) store.RefreshToken {
 	}
 }
 
+// createRefresh stores the first token of family fam and returns it.
+func createRefresh(t *testing.T, s store.Store, hash, fam string) store.RefreshToken {
+	t.Helper()
+	r := newRefresh(hash, fam)
+	must(t, "CreateRefreshToken", s.CreateRefreshToken(t.Context(), r))
+	return r
+}
+
+// rotate rotates prev at now into a successor with hash and access token
+// jti, keeping nothing on prev, and returns the successor.
+func rotate(t *testing.T, s store.Store, prev store.RefreshToken, hash, jti string, now time.Time) store.RefreshToken {
+	t.Helper()
+	next := successor(prev, hash, jti, now)
+	_, err := s.RotateRefreshToken(t.Context(), prev.Hash, next, now, nil)
+	must(t, "RotateRefreshToken", err)
+	return next
+}
+
 // successor is the token a rotation at now adds to prev's family.
 func successor(prev store.RefreshToken, hash, jti string, now time.Time) store.RefreshToken {
 	n := prev
@@ -34,8 +52,7 @@ func successor(prev store.RefreshToken, hash, jti string, now time.Time) store.R
 
 func testRefreshTokens(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	r := newRefresh("rt-1", "fam-1")
-	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, r))
+	r := createRefresh(t, s, "rt-1", "fam-1")
 	stored(t, "GetRefreshToken", s.GetRefreshToken, r.Hash, r, normRefresh)
 
 	dup := newRefresh("rt-1", "fam-2")
@@ -51,13 +68,12 @@ func testRefreshTokens(t *testing.T, s store.Store) {
 
 func testRotateRefreshToken(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	first := newRefresh("rt-1", "fam-1")
-	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, first))
+	first := createRefresh(t, s, "rt-1", "fam-1")
 	now := base.Add(time.Hour)
 	next := successor(first, "rt-2", "jti-2", now)
 
 	// A successor whose hash is taken changes nothing.
-	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, newRefresh("rt-other", "fam-other")))
+	createRefresh(t, s, "rt-other", "fam-other")
 	_, err := s.RotateRefreshToken(ctx, first.Hash, successor(first, "rt-other", "jti-x", now), now, nil)
 	wantErr(t, "RotateRefreshToken onto a taken hash", err, store.ErrAlreadyExists)
 	stored(t, "token after a refused rotation", s.GetRefreshToken, first.Hash, first, normRefresh)
@@ -90,17 +106,11 @@ func testRotateRefreshToken(t *testing.T, s store.Store) {
 
 func testRevokeRefreshFamily(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	first := newRefresh("rt-1", "fam-1")
-	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, first))
+	first := createRefresh(t, s, "rt-1", "fam-1")
 	now := base.Add(time.Hour)
-	second := successor(first, "rt-2", "jti-2", now)
-	_, err := s.RotateRefreshToken(ctx, first.Hash, second, now, nil)
-	must(t, "RotateRefreshToken", err)
-	third := successor(second, "rt-3", "jti-3", now.Add(time.Minute))
-	_, err = s.RotateRefreshToken(ctx, second.Hash, third, now.Add(time.Minute), nil)
-	must(t, "RotateRefreshToken", err)
-	bystander := newRefresh("rt-b", "fam-b")
-	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, bystander))
+	second := rotate(t, s, first, "rt-2", "jti-2", now)
+	third := rotate(t, s, second, "rt-3", "jti-3", now.Add(time.Minute))
+	bystander := createRefresh(t, s, "rt-b", "fam-b")
 
 	revoked, err := s.RevokeRefreshFamily(ctx, "fam-1")
 	must(t, "RevokeRefreshFamily", err)
@@ -163,8 +173,7 @@ func checkRevokedSet(t *testing.T, got, want []store.RevokedToken) {
 func testConcurrentRotate(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	const n = 50
-	first := newRefresh("rt-raced", "fam-raced")
-	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, first))
+	first := createRefresh(t, s, "rt-raced", "fam-raced")
 	now := base.Add(time.Minute)
 	errs := make([]error, n)
 	results := make([]store.RefreshToken, n)
@@ -205,8 +214,7 @@ func testConcurrentRotateRevoke(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	now := base.Add(time.Minute)
 	for round := range 20 {
-		first := newRefresh(fmt.Sprintf("rt-%d", round), fmt.Sprintf("fam-%d", round))
-		must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, first))
+		first := createRefresh(t, s, fmt.Sprintf("rt-%d", round), fmt.Sprintf("fam-%d", round))
 		next := successor(first, fmt.Sprintf("rt-%d-next", round), fmt.Sprintf("jti-%d-next", round), now)
 		var rotErr, revErr error
 		race(2, func(i int) {

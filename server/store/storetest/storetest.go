@@ -137,6 +137,14 @@ func stored[T any](t *testing.T, what string, get func(context.Context, string) 
 	return got
 }
 
+// refused fails unless create(dup), whose key is taken, fails with
+// ErrAlreadyExists and key still reads back as want.
+func refused[T any](t *testing.T, what string, create func(context.Context, T) error, dup T, get func(context.Context, string) (T, error), key string, want T, norm func(T) T) {
+	t.Helper()
+	wantErr(t, what, create(t.Context(), dup), store.ErrAlreadyExists)
+	stored(t, what+": record after", get, key, want, norm)
+}
+
 // absent fails unless get finds nothing under key.
 func absent[T any](t *testing.T, what string, get func(context.Context, string) (T, error), key string) {
 	t.Helper()

@@ -25,8 +25,7 @@ func wantSuccessor(t *testing.T, s store.Store, what, hash string, want []byte) 
 // family.
 func testRefreshSuccessor(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	first := newRefresh("rt-1", "fam-1")
-	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, first))
+	first := createRefresh(t, s, "rt-1", "fam-1")
 	wantSuccessor(t, s, "a new token", first.Hash, nil)
 	now := base.Add(time.Hour)
 	second := successor(first, "rt-2", "jti-2", now)
@@ -47,7 +46,7 @@ func testRefreshSuccessor(t *testing.T, s store.Store) {
 		t.Errorf("replay record: Successor %q, want the winner's %q", got.Successor, kept1)
 	}
 	// So is a rotation onto a taken hash: the family's kept one stays.
-	must(t, "CreateRefreshToken", s.CreateRefreshToken(ctx, newRefresh("rt-other", "fam-other")))
+	createRefresh(t, s, "rt-other", "fam-other")
 	_, err = s.RotateRefreshToken(ctx, second.Hash, successor(second, "rt-other", "jti-y", now), now, []byte("refused"))
 	wantErr(t, "RotateRefreshToken onto a taken hash", err, store.ErrAlreadyExists)
 	wantSuccessor(t, s, "the spent token after refused rotations", first.Hash, kept1)
