@@ -98,11 +98,7 @@ func blindSpotChecks() []Check {
 			Run: func(ctx context.Context, e *Env) error {
 				// Compared with the plain answers, so that only what the
 				// headers change counts here (DISC-07 judges the issuer).
-				plain, err := e.getMetadata(ctx, asPath)
-				if err != nil {
-					return err
-				}
-				issuer, err := plain.str("issuer")
+				issuer, err := e.metadataStr(ctx, asPath, "issuer")
 				if err != nil {
 					return err
 				}

@@ -77,10 +77,7 @@ func (e *Env) pingAs(ctx context.Context, cred string) (string, error) {
 
 // pingOK checks a successful ping and returns its user_id.
 func pingOK(r *Response) (string, error) {
-	if r.Status != 200 {
-		return "", Fail("want HTTP 200, got %s", r.Snippet())
-	}
-	o, err := decodeObject(r)
+	o, err := okObject(r, "HTTP 200")
 	if err != nil {
 		return "", err
 	}
