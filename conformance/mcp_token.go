@@ -58,6 +58,19 @@ func (e *Env) mcpAccepts(ctx context.Context, s *mcpSite, tok string) (bool, *Re
 	return r.Status >= 200 && r.Status < 300, r, nil
 }
 
+// mcpWantServed posts initialize with Authorization auth and wants HTTP
+// 200; want says what was expected in the failure.
+func (e *Env) mcpWantServed(ctx context.Context, s *mcpSite, auth, want string) error {
+	r, err := e.postMCPAt(ctx, s.mcpURL, auth)
+	if err != nil {
+		return err
+	}
+	if r.Status != 200 {
+		return Fail("%s, got %s", want, r.Snippet())
+	}
+	return nil
+}
+
 // mcpWantRefused fails, saying what and the answer, when the MCP endpoint
 // accepts tok; a transport error comes back as is.
 func (e *Env) mcpWantRefused(ctx context.Context, s *mcpSite, tok, what string) error {
