@@ -89,6 +89,17 @@ func (e *Env) tokenRequest(ctx context.Context, s *mcpSite, f url.Values) (*Resp
 	return e.PostForm(ctx, s.meta.TokenEndpoint, f)
 }
 
+// mcpClientTokenRequest posts form f as the profile's client (client_id
+// set) to the token endpoint, for the checks of its error answers.
+func (e *Env) mcpClientTokenRequest(ctx context.Context, s *mcpSite, f url.Values) (*Response, error) {
+	cid, err := e.mcpClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.Set("client_id", cid)
+	return e.tokenRequest(ctx, s, f)
+}
+
 func mcpTokenChecks() []Check {
 	approval := []Need{NeedApproval}
 	const srcCode = "RFC 6749 §4.1.2 and §4.1.3; OAuth 2.1 §4.1.3"
@@ -121,11 +132,7 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-56", areaToken, "an unknown grant_type gets 400 unsupported_grant_type",
 			"RFC 6749 §5.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				cid, err := e.mcpClient(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.tokenRequest(ctx, s, url.Values{"grant_type": {"urn:example:no-such-grant"}, "client_id": {cid}})
+				r, err := e.mcpClientTokenRequest(ctx, s, url.Values{"grant_type": {"urn:example:no-such-grant"}})
 				if err != nil {
 					return err
 				}
@@ -133,11 +140,7 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-57", areaToken, "a token request without grant_type gets 400 invalid_request",
 			"RFC 6749 §5.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				cid, err := e.mcpClient(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.tokenRequest(ctx, s, url.Values{"client_id": {cid}, "code": {randomString(16)}})
+				r, err := e.mcpClientTokenRequest(ctx, s, url.Values{"code": {randomString(16)}})
 				if err != nil {
 					return err
 				}
@@ -145,12 +148,8 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-58", areaToken, "a code the server never issued gets 400 invalid_grant",
 			"RFC 6749 §5.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				cid, err := e.mcpClient(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.tokenRequest(ctx, s, url.Values{"grant_type": {"authorization_code"}, "client_id": {cid},
-					"code": {randomString(24)}, "redirect_uri": {e.redirectURI()}, "code_verifier": {randomString(40)}})
+				r, err := e.mcpClientTokenRequest(ctx, s, url.Values{"grant_type": {"authorization_code"}, "code": {randomString(24)},
+					"redirect_uri": {e.redirectURI()}, "code_verifier": {randomString(40)}})
 				if err != nil {
 					return err
 				}
@@ -158,11 +157,7 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-59", areaToken, "token endpoint errors are JSON (application/json)",
 			"RFC 6749 §5.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				cid, err := e.mcpClient(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.tokenRequest(ctx, s, url.Values{"grant_type": {"authorization_code"}, "client_id": {cid}, "code": {randomString(24)}})
+				r, err := e.mcpClientTokenRequest(ctx, s, url.Values{"grant_type": {"authorization_code"}, "code": {randomString(24)}})
 				if err != nil {
 					return err
 				}
