@@ -59,6 +59,17 @@ func (e *Env) codeFor(ctx context.Context, clientID, scope string) (*grant, erro
 	return &grant{cfg: cfg, req: req, Code: code}, nil
 }
 
+// exchangeFor obtains a code for clientID with scope and redeems it through
+// flows, returning the grant (to replay it) and the server's answer.
+func (e *Env) exchangeFor(ctx context.Context, clientID, scope string) (*grant, *Response, error) {
+	g, err := e.codeFor(ctx, clientID, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := e.exchange(ctx, g)
+	return g, r, err
+}
+
 // pair is an access token and the refresh token issued with it.
 type pair struct{ Access, Refresh string }
 
@@ -86,11 +97,7 @@ func (e *Env) offlineExchange(ctx context.Context, which int, scope string) (str
 	if err != nil {
 		return "", nil, nil, err
 	}
-	g, err := e.codeFor(ctx, cid, scope)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	r, err := e.exchange(ctx, g)
+	g, r, err := e.exchangeFor(ctx, cid, scope)
 	return cid, g, r, err
 }
 
