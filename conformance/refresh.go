@@ -134,13 +134,23 @@ func (e *Env) refresh(ctx context.Context, clientID, rt string) (*Response, erro
 	})
 }
 
-// revoke posts token to the revocation endpoint as clientID ("" for none).
+// revoke posts token to the contract's revocation endpoint as clientID (""
+// for none).
 func (e *Env) revoke(ctx context.Context, clientID, token string) (*Response, error) {
+	return e.revokeAt(ctx, "/oauth/revoke", clientID, token, "")
+}
+
+// revokeAt posts token to revocation endpoint ep as clientID ("" for none),
+// with token_type_hint hint when set.
+func (e *Env) revokeAt(ctx context.Context, ep, clientID, token, hint string) (*Response, error) {
 	f := url.Values{"token": {token}}
 	if clientID != "" {
 		f.Set("client_id", clientID)
 	}
-	return e.PostForm(ctx, "/oauth/revoke", f)
+	if hint != "" {
+		f.Set("token_type_hint", hint)
+	}
+	return e.PostForm(ctx, ep, f)
 }
 
 // refreshed presents refresh token rt as clientID and wants a new pair; what
@@ -170,9 +180,15 @@ func (e *Env) refreshRefused(ctx context.Context, clientID, rt, what string) err
 	return nil
 }
 
-// revoked revokes token as clientID and wants HTTP 200.
+// revoked revokes token as clientID at the contract's endpoint and wants
+// HTTP 200.
 func (e *Env) revoked(ctx context.Context, clientID, token string) error {
-	r, err := e.revoke(ctx, clientID, token)
+	return e.revokedAt(ctx, "/oauth/revoke", clientID, token, "")
+}
+
+// revokedAt is revokeAt wanting HTTP 200.
+func (e *Env) revokedAt(ctx context.Context, ep, clientID, token, hint string) error {
+	r, err := e.revokeAt(ctx, ep, clientID, token, hint)
 	if err != nil {
 		return err
 	}
