@@ -60,11 +60,7 @@ func blindSpotChecks() []Check {
 		{
 			ID: "PING-17", Title: "/mcp is stateless: initialize sets no Mcp-Session-Id, GET gets 405 with Allow", Area: "ping",
 			Source: "MCP 2026-07-28 (stateless Streamable HTTP) via " + src2026 + " (/mcp)", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
-				if err != nil {
-					return err
-				}
+			Run: given((*Env).token, func(ctx context.Context, e *Env, tok string) error {
 				r, err := e.postMCP(ctx, "Bearer "+tok)
 				if err != nil {
 					return err
@@ -83,7 +79,7 @@ func blindSpotChecks() []Check {
 					return Fail("GET /mcp: want HTTP 405 with Allow naming POST (no stream to open), got %s, Allow %q", g.Snippet(), g.Header.Get("Allow"))
 				}
 				return nil
-			},
+			}),
 		},
 		corsCheck("HDR-09", "/api/ping", func(ctx context.Context, e *Env, origin string) (*Response, error) {
 			return e.Get(ctx, "/api/ping", "Origin", origin, "Authorization", "Bearer garbage-"+randomString(8))
@@ -191,11 +187,7 @@ func blindSpotChecks() []Check {
 		{
 			ID: "TOKEN-22", Title: "token request parameters in the URL query are not used (the body only)", Area: "token",
 			Source: "RFC 6749 §3.2 and §4.1.3 (parameters in the form body); RFC 9700 §4.3", Severity: Should, Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
+			Run: given((*Env).authCode, func(ctx context.Context, e *Env, g *grant) error {
 				r, err := e.PostRaw(ctx, "/oauth/token?"+g.exchangeForm().Encode(), "application/x-www-form-urlencoded", []byte{})
 				if err != nil {
 					return err
@@ -204,7 +196,7 @@ func blindSpotChecks() []Check {
 					return Fail("a code sent in the URL query (which proxies log) was exchanged: %s", r.Snippet())
 				}
 				return nil
-			},
+			}),
 		},
 	}
 }

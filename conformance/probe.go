@@ -37,6 +37,19 @@ func probe(c Check, s sender, j judge) Check {
 	return c
 }
 
+// given is a check's Run that first obtains what the check is about (a
+// credential, a cookie, a code) with obtain, whose error (a skip, a setup
+// failure) is the check's, and then runs with it.
+func given[T any](obtain func(*Env, context.Context) (T, error), run func(ctx context.Context, e *Env, v T) error) func(context.Context, *Env) error {
+	return func(ctx context.Context, e *Env) error {
+		v, err := obtain(e, ctx)
+		if err != nil {
+			return err
+		}
+		return run(ctx, e, v)
+	}
+}
+
 // Senders. get, postJSON, postForm and postRaw send fixed values; asClient,
 // withToken, withAPIKey and fresh call their builder when the check runs, so
 // client ids, credentials and random parts are fresh on every run.
