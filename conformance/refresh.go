@@ -115,6 +115,18 @@ func (e *Env) offlineTokens(ctx context.Context, which int) (string, pair, error
 	return cid, p, nil
 }
 
+// withOfflineTokens is a check's Run on a fresh offlineTokens(0): the
+// client and the pair issued to it.
+func withOfflineTokens(run func(ctx context.Context, e *Env, cid string, p pair) error) func(context.Context, *Env) error {
+	return func(ctx context.Context, e *Env) error {
+		cid, p, err := e.offlineTokens(ctx, 0)
+		if err != nil {
+			return err
+		}
+		return run(ctx, e, cid, p)
+	}
+}
+
 // offlineTokensAndOther is offlineTokens(0) and the id of the second
 // offline client, for the checks that another client cannot use the pair.
 func (e *Env) offlineTokensAndOther(ctx context.Context) (cid string, p pair, other string, err error) {
@@ -278,11 +290,7 @@ func refreshChecks() []Check {
 		{
 			ID: "REFRESH-03", Title: "a refresh rotates: a new access and refresh token, and the old refresh token is spent",
 			Area: "refresh", Source: srcRefresh, Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				q, err := e.refreshed(ctx, cid, p.Refresh, "refreshing")
 				if err != nil {
 					return err
@@ -297,16 +305,12 @@ func refreshChecks() []Check {
 					return err
 				}
 				return e.refreshRefused(ctx, cid, p.Refresh, "presenting the spent refresh token again")
-			},
+			}),
 		},
 		{
 			ID: "REFRESH-04", Title: "reusing a spent refresh token revokes the family: the newer refresh token and its access token",
 			Area: "refresh", Source: srcRefresh, Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				q, err := e.rotated(ctx, cid, p)
 				if err != nil {
 					return err
@@ -318,16 +322,12 @@ func refreshChecks() []Check {
 					return err
 				}
 				return e.wantRefused(ctx, q.Access, "after a replay of the spent refresh token, the access token issued from the family")
-			},
+			}),
 		},
 		{
 			ID: "REFRESH-05", Title: "of concurrent refreshes with one refresh token exactly one gets new tokens",
 			Area: "refresh", Source: srcRefresh, Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				const n = 6
 				var wg sync.WaitGroup
 				rs := make([]*Response, n)
@@ -361,7 +361,7 @@ func refreshChecks() []Check {
 					return Fail("%d of %d concurrent refreshes with one refresh token got new tokens, want exactly 1", won, n)
 				}
 				return nil
-			},
+			}),
 		},
 		{
 			ID: "REFRESH-06", Title: "a refresh token presented by another client gets invalid_grant and revokes nothing",
@@ -381,11 +381,7 @@ func refreshChecks() []Check {
 		{
 			ID: "REFRESH-08", Title: "a refresh never widens the scope: a scope beyond the original grant gets invalid_scope",
 			Area: "refresh", Source: "RFC 6749 §6 (MUST NOT include any scope not originally granted) and §5.2", Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				granted := strings.Fields(offlineScope)
 				wider := offlineScope + " mcpauth-conformance-not-granted"
 				r, err := e.PostForm(ctx, "/oauth/token", url.Values{
@@ -398,7 +394,7 @@ func refreshChecks() []Check {
 					return wantNoWiderScope(r, granted, wider)
 				}
 				return wantOAuthError(r, 400, "invalid_scope")
-			},
+			}),
 		},
 		{
 			ID: "REFRESH-07", Title: "replaying the authorization code also revokes the refresh token issued from it",
@@ -427,11 +423,7 @@ func revokeChecks() []Check {
 		{
 			ID: "REVOKE-01", Title: "revoking a refresh token revokes its family: the refresh token and the access token",
 			Area: "revoke", Source: srcRevocation + "; RFC 7009 §2.1", Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				if err := e.revoked(ctx, cid, p.Refresh); err != nil {
 					return err
 				}
@@ -439,21 +431,17 @@ func revokeChecks() []Check {
 					return err
 				}
 				return e.wantRefused(ctx, p.Access, "the access token issued with the revoked refresh token")
-			},
+			}),
 		},
 		{
 			ID: "REVOKE-02", Title: "revoking an access token gets 200 and the token is refused afterwards",
 			Area: "revoke", Source: srcRevocation, Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				if err := e.revoked(ctx, cid, p.Access); err != nil {
 					return err
 				}
 				return e.wantRefused(ctx, p.Access, "the revoked access token")
-			},
+			}),
 		},
 		{
 			ID: "REVOKE-03", Title: "revoking an unknown token gets 200", Area: "revoke",
