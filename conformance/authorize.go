@@ -201,6 +201,22 @@ func (e *Env) postConsent(ctx context.Context, f *htmlform.Form, vals url.Values
 		headers("Content-Type", "application/x-www-form-urlencoded", "Cookie", cookieHeader(cs)), []byte(vals.Encode()))
 }
 
+// postApproval posts the consent page's approve form as the logged-in test
+// user, its values first edited by edit (nil: as the page has them), which
+// may fail the check before anything is posted.
+func (e *Env) postApproval(ctx context.Context, edit func(url.Values) error) (*Response, error) {
+	f, vals, err := e.approveForm(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if edit != nil {
+		if err := edit(vals); err != nil {
+			return nil, err
+		}
+	}
+	return e.postConsent(ctx, f, vals)
+}
+
 // consentPage fetches the consent page as the logged-in test user.
 func (e *Env) consentPage(ctx context.Context, a *authRequest) (*Response, error) {
 	r, _, err := e.getAuthorize(ctx, a.Query, true)
@@ -339,21 +355,19 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-24", Title: "an approval posted without the CSRF token issues no code", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				f, vals, err := e.approveForm(ctx)
-				if err != nil {
-					return err
-				}
-				dropped := false
-				for k := range vals {
-					if strings.Contains(strings.ToLower(k), "csrf") {
-						vals.Del(k)
-						dropped = true
+				resp, err := e.postApproval(ctx, func(vals url.Values) error {
+					dropped := false
+					for k := range vals {
+						if strings.Contains(strings.ToLower(k), "csrf") {
+							vals.Del(k)
+							dropped = true
+						}
 					}
-				}
-				if !dropped {
-					return Fail("the consent form has no CSRF field (an input whose name contains csrf)")
-				}
-				resp, err := e.postConsent(ctx, f, vals)
+					if !dropped {
+						return Fail("the consent form has no CSRF field (an input whose name contains csrf)")
+					}
+					return nil
+				})
 				if err != nil {
 					return err
 				}

@@ -163,11 +163,7 @@ func blindSpotChecks() []Check {
 			ID: "AUTHZ-27", Title: "approving consent redirects with 302 or 303, never 307/308 (which would re-post the form)", Area: "authorize",
 			Source: "RFC 9700 §4.12; RFC 9110 §15.4", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				f, vals, err := e.approveForm(ctx)
-				if err != nil {
-					return err
-				}
-				resp, err := e.postConsent(ctx, f, vals)
+				resp, err := e.postApproval(ctx, nil)
 				if err != nil {
 					return err
 				}

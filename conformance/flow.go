@@ -166,6 +166,20 @@ func (e *Env) freshExchange(ctx context.Context) (*grant, *Response, error) {
 	return g, r, err
 }
 
+// exchangedOnce obtains a fresh code and redeems it, wanting a token, for
+// the checks that then replay the code: the grant and the access token.
+func (e *Env) exchangedOnce(ctx context.Context) (*grant, string, error) {
+	g, r, err := e.freshExchange(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	tok, err := accessToken(r)
+	if err != nil {
+		return nil, "", setupFail("first exchange", err)
+	}
+	return g, tok, nil
+}
+
 // exchangeForm is the form flows sends to redeem g, for checks that break it.
 func (g *grant) exchangeForm() url.Values {
 	return url.Values{
