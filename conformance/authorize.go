@@ -281,13 +281,9 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-21", Title: "approving consent redirects with a code and the state", Area: "authorize",
 			Source: "contract §GET /oauth/authorize; RFC 6749 §4.1.2", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
+				a, u, err := e.consentRedirect(ctx, true)
 				if err != nil {
 					return err
-				}
-				u, err := e.consent(ctx, a, true)
-				if err != nil {
-					return Fail("approving: %v", err)
 				}
 				if !sameEndpoint(u, loopbackRedirect) {
 					return Fail("want a redirect to %s, got %s", loopbackRedirect, u)
@@ -302,13 +298,9 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-22", Title: "denying consent redirects with access_denied and the state", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
+				a, u, err := e.consentRedirect(ctx, false)
 				if err != nil {
 					return err
-				}
-				u, err := e.consent(ctx, a, false)
-				if err != nil {
-					return Fail("denying: %v", err)
 				}
 				q := u.Query()
 				if !sameEndpoint(u, loopbackRedirect) || q.Get("error") != "access_denied" || q.Get("state") != a.State {

@@ -111,8 +111,26 @@ func (e *Env) suiteRequest(ctx context.Context, redirectURI string) (*authReques
 	return e.newAuthRequest(cid, redirectURI)
 }
 
-// consent runs the authorization request through the approver and returns
+// consentRedirect runs a good authorization request of the suite's client
+// through the approver, approving or denying it, and returns the request and
 // the redirect, unchecked, for the checks of the authorization endpoint.
+func (e *Env) consentRedirect(ctx context.Context, approve bool) (*authRequest, *url.URL, error) {
+	a, err := e.suiteRequest(ctx, loopbackRedirect)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := e.consent(ctx, a, approve)
+	if err != nil {
+		verb := "denying"
+		if approve {
+			verb = "approving"
+		}
+		return nil, nil, Fail("%s: %v", verb, err)
+	}
+	return a, u, nil
+}
+
+// consent sends a through the approver's consent screen.
 func (e *Env) consent(ctx context.Context, a *authRequest, approve bool) (*url.URL, error) {
 	if e.target.Approver == nil {
 		return nil, Skip("needs an approver")
