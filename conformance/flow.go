@@ -187,15 +187,26 @@ func (e *Env) freshExchange(ctx context.Context) (*grant, *Response, error) {
 // exchangedOnce obtains a fresh code and redeems it, wanting a token, for
 // the checks that then replay the code: the grant and the access token.
 func (e *Env) exchangedOnce(ctx context.Context) (*grant, string, error) {
-	g, r, err := e.freshExchange(ctx)
+	g, err := e.authCode(ctx)
 	if err != nil {
 		return nil, "", err
 	}
+	tok, err := e.redeemOnce(ctx, g, "first exchange")
+	return g, tok, err
+}
+
+// redeemOnce redeems g through flows and returns the access token issued; a
+// refusal fails the setup, step naming the exchange.
+func (e *Env) redeemOnce(ctx context.Context, g *grant, step string) (string, error) {
+	r, err := e.exchange(ctx, g)
+	if err != nil {
+		return "", err
+	}
 	tok, err := accessToken(r)
 	if err != nil {
-		return nil, "", setupFail("first exchange", err)
+		return "", setupFail(step, err)
 	}
-	return g, tok, nil
+	return tok, nil
 }
 
 // exchangeForm is the form flows sends to redeem g, for checks that break it.

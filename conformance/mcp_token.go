@@ -23,6 +23,28 @@ func (e *Env) mcpExchange(ctx context.Context, s *mcpSite) (*grant, *Response, e
 	return g, r, err
 }
 
+// mcpExchangedOnce runs the code flow asking scope and redeems the code,
+// wanting a token, for the checks that then replay the code: the grant and
+// the access token.
+func (e *Env) mcpExchangedOnce(ctx context.Context, scope string) (*grant, string, error) {
+	g, _, err := e.mcpGrant(ctx, scope)
+	if err != nil {
+		return nil, "", err
+	}
+	tok, err := e.redeemOnce(ctx, g, "the first exchange")
+	return g, tok, err
+}
+
+// mcpWantCodeRefused presents g's code to the token endpoint, raw, and
+// wants 400 invalid_grant: it was spent, or it expired.
+func (e *Env) mcpWantCodeRefused(ctx context.Context, s *mcpSite, g *grant) error {
+	r, err := e.tokenRequest(ctx, s, g.exchangeForm())
+	if err != nil {
+		return err
+	}
+	return wantOAuthError(r, 400, "invalid_grant")
+}
+
 // mcpRedeemEdited runs the code flow and redeems the code with the token
 // request's form edited by edit, for the checks that the server refuses it.
 func (e *Env) mcpRedeemEdited(ctx context.Context, s *mcpSite, edit func(url.Values)) (*Response, error) {
@@ -168,34 +190,19 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-60", areaToken, "an authorization code is single use: the second exchange gets invalid_grant",
 			srcCode, Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				g, r, err := e.mcpExchange(ctx, s)
+				g, _, err := e.mcpExchangedOnce(ctx, s.scope())
 				if err != nil {
 					return err
 				}
-				if _, err := accessToken(r); err != nil {
-					return setupFail("the first exchange", err)
-				}
-				again, err := e.tokenRequest(ctx, s, g.exchangeForm())
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(again, 400, "invalid_grant")
+				return e.mcpWantCodeRefused(ctx, s, g)
 			}),
 		mcpCheck("MCP-61", areaToken, "replaying a code revokes the access token issued for it",
 			"RFC 6749 §4.1.2 (SHOULD revoke); OAuth 2.1 §4.1.3; RFC 9700 §4.5", Should, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
 				// Without offline_access: the access token alone must go,
 				// not only through its refresh family.
-				g, _, err := e.mcpGrant(ctx, withoutScope(s.scope(), "offline_access"))
+				g, tok, err := e.mcpExchangedOnce(ctx, withoutScope(s.scope(), "offline_access"))
 				if err != nil {
 					return err
-				}
-				r, err := e.exchange(ctx, g)
-				if err != nil {
-					return err
-				}
-				tok, err := accessToken(r)
-				if err != nil {
-					return setupFail("the first exchange", err)
 				}
 				if ok, m, err := e.mcpAccepts(ctx, s, tok); err != nil {
 					return err

@@ -105,11 +105,7 @@ func mcpValidationChecks() []Check {
 				if err := e.Advance(ctx, codeLifetime); err != nil {
 					return err
 				}
-				r, err := e.tokenRequest(ctx, s, g.exchangeForm())
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_grant")
+				return e.mcpWantCodeRefused(ctx, s, g)
 			},
 		},
 		mcpRefusal("MCP-83", areaAuthorize, "an authorization request without response_type is refused",
