@@ -10,31 +10,18 @@ var apiKeyShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 
 func apiKeyChecks() []Check {
 	return []Check{
-		{
-			ID: "KEY-01", Title: "the API key works as a bearer token on /api/ping", Area: "apikey",
-			Source: "contract §API key", Needs: []Need{NeedAPIKey},
-			Run: func(ctx context.Context, e *Env) error {
-				k, err := e.apiKey(ctx)
-				if err != nil {
-					return err
-				}
-				_, err = e.pingAs(ctx, k)
-				return err
-			},
-		},
+		probe(Check{ID: "KEY-01", Title: "the API key works as a bearer token on /api/ping", Area: "apikey",
+			Source: "contract §API key", Needs: []Need{NeedAPIKey}},
+			withAPIKey(pinged), pingAnswer),
 		{
 			ID: "KEY-02", Title: "the API key has the form mcpa_ + base62", Area: "apikey",
 			Source: "decisions.md §API keys", Severity: Should, Needs: []Need{NeedAPIKey},
-			Run: func(ctx context.Context, e *Env) error {
-				k, err := e.apiKey(ctx)
-				if err != nil {
-					return err
-				}
+			Run: given((*Env).apiKey, func(ctx context.Context, e *Env, k string) error {
 				if !apiKeyShape().MatchString(k) {
 					return Fail("want mcpa_ followed by 40+ base62 characters, got %d characters starting %q", len(k), k[:min(len(k), 5)])
 				}
 				return nil
-			},
+			}),
 		},
 		probe(Check{ID: "KEY-03", Title: "the API key works on /mcp", Area: "apikey",
 			Source: "contract §API key (same access as a JWT)", Needs: []Need{NeedAPIKey}},

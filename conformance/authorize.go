@@ -201,6 +201,22 @@ func (e *Env) postConsent(ctx context.Context, f *htmlform.Form, vals url.Values
 		headers("Content-Type", "application/x-www-form-urlencoded", "Cookie", cookieHeader(cs)), []byte(vals.Encode()))
 }
 
+// postApproval posts the consent page's approve form as the logged-in test
+// user, its values first edited by edit (nil: as the page has them), which
+// may fail the check before anything is posted.
+func (e *Env) postApproval(ctx context.Context, edit func(url.Values) error) (*Response, error) {
+	f, vals, err := e.approveForm(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if edit != nil {
+		if err := edit(vals); err != nil {
+			return nil, err
+		}
+	}
+	return e.postConsent(ctx, f, vals)
+}
+
 // consentPage fetches the consent page as the logged-in test user.
 func (e *Env) consentPage(ctx context.Context, a *authRequest) (*Response, error) {
 	r, _, err := e.getAuthorize(ctx, a.Query, true)
@@ -265,13 +281,9 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-21", Title: "approving consent redirects with a code and the state", Area: "authorize",
 			Source: "contract §GET /oauth/authorize; RFC 6749 §4.1.2", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
+				a, u, err := e.consentRedirect(ctx, true)
 				if err != nil {
 					return err
-				}
-				u, err := e.consent(ctx, a, true)
-				if err != nil {
-					return Fail("approving: %v", err)
 				}
 				if !sameEndpoint(u, loopbackRedirect) {
 					return Fail("want a redirect to %s, got %s", loopbackRedirect, u)
@@ -286,13 +298,9 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-22", Title: "denying consent redirects with access_denied and the state", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint; RFC 6749 §4.1.2.1", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				a, err := e.suiteRequest(ctx, loopbackRedirect)
+				a, u, err := e.consentRedirect(ctx, false)
 				if err != nil {
 					return err
-				}
-				u, err := e.consent(ctx, a, false)
-				if err != nil {
-					return Fail("denying: %v", err)
 				}
 				q := u.Query()
 				if !sameEndpoint(u, loopbackRedirect) || q.Get("error") != "access_denied" || q.Get("state") != a.State {
@@ -339,21 +347,19 @@ func authorizeChecks() []Check {
 			ID: "AUTHZ-24", Title: "an approval posted without the CSRF token issues no code", Area: "authorize",
 			Source: "decisions.md §Authorization endpoint", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				f, vals, err := e.approveForm(ctx)
-				if err != nil {
-					return err
-				}
-				dropped := false
-				for k := range vals {
-					if strings.Contains(strings.ToLower(k), "csrf") {
-						vals.Del(k)
-						dropped = true
+				resp, err := e.postApproval(ctx, func(vals url.Values) error {
+					dropped := false
+					for k := range vals {
+						if strings.Contains(strings.ToLower(k), "csrf") {
+							vals.Del(k)
+							dropped = true
+						}
 					}
-				}
-				if !dropped {
-					return Fail("the consent form has no CSRF field (an input whose name contains csrf)")
-				}
-				resp, err := e.postConsent(ctx, f, vals)
+					if !dropped {
+						return Fail("the consent form has no CSRF field (an input whose name contains csrf)")
+					}
+					return nil
+				})
 				if err != nil {
 					return err
 				}

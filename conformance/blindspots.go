@@ -60,11 +60,7 @@ func blindSpotChecks() []Check {
 		{
 			ID: "PING-17", Title: "/mcp is stateless: initialize sets no Mcp-Session-Id, GET gets 405 with Allow", Area: "ping",
 			Source: "MCP 2026-07-28 (stateless Streamable HTTP) via " + src2026 + " (/mcp)", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
-				if err != nil {
-					return err
-				}
+			Run: given((*Env).token, func(ctx context.Context, e *Env, tok string) error {
 				r, err := e.postMCP(ctx, "Bearer "+tok)
 				if err != nil {
 					return err
@@ -83,7 +79,7 @@ func blindSpotChecks() []Check {
 					return Fail("GET /mcp: want HTTP 405 with Allow naming POST (no stream to open), got %s, Allow %q", g.Snippet(), g.Header.Get("Allow"))
 				}
 				return nil
-			},
+			}),
 		},
 		corsCheck("HDR-09", "/api/ping", func(ctx context.Context, e *Env, origin string) (*Response, error) {
 			return e.Get(ctx, "/api/ping", "Origin", origin, "Authorization", "Bearer garbage-"+randomString(8))
@@ -98,11 +94,7 @@ func blindSpotChecks() []Check {
 			Run: func(ctx context.Context, e *Env) error {
 				// Compared with the plain answers, so that only what the
 				// headers change counts here (DISC-07 judges the issuer).
-				plain, err := e.getMetadata(ctx, asPath)
-				if err != nil {
-					return err
-				}
-				issuer, err := plain.str("issuer")
+				issuer, err := e.metadataStr(ctx, asPath, "issuer")
 				if err != nil {
 					return err
 				}
@@ -171,11 +163,7 @@ func blindSpotChecks() []Check {
 			ID: "AUTHZ-27", Title: "approving consent redirects with 302 or 303, never 307/308 (which would re-post the form)", Area: "authorize",
 			Source: "RFC 9700 §4.12; RFC 9110 §15.4", Needs: []Need{NeedSession},
 			Run: func(ctx context.Context, e *Env) error {
-				f, vals, err := e.approveForm(ctx)
-				if err != nil {
-					return err
-				}
-				resp, err := e.postConsent(ctx, f, vals)
+				resp, err := e.postApproval(ctx, nil)
 				if err != nil {
 					return err
 				}
@@ -195,11 +183,7 @@ func blindSpotChecks() []Check {
 		{
 			ID: "TOKEN-22", Title: "token request parameters in the URL query are not used (the body only)", Area: "token",
 			Source: "RFC 6749 §3.2 and §4.1.3 (parameters in the form body); RFC 9700 §4.3", Severity: Should, Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				g, err := e.authCode(ctx)
-				if err != nil {
-					return err
-				}
+			Run: given((*Env).authCode, func(ctx context.Context, e *Env, g *grant) error {
 				r, err := e.PostRaw(ctx, "/oauth/token?"+g.exchangeForm().Encode(), "application/x-www-form-urlencoded", []byte{})
 				if err != nil {
 					return err
@@ -208,7 +192,7 @@ func blindSpotChecks() []Check {
 					return Fail("a code sent in the URL query (which proxies log) was exchanged: %s", r.Snippet())
 				}
 				return nil
-			},
+			}),
 		},
 	}
 }

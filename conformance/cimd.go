@@ -281,11 +281,7 @@ func cimdChecks() []Check {
 				if err != nil {
 					return err
 				}
-				g, err := e.codeFor(ctx, cid, "mcp")
-				if err != nil {
-					return err
-				}
-				r, err := e.exchange(ctx, g)
+				_, r, err := e.exchangeFor(ctx, cid, "mcp")
 				if err != nil {
 					return err
 				}

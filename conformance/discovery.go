@@ -24,6 +24,15 @@ func (e *Env) getMetadata(ctx context.Context, path string) (object, error) {
 	return decodeObject(r)
 }
 
+// metadataStr is string member k of the discovery document at path.
+func (e *Env) metadataStr(ctx context.Context, path, k string) (string, error) {
+	o, err := e.getMetadata(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	return o.str(k)
+}
+
 // metadataField is a check that one member of a discovery document is right.
 func metadataField(id, path, title, source string, check func(e *Env, o object) error) Check {
 	return Check{

@@ -111,8 +111,26 @@ func (e *Env) suiteRequest(ctx context.Context, redirectURI string) (*authReques
 	return e.newAuthRequest(cid, redirectURI)
 }
 
-// consent runs the authorization request through the approver and returns
+// consentRedirect runs a good authorization request of the suite's client
+// through the approver, approving or denying it, and returns the request and
 // the redirect, unchecked, for the checks of the authorization endpoint.
+func (e *Env) consentRedirect(ctx context.Context, approve bool) (*authRequest, *url.URL, error) {
+	a, err := e.suiteRequest(ctx, loopbackRedirect)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := e.consent(ctx, a, approve)
+	if err != nil {
+		verb := "denying"
+		if approve {
+			verb = "approving"
+		}
+		return nil, nil, Fail("%s: %v", verb, err)
+	}
+	return a, u, nil
+}
+
+// consent sends a through the approver's consent screen.
 func (e *Env) consent(ctx context.Context, a *authRequest, approve bool) (*url.URL, error) {
 	if e.target.Approver == nil {
 		return nil, Skip("needs an approver")
@@ -164,6 +182,31 @@ func (e *Env) freshExchange(ctx context.Context) (*grant, *Response, error) {
 	}
 	r, err := e.exchange(ctx, g)
 	return g, r, err
+}
+
+// exchangedOnce obtains a fresh code and redeems it, wanting a token, for
+// the checks that then replay the code: the grant and the access token.
+func (e *Env) exchangedOnce(ctx context.Context) (*grant, string, error) {
+	g, err := e.authCode(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	tok, err := e.redeemOnce(ctx, g, "first exchange")
+	return g, tok, err
+}
+
+// redeemOnce redeems g through flows and returns the access token issued; a
+// refusal fails the setup, step naming the exchange.
+func (e *Env) redeemOnce(ctx context.Context, g *grant, step string) (string, error) {
+	r, err := e.exchange(ctx, g)
+	if err != nil {
+		return "", err
+	}
+	tok, err := accessToken(r)
+	if err != nil {
+		return "", setupFail(step, err)
+	}
+	return tok, nil
 }
 
 // exchangeForm is the form flows sends to redeem g, for checks that break it.

@@ -87,6 +87,14 @@ func replaceClaims(tok string, claims map[string]any) string {
 	return parts[0] + "." + encodePart(claims) + "." + parts[2]
 }
 
+// wantFilledClaim checks claim k is a non-empty string.
+func wantFilledClaim(claims map[string]any, k string) error {
+	if s, _ := claims[k].(string); s == "" {
+		return Fail("claim %s: want a non-empty string, got %v", k, claims[k])
+	}
+	return nil
+}
+
 // numClaim reads a numeric claim.
 func numClaim(claims map[string]any, k string) (int64, error) {
 	n, ok := claims[k].(json.Number)

@@ -33,17 +33,23 @@ func (e *Env) sessionAuthCookie(ctx context.Context) (*http.Cookie, error) {
 	return c, nil
 }
 
+// identityProviderRedirect starts a browser sign-in at /auth/login and
+// returns where it redirects to.
+func (e *Env) identityProviderRedirect(ctx context.Context) (*url.URL, error) {
+	r, err := e.Get(ctx, "/auth/login?return_to=%2F", "Accept", "text/html")
+	if err != nil {
+		return nil, err
+	}
+	return location(r)
+}
+
 func loginChecks() []Check {
 	return []Check{
 		{
 			ID: "LOGIN-01", Title: "/auth/login redirects to the identity provider with a state", Area: "login",
 			Source: "contract §Browser pages; decisions.md §Browser login",
 			Run: func(ctx context.Context, e *Env) error {
-				r, err := e.Get(ctx, "/auth/login?return_to=%2F", "Accept", "text/html")
-				if err != nil {
-					return err
-				}
-				u, err := location(r)
+				u, err := e.identityProviderRedirect(ctx)
 				if err != nil {
 					return err
 				}
@@ -60,11 +66,7 @@ func loginChecks() []Check {
 			ID: "LOGIN-02", Title: "the identity provider request uses a nonce and PKCE S256", Area: "login",
 			Source: "decisions.md §Browser login", Severity: Should,
 			Run: func(ctx context.Context, e *Env) error {
-				r, err := e.Get(ctx, "/auth/login?return_to=%2F", "Accept", "text/html")
-				if err != nil {
-					return err
-				}
-				u, err := location(r)
+				u, err := e.identityProviderRedirect(ctx)
 				if err != nil {
 					return err
 				}
@@ -95,11 +97,7 @@ func loginChecks() []Check {
 		{
 			ID: "LOGIN-04", Title: "the auth_token cookie is HttpOnly, Secure, SameSite=Lax, Path=/, Max-Age 86400", Area: "login",
 			Source: "contract §Session cookie; decisions.md §Browser login", Needs: []Need{NeedSession},
-			Run: func(ctx context.Context, e *Env) error {
-				c, err := e.sessionAuthCookie(ctx)
-				if err != nil {
-					return err
-				}
+			Run: given((*Env).sessionAuthCookie, func(ctx context.Context, e *Env, c *http.Cookie) error {
 				if c.Raw == "" {
 					return Skip("the cookie's attributes are unknown (the session was given, not observed at login)")
 				}
@@ -123,32 +121,24 @@ func loginChecks() []Check {
 					return Fail("auth_token: %s (Set-Cookie: %s)", strings.Join(bad, ", "), redactCookie(c))
 				}
 				return nil
-			},
+			}),
 		},
 		{
 			ID: "LOGIN-05", Title: "the session cookie holds a JWT that works as a bearer token", Area: "login",
 			Source: "contract §Session cookie; §Authentication 2", Needs: []Need{NeedSession},
-			Run: func(ctx context.Context, e *Env) error {
-				c, err := e.sessionAuthCookie(ctx)
-				if err != nil {
-					return err
-				}
+			Run: given((*Env).sessionAuthCookie, func(ctx context.Context, e *Env, c *http.Cookie) error {
 				if _, _, err := decodeJWT(c.Value); err != nil {
 					return Fail("auth_token: %v", err)
 				}
-				_, err = e.pingAs(ctx, c.Value)
+				_, err := e.pingAs(ctx, c.Value)
 				return err
-			},
+			}),
 		},
 		returnToCheck(),
 		{
 			ID: "LOGIN-07", Title: "an OAuth access token in the auth_token cookie opens no page", Area: "login",
 			Source: "contract §Authentication 2 (the cookie JWT is for browser sessions only)", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, err := e.token(ctx)
-				if err != nil {
-					return err
-				}
+			Run: given((*Env).token, func(ctx context.Context, e *Env, tok string) error {
 				for _, path := range []string{"/settings", "/auth/device"} {
 					r, err := e.Get(ctx, path, "Accept", "text/html", "Cookie", "auth_token="+tok)
 					if err != nil {
@@ -159,7 +149,7 @@ func loginChecks() []Check {
 					}
 				}
 				return nil
-			},
+			}),
 		},
 	}
 }

@@ -32,11 +32,7 @@ func mcpASChecks() []Check {
 			}),
 		mcpCheck("MCP-27", areaASMetadata, "authorization server metadata is served as application/json",
 			"RFC 8414 §3.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				r, err := e.Get(ctx, s.asURL, "Accept", "application/json")
-				if err != nil {
-					return err
-				}
-				return wantJSONType(r)
+				return e.wantJSONAt(ctx, s.asURL)
 			}),
 		mcpCheck("MCP-28", areaASMetadata, "response_types_supported is present and contains code",
 			"RFC 8414 §2 (REQUIRED); "+srcMCPAuth+" (OAuth 2.1 authorization code)", Must, nil, func(_ context.Context, _ *Env, s *mcpSite) error {

@@ -52,6 +52,16 @@ func wantJSONType(r *Response) error {
 	return nil
 }
 
+// wantJSONAt fetches the metadata document at u and checks it is served as
+// application/json.
+func (e *Env) wantJSONAt(ctx context.Context, u string) error {
+	r, err := e.Get(ctx, u, "Accept", "application/json")
+	if err != nil {
+		return err
+	}
+	return wantJSONType(r)
+}
+
 // bearerChallenge is the Bearer challenge of r, or nil.
 func bearerChallenge(r *Response) map[string]string {
 	for _, c := range parseChallenges(r.Header.Values("WWW-Authenticate")) {
@@ -89,11 +99,7 @@ func mcpPRMChecks() []Check {
 		mcpCheck("MCP-03", areaPRM, "protected resource metadata is also at the root location (a fallback clients try second), for a resource that is the MCP URL or a prefix of it",
 			srcPRM+" (root as fallback); RFC 9728 §3.1", Info, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
 				_, root := prmURLs(s.mcpURL)
-				o, err := e.getMetadata(ctx, root)
-				if err != nil {
-					return err
-				}
-				res, err := o.str("resource")
+				res, err := e.metadataStr(ctx, root, "resource")
 				if err != nil {
 					return err
 				}
@@ -104,11 +110,7 @@ func mcpPRMChecks() []Check {
 			}),
 		mcpCheck("MCP-15", areaPRM, "protected resource metadata is served as application/json",
 			"RFC 9728 §3.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				r, err := e.Get(ctx, s.prmURL, "Accept", "application/json")
-				if err != nil {
-					return err
-				}
-				return wantJSONType(r)
+				return e.wantJSONAt(ctx, s.prmURL)
 			}),
 		mcpCheck("MCP-16", areaPRM, "the metadata the challenge's resource_metadata names has resource equal to the MCP URL the client requested",
 			"RFC 9728 §3.3 (metadata from a WWW-Authenticate resource_metadata URL); "+srcPRM, Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
@@ -239,10 +241,7 @@ func mcpChallengeChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if r.Status != 400 && r.Status != 401 {
-					return Fail("want HTTP 400 or 401, got %s", r.Snippet())
-				}
-				return nil
+				return wantStatus(r, 400, 401)
 			}),
 		mcpCheck("MCP-25", areaChallenge, "a GET of the MCP endpoint without a token gets 401 (or 405 where there is no GET stream), never content",
 			srcMCPAuth+" §Access token usage (authorization on every HTTP request); MCP transports §Streamable HTTP", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
@@ -250,10 +249,7 @@ func mcpChallengeChecks() []Check {
 				if err != nil {
 					return err
 				}
-				if r.Status != 401 && r.Status != 405 {
-					return Fail("want HTTP 401 or 405, got %s", r.Snippet())
-				}
-				return nil
+				return wantStatus(r, 401, 405)
 			}),
 		mcpCheck("MCP-26", areaChallenge, "Basic credentials at the MCP endpoint get 401 with a Bearer challenge",
 			srcTokenUse+"; RFC 6750 §3", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {

@@ -71,6 +71,19 @@ func (e *Env) mcpRefreshed(ctx context.Context, s *mcpSite) (*offline, *Response
 	return o, r, err
 }
 
+// mcpRotated is mcpRefreshed wanting the refresh to issue a new pair.
+func (e *Env) mcpRotated(ctx context.Context, s *mcpSite) (*offline, pair, *Response, error) {
+	o, r, err := e.mcpRefreshed(ctx, s)
+	if err != nil {
+		return nil, pair{}, nil, err
+	}
+	q, err := readPair(r)
+	if err != nil {
+		return nil, pair{}, nil, Fail("refreshing: %v", err)
+	}
+	return o, q, r, nil
+}
+
 // notGranted is a scope the grant does not hold: one the server lists, or
 // a made-up one.
 func (s *mcpSite) notGranted(granted []string) string {
@@ -106,16 +119,21 @@ func wantNoWiderScope(r *Response, granted []string, asked string) error {
 	return nil
 }
 
+// mcpRevocationCheck is an mcp check of the revocation endpoint ep the
+// server advertises; it is skipped where there is none.
+func mcpRevocationCheck(id, title, source string, sev Severity, needs []Need, run func(ctx context.Context, e *Env, s *mcpSite, ep string) error) Check {
+	return mcpCheck(id, areaRevocation, title, source, sev, needs, func(ctx context.Context, e *Env, s *mcpSite) error {
+		ep, err := s.as.str("revocation_endpoint")
+		if err != nil {
+			return Skip("the server advertises no revocation_endpoint")
+		}
+		return run(ctx, e, s, ep)
+	})
+}
+
 func mcpRefreshChecks() []Check {
 	approval := []Need{NeedApproval}
 	const srcRevoke = "RFC 7009 §2.1 and §2.2; " + srcMCPAuth + " §Token revocation"
-	revocation := func(s *mcpSite) (string, error) {
-		ep, err := s.as.str("revocation_endpoint")
-		if err != nil {
-			return "", Skip("the server advertises no revocation_endpoint")
-		}
-		return ep, nil
-	}
 	return []Check{
 		mcpCheck("MCP-12", areaRefresh, "refresh tokens, when offered, rotate: the old one is refused after use",
 			srcMCPAuth+"; OAuth 2.1 §4.3.1; RFC 9700 §4.14.2", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
@@ -168,12 +186,9 @@ func mcpRefreshChecks() []Check {
 			}),
 		mcpCheck("MCP-67", areaRefresh, "a refresh never widens the scope: not on its own, and a wider scope asked for gets invalid_scope",
 			"RFC 6749 §6 (MUST NOT include any scope not originally granted) and §5.2 (invalid_scope)", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				o, r, err := e.mcpRefreshed(ctx, s)
+				o, _, r, err := e.mcpRotated(ctx, s)
 				if err != nil {
 					return err
-				}
-				if _, err := readPair(r); err != nil {
-					return Fail("refreshing: %v", err)
 				}
 				if err := wantNoWiderScope(r, o.granted, strings.Join(o.granted, " ")); err != nil {
 					return err
@@ -194,13 +209,9 @@ func mcpRefreshChecks() []Check {
 			}),
 		mcpCheck("MCP-68", areaRefresh, "reusing a rotated refresh token revokes the newer one too (the family)",
 			"RFC 9700 §4.14.2; OAuth 2.1 §4.3.1", Should, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				o, r, err := e.mcpRefreshed(ctx, s)
+				o, q, r, err := e.mcpRotated(ctx, s)
 				if err != nil {
 					return err
-				}
-				q, err := readPair(r)
-				if err != nil {
-					return Fail("refreshing: %v", err)
 				}
 				if q.Refresh == o.tokens.Refresh {
 					return Skip("the server does not rotate refresh tokens (see MCP-12)")
@@ -232,61 +243,42 @@ func mcpRefreshChecks() []Check {
 				}
 				return wantOAuthError(r, 0, "invalid_grant", "invalid_client")
 			}),
-		mcpCheck("MCP-70", areaRevocation, "a revoked refresh token is refused afterwards, where revocation is advertised",
-			srcRevoke, Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				ep, err := revocation(s)
-				if err != nil {
-					return err
-				}
+		mcpRevocationCheck("MCP-70", "a revoked refresh token is refused afterwards, where revocation is advertised",
+			srcRevoke, Must, approval, func(ctx context.Context, e *Env, s *mcpSite, ep string) error {
 				o, err := e.mcpOffline(ctx, s)
 				if err != nil {
 					return err
 				}
-				r, err := e.PostForm(ctx, ep, url.Values{"token": {o.tokens.Refresh}, "token_type_hint": {"refresh_token"}, "client_id": {o.client}})
-				if err != nil {
+				if err := e.revokedAt(ctx, ep, o.client, o.tokens.Refresh, "refresh_token"); err != nil {
 					return err
 				}
-				if r.Status != 200 {
-					return Fail("revoking: want HTTP 200, got %s", r.Snippet())
-				}
-				if r, err = e.mcpRefresh(ctx, s, o.client, o.tokens.Refresh, ""); err != nil {
+				r, err := e.mcpRefresh(ctx, s, o.client, o.tokens.Refresh, "")
+				if err != nil {
 					return err
 				}
 				return wantOAuthError(r, 400, "invalid_grant")
 			}),
-		mcpCheck("MCP-71", areaRevocation, "revoking a token the server does not know gets 200",
-			"RFC 7009 §2.2 (invalid tokens do not cause an error)", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				ep, err := revocation(s)
-				if err != nil {
-					return err
-				}
+		mcpRevocationCheck("MCP-71", "revoking a token the server does not know gets 200",
+			"RFC 7009 §2.2 (invalid tokens do not cause an error)", Must, nil, func(ctx context.Context, e *Env, s *mcpSite, ep string) error {
 				cid, err := e.mcpClient(ctx)
 				if err != nil {
 					return err
 				}
-				r, err := e.PostForm(ctx, ep, url.Values{"token": {"unknown-" + randomString(24)}, "client_id": {cid}})
+				r, err := e.revokeAt(ctx, ep, cid, "unknown-"+randomString(24), "")
 				if err != nil {
 					return err
 				}
 				return wantStatus(r, 200)
 			}),
-		mcpCheck("MCP-72", areaRevocation, "a revoked access token is refused by the MCP endpoint",
-			srcRevoke+"; "+srcTokenHand, Should, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				ep, err := revocation(s)
-				if err != nil {
-					return err
-				}
+		mcpRevocationCheck("MCP-72", "a revoked access token is refused by the MCP endpoint",
+			srcRevoke+"; "+srcTokenHand, Should, approval, func(ctx context.Context, e *Env, s *mcpSite, ep string) error {
 				tok, err := e.mcpAccessToken(ctx, s)
 				if err != nil {
 					return err
 				}
 				cid, _ := e.mcpClient(ctx)
-				r, err := e.PostForm(ctx, ep, url.Values{"token": {tok}, "token_type_hint": {"access_token"}, "client_id": {cid}})
-				if err != nil {
+				if err := e.revokedAt(ctx, ep, cid, tok, "access_token"); err != nil {
 					return err
-				}
-				if r.Status != 200 {
-					return Fail("revoking: want HTTP 200, got %s", r.Snippet())
 				}
 				return e.mcpWantRefused(ctx, s, tok, "the revoked access token still works")
 			}),

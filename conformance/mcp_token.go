@@ -23,6 +23,28 @@ func (e *Env) mcpExchange(ctx context.Context, s *mcpSite) (*grant, *Response, e
 	return g, r, err
 }
 
+// mcpExchangedOnce runs the code flow asking scope and redeems the code,
+// wanting a token, for the checks that then replay the code: the grant and
+// the access token.
+func (e *Env) mcpExchangedOnce(ctx context.Context, scope string) (*grant, string, error) {
+	g, _, err := e.mcpGrant(ctx, scope)
+	if err != nil {
+		return nil, "", err
+	}
+	tok, err := e.redeemOnce(ctx, g, "the first exchange")
+	return g, tok, err
+}
+
+// mcpWantCodeRefused presents g's code to the token endpoint, raw, and
+// wants 400 invalid_grant: it was spent, or it expired.
+func (e *Env) mcpWantCodeRefused(ctx context.Context, s *mcpSite, g *grant) error {
+	r, err := e.tokenRequest(ctx, s, g.exchangeForm())
+	if err != nil {
+		return err
+	}
+	return wantOAuthError(r, 400, "invalid_grant")
+}
+
 // mcpRedeemEdited runs the code flow and redeems the code with the token
 // request's form edited by edit, for the checks that the server refuses it.
 func (e *Env) mcpRedeemEdited(ctx context.Context, s *mcpSite, edit func(url.Values)) (*Response, error) {
@@ -58,6 +80,19 @@ func (e *Env) mcpAccepts(ctx context.Context, s *mcpSite, tok string) (bool, *Re
 	return r.Status >= 200 && r.Status < 300, r, nil
 }
 
+// mcpWantServed posts initialize with Authorization auth and wants HTTP
+// 200; want says what was expected in the failure.
+func (e *Env) mcpWantServed(ctx context.Context, s *mcpSite, auth, want string) error {
+	r, err := e.postMCPAt(ctx, s.mcpURL, auth)
+	if err != nil {
+		return err
+	}
+	if r.Status != 200 {
+		return Fail("%s, got %s", want, r.Snippet())
+	}
+	return nil
+}
+
 // mcpWantRefused fails, saying what and the answer, when the MCP endpoint
 // accepts tok; a transport error comes back as is.
 func (e *Env) mcpWantRefused(ctx context.Context, s *mcpSite, tok, what string) error {
@@ -74,6 +109,17 @@ func (e *Env) mcpWantRefused(ctx context.Context, s *mcpSite, tok, what string) 
 // tokenRequest posts a raw form to the token endpoint.
 func (e *Env) tokenRequest(ctx context.Context, s *mcpSite, f url.Values) (*Response, error) {
 	return e.PostForm(ctx, s.meta.TokenEndpoint, f)
+}
+
+// mcpClientTokenRequest posts form f as the profile's client (client_id
+// set) to the token endpoint, for the checks of its error answers.
+func (e *Env) mcpClientTokenRequest(ctx context.Context, s *mcpSite, f url.Values) (*Response, error) {
+	cid, err := e.mcpClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f.Set("client_id", cid)
+	return e.tokenRequest(ctx, s, f)
 }
 
 func mcpTokenChecks() []Check {
@@ -108,11 +154,7 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-56", areaToken, "an unknown grant_type gets 400 unsupported_grant_type",
 			"RFC 6749 §5.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				cid, err := e.mcpClient(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.tokenRequest(ctx, s, url.Values{"grant_type": {"urn:example:no-such-grant"}, "client_id": {cid}})
+				r, err := e.mcpClientTokenRequest(ctx, s, url.Values{"grant_type": {"urn:example:no-such-grant"}})
 				if err != nil {
 					return err
 				}
@@ -120,11 +162,7 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-57", areaToken, "a token request without grant_type gets 400 invalid_request",
 			"RFC 6749 §5.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				cid, err := e.mcpClient(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.tokenRequest(ctx, s, url.Values{"client_id": {cid}, "code": {randomString(16)}})
+				r, err := e.mcpClientTokenRequest(ctx, s, url.Values{"code": {randomString(16)}})
 				if err != nil {
 					return err
 				}
@@ -132,12 +170,8 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-58", areaToken, "a code the server never issued gets 400 invalid_grant",
 			"RFC 6749 §5.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				cid, err := e.mcpClient(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.tokenRequest(ctx, s, url.Values{"grant_type": {"authorization_code"}, "client_id": {cid},
-					"code": {randomString(24)}, "redirect_uri": {e.redirectURI()}, "code_verifier": {randomString(40)}})
+				r, err := e.mcpClientTokenRequest(ctx, s, url.Values{"grant_type": {"authorization_code"}, "code": {randomString(24)},
+					"redirect_uri": {e.redirectURI()}, "code_verifier": {randomString(40)}})
 				if err != nil {
 					return err
 				}
@@ -145,11 +179,7 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-59", areaToken, "token endpoint errors are JSON (application/json)",
 			"RFC 6749 §5.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				cid, err := e.mcpClient(ctx)
-				if err != nil {
-					return err
-				}
-				r, err := e.tokenRequest(ctx, s, url.Values{"grant_type": {"authorization_code"}, "client_id": {cid}, "code": {randomString(24)}})
+				r, err := e.mcpClientTokenRequest(ctx, s, url.Values{"grant_type": {"authorization_code"}, "code": {randomString(24)}})
 				if err != nil {
 					return err
 				}
@@ -160,34 +190,19 @@ func mcpTokenChecks() []Check {
 			}),
 		mcpCheck("MCP-60", areaToken, "an authorization code is single use: the second exchange gets invalid_grant",
 			srcCode, Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				g, r, err := e.mcpExchange(ctx, s)
+				g, _, err := e.mcpExchangedOnce(ctx, s.scope())
 				if err != nil {
 					return err
 				}
-				if _, err := accessToken(r); err != nil {
-					return setupFail("the first exchange", err)
-				}
-				again, err := e.tokenRequest(ctx, s, g.exchangeForm())
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(again, 400, "invalid_grant")
+				return e.mcpWantCodeRefused(ctx, s, g)
 			}),
 		mcpCheck("MCP-61", areaToken, "replaying a code revokes the access token issued for it",
 			"RFC 6749 §4.1.2 (SHOULD revoke); OAuth 2.1 §4.1.3; RFC 9700 §4.5", Should, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
 				// Without offline_access: the access token alone must go,
 				// not only through its refresh family.
-				g, _, err := e.mcpGrant(ctx, withoutScope(s.scope(), "offline_access"))
+				g, tok, err := e.mcpExchangedOnce(ctx, withoutScope(s.scope(), "offline_access"))
 				if err != nil {
 					return err
-				}
-				r, err := e.exchange(ctx, g)
-				if err != nil {
-					return err
-				}
-				tok, err := accessToken(r)
-				if err != nil {
-					return setupFail("the first exchange", err)
 				}
 				if ok, m, err := e.mcpAccepts(ctx, s, tok); err != nil {
 					return err

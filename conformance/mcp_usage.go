@@ -48,27 +48,12 @@ func mcpUsageChecks() []Check {
 	approval := []Need{NeedApproval}
 	const srcHeaders = srcTransport + " " + latestMCP + " (SEP-2243 routing headers: MUST validate, 400 on mismatch)"
 	return []Check{
-		mcpCheck("MCP-07", areaTokenUsage, "the code flow with PKCE and resource gives a token the MCP endpoint accepts",
-			srcMCPAuth+" §Access token usage; RFC 8707 §2", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				tok, err := e.mcpAccessToken(ctx, s)
-				if err != nil {
-					return err
-				}
-				m, err := e.postMCPAt(ctx, s.mcpURL, "Bearer "+tok)
-				if err != nil {
-					return err
-				}
-				if m.Status != 200 {
-					return Fail("initialize with the token: want HTTP 200, got %s", m.Snippet())
-				}
-				return nil
+		mcpTokenCheck("MCP-07", areaTokenUsage, "the code flow with PKCE and resource gives a token the MCP endpoint accepts",
+			srcMCPAuth+" §Access token usage; RFC 8707 §2", Must, func(ctx context.Context, e *Env, s *mcpSite, tok string) error {
+				return e.mcpWantServed(ctx, s, "Bearer "+tok, "initialize with the token: want HTTP 200")
 			}),
-		mcpCheck("MCP-13", areaTokenUsage, "a token is accepted only in the Authorization header, not in the query string",
-			srcMCPAuth+" §Access token usage; RFC 6750 §2.3", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				tok, err := e.mcpAccessToken(ctx, s)
-				if err != nil {
-					return err
-				}
+		mcpTokenCheck("MCP-13", areaTokenUsage, "a token is accepted only in the Authorization header, not in the query string",
+			srcMCPAuth+" §Access token usage; RFC 6750 §2.3", Must, func(ctx context.Context, e *Env, s *mcpSite, tok string) error {
 				sep := "?"
 				if strings.Contains(s.mcpURL, "?") {
 					sep = "&"
@@ -80,12 +65,8 @@ func mcpUsageChecks() []Check {
 				}
 				return wantStatus(m, 401)
 			}),
-		mcpCheck("MCP-73", areaTokenUsage, "a token in a form-encoded body is not accepted (only the Authorization header is)",
-			srcTokenUse+" (MUST use the Authorization header); RFC 6750 §2.2", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				tok, err := e.mcpAccessToken(ctx, s)
-				if err != nil {
-					return err
-				}
+		mcpTokenCheck("MCP-73", areaTokenUsage, "a token in a form-encoded body is not accepted (only the Authorization header is)",
+			srcTokenUse+" (MUST use the Authorization header); RFC 6750 §2.2", Must, func(ctx context.Context, e *Env, s *mcpSite, tok string) error {
 				r, err := e.Do(ctx, http.MethodPost, s.mcpURL, headers("Content-Type", "application/x-www-form-urlencoded",
 					"Accept", "application/json, text/event-stream"), []byte(url.Values{"access_token": {tok}}.Encode()))
 				if err != nil {
@@ -93,12 +74,8 @@ func mcpUsageChecks() []Check {
 				}
 				return wantStatus(r, 401)
 			}),
-		mcpCheck("MCP-74", areaTransport, "with a valid token, initialize is answered as application/json or text/event-stream",
-			srcTransport+" (sending messages to the server)", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				tok, err := e.mcpAccessToken(ctx, s)
-				if err != nil {
-					return err
-				}
+		mcpTokenCheck("MCP-74", areaTransport, "with a valid token, initialize is answered as application/json or text/event-stream",
+			srcTransport+" (sending messages to the server)", Must, func(ctx context.Context, e *Env, s *mcpSite, tok string) error {
 				r, err := e.postMCPAt(ctx, s.mcpURL, "Bearer "+tok)
 				if err != nil {
 					return err
@@ -108,12 +85,8 @@ func mcpUsageChecks() []Check {
 				}
 				return nil
 			}),
-		mcpCheck("MCP-75", areaTransport, "an unsupported MCP-Protocol-Version gets 400 Bad Request",
-			srcTransport+" §Protocol version header (2025-06-18 on: MUST respond 400)", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				tok, err := e.mcpAccessToken(ctx, s)
-				if err != nil {
-					return err
-				}
+		mcpTokenCheck("MCP-75", areaTransport, "an unsupported MCP-Protocol-Version gets 400 Bad Request",
+			srcTransport+" §Protocol version header (2025-06-18 on: MUST respond 400)", Must, func(ctx context.Context, e *Env, s *mcpSite, tok string) error {
 				r, err := e.mcpToolsList(ctx, s, tok, "MCP-Protocol-Version", "1999-01-01", "Mcp-Method", "tools/list")
 				if err != nil {
 					return err

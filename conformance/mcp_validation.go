@@ -41,27 +41,12 @@ func unsignedCopy(tok string) (string, bool) {
 func mcpValidationChecks() []Check {
 	approval := []Need{NeedApproval}
 	return []Check{
-		mcpCheck("MCP-78", areaTokenUsage, "the auth scheme is case-insensitive: \"bearer\" works as \"Bearer\" does",
-			"RFC 6750 §2.1 via RFC 9110 §11.1 (auth schemes are case-insensitive)", Should, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				tok, err := e.mcpAccessToken(ctx, s)
-				if err != nil {
-					return err
-				}
-				r, err := e.postMCPAt(ctx, s.mcpURL, "bearer "+tok)
-				if err != nil {
-					return err
-				}
-				if r.Status != 200 {
-					return Fail("want HTTP 200 with \"bearer\", got %s", r.Snippet())
-				}
-				return nil
+		mcpTokenCheck("MCP-78", areaTokenUsage, "the auth scheme is case-insensitive: \"bearer\" works as \"Bearer\" does",
+			"RFC 6750 §2.1 via RFC 9110 §11.1 (auth schemes are case-insensitive)", Should, func(ctx context.Context, e *Env, s *mcpSite, tok string) error {
+				return e.mcpWantServed(ctx, s, "bearer "+tok, `want HTTP 200 with "bearer"`)
 			}),
-		mcpCheck("MCP-79", areaTokenUsage, "a JWT access token re-signed with alg none is refused",
-			srcTokenHand+" (MUST validate access tokens); RFC 8725 §3.1", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				tok, err := e.mcpAccessToken(ctx, s)
-				if err != nil {
-					return err
-				}
+		mcpTokenCheck("MCP-79", areaTokenUsage, "a JWT access token re-signed with alg none is refused",
+			srcTokenHand+" (MUST validate access tokens); RFC 8725 §3.1", Must, func(ctx context.Context, e *Env, s *mcpSite, tok string) error {
 				forged, ok := unsignedCopy(tok)
 				if !ok {
 					return Skip("the access token is not a JWT")
@@ -120,11 +105,7 @@ func mcpValidationChecks() []Check {
 				if err := e.Advance(ctx, codeLifetime); err != nil {
 					return err
 				}
-				r, err := e.tokenRequest(ctx, s, g.exchangeForm())
-				if err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_grant")
+				return e.mcpWantCodeRefused(ctx, s, g)
 			},
 		},
 		mcpRefusal("MCP-83", areaAuthorize, "an authorization request without response_type is refused",

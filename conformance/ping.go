@@ -77,10 +77,7 @@ func (e *Env) pingAs(ctx context.Context, cred string) (string, error) {
 
 // pingOK checks a successful ping and returns its user_id.
 func pingOK(r *Response) (string, error) {
-	if r.Status != 200 {
-		return "", Fail("want HTTP 200, got %s", r.Snippet())
-	}
-	o, err := decodeObject(r)
+	o, err := okObject(r, "HTTP 200")
 	if err != nil {
 		return "", err
 	}
@@ -141,20 +138,16 @@ func pingChecks() []Check {
 		{
 			ID: "PING-09", Title: "user_id is the token's sub", Area: "ping", Source: "contract §Access token (sub: user ID)",
 			Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				tok, _, claims, err := e.tokenJWT(ctx)
+			Run: given((*Env).tokenJWT, func(ctx context.Context, e *Env, t *accessJWT) error {
+				uid, err := e.pingAs(ctx, t.Raw)
 				if err != nil {
 					return err
 				}
-				uid, err := e.pingAs(ctx, tok)
-				if err != nil {
-					return err
-				}
-				if uid != claims["sub"] {
-					return Fail("user_id %q differs from sub %v", uid, claims["sub"])
+				if uid != t.Claims["sub"] {
+					return Fail("user_id %q differs from sub %v", uid, t.Claims["sub"])
 				}
 				return nil
-			},
+			}),
 		},
 		probe(Check{ID: "PING-10", Title: "the auth scheme is case-insensitive (bearer)", Area: "ping", Source: "RFC 6750 §2.1; RFC 9110 §11.1",
 			Severity: Should, Needs: []Need{NeedApproval}},

@@ -301,6 +301,18 @@ func mcpCheck(id, area, title, source string, sev Severity, needs []Need, run fu
 		}}
 }
 
+// mcpTokenCheck is an mcp check of what the MCP endpoint does with an
+// access token: it runs the code flow (approval needed) for one first.
+func mcpTokenCheck(id, area, title, source string, sev Severity, run func(ctx context.Context, e *Env, s *mcpSite, tok string) error) Check {
+	return mcpCheck(id, area, title, source, sev, []Need{NeedApproval}, func(ctx context.Context, e *Env, s *mcpSite) error {
+		tok, err := e.mcpAccessToken(ctx, s)
+		if err != nil {
+			return err
+		}
+		return run(ctx, e, s, tok)
+	})
+}
+
 // The mcp profile's areas, in the order the catalogue lists them.
 const (
 	areaPRM          = "resource-metadata"

@@ -59,6 +59,17 @@ func (e *Env) codeFor(ctx context.Context, clientID, scope string) (*grant, erro
 	return &grant{cfg: cfg, req: req, Code: code}, nil
 }
 
+// exchangeFor obtains a code for clientID with scope and redeems it through
+// flows, returning the grant (to replay it) and the server's answer.
+func (e *Env) exchangeFor(ctx context.Context, clientID, scope string) (*grant, *Response, error) {
+	g, err := e.codeFor(ctx, clientID, scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := e.exchange(ctx, g)
+	return g, r, err
+}
+
 // pair is an access token and the refresh token issued with it.
 type pair struct{ Access, Refresh string }
 
@@ -86,11 +97,7 @@ func (e *Env) offlineExchange(ctx context.Context, which int, scope string) (str
 	if err != nil {
 		return "", nil, nil, err
 	}
-	g, err := e.codeFor(ctx, cid, scope)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	r, err := e.exchange(ctx, g)
+	g, r, err := e.exchangeFor(ctx, cid, scope)
 	return cid, g, r, err
 }
 
@@ -106,6 +113,18 @@ func (e *Env) offlineTokens(ctx context.Context, which int) (string, pair, error
 		return "", pair{}, setupFail("obtaining a refresh token with offline_access", err)
 	}
 	return cid, p, nil
+}
+
+// withOfflineTokens is a check's Run on a fresh offlineTokens(0): the
+// client and the pair issued to it.
+func withOfflineTokens(run func(ctx context.Context, e *Env, cid string, p pair) error) func(context.Context, *Env) error {
+	return func(ctx context.Context, e *Env) error {
+		cid, p, err := e.offlineTokens(ctx, 0)
+		if err != nil {
+			return err
+		}
+		return run(ctx, e, cid, p)
+	}
 }
 
 // offlineTokensAndOther is offlineTokens(0) and the id of the second
@@ -127,13 +146,23 @@ func (e *Env) refresh(ctx context.Context, clientID, rt string) (*Response, erro
 	})
 }
 
-// revoke posts token to the revocation endpoint as clientID ("" for none).
+// revoke posts token to the contract's revocation endpoint as clientID (""
+// for none).
 func (e *Env) revoke(ctx context.Context, clientID, token string) (*Response, error) {
+	return e.revokeAt(ctx, "/oauth/revoke", clientID, token, "")
+}
+
+// revokeAt posts token to revocation endpoint ep as clientID ("" for none),
+// with token_type_hint hint when set.
+func (e *Env) revokeAt(ctx context.Context, ep, clientID, token, hint string) (*Response, error) {
 	f := url.Values{"token": {token}}
 	if clientID != "" {
 		f.Set("client_id", clientID)
 	}
-	return e.PostForm(ctx, "/oauth/revoke", f)
+	if hint != "" {
+		f.Set("token_type_hint", hint)
+	}
+	return e.PostForm(ctx, ep, f)
 }
 
 // refreshed presents refresh token rt as clientID and wants a new pair; what
@@ -163,9 +192,15 @@ func (e *Env) refreshRefused(ctx context.Context, clientID, rt, what string) err
 	return nil
 }
 
-// revoked revokes token as clientID and wants HTTP 200.
+// revoked revokes token as clientID at the contract's endpoint and wants
+// HTTP 200.
 func (e *Env) revoked(ctx context.Context, clientID, token string) error {
-	r, err := e.revoke(ctx, clientID, token)
+	return e.revokedAt(ctx, "/oauth/revoke", clientID, token, "")
+}
+
+// revokedAt is revokeAt wanting HTTP 200.
+func (e *Env) revokedAt(ctx context.Context, ep, clientID, token, hint string) error {
+	r, err := e.revokeAt(ctx, ep, clientID, token, hint)
 	if err != nil {
 		return err
 	}
@@ -255,11 +290,7 @@ func refreshChecks() []Check {
 		{
 			ID: "REFRESH-03", Title: "a refresh rotates: a new access and refresh token, and the old refresh token is spent",
 			Area: "refresh", Source: srcRefresh, Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				q, err := e.refreshed(ctx, cid, p.Refresh, "refreshing")
 				if err != nil {
 					return err
@@ -274,16 +305,12 @@ func refreshChecks() []Check {
 					return err
 				}
 				return e.refreshRefused(ctx, cid, p.Refresh, "presenting the spent refresh token again")
-			},
+			}),
 		},
 		{
 			ID: "REFRESH-04", Title: "reusing a spent refresh token revokes the family: the newer refresh token and its access token",
 			Area: "refresh", Source: srcRefresh, Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				q, err := e.rotated(ctx, cid, p)
 				if err != nil {
 					return err
@@ -295,16 +322,12 @@ func refreshChecks() []Check {
 					return err
 				}
 				return e.wantRefused(ctx, q.Access, "after a replay of the spent refresh token, the access token issued from the family")
-			},
+			}),
 		},
 		{
 			ID: "REFRESH-05", Title: "of concurrent refreshes with one refresh token exactly one gets new tokens",
 			Area: "refresh", Source: srcRefresh, Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				const n = 6
 				var wg sync.WaitGroup
 				rs := make([]*Response, n)
@@ -338,7 +361,7 @@ func refreshChecks() []Check {
 					return Fail("%d of %d concurrent refreshes with one refresh token got new tokens, want exactly 1", won, n)
 				}
 				return nil
-			},
+			}),
 		},
 		{
 			ID: "REFRESH-06", Title: "a refresh token presented by another client gets invalid_grant and revokes nothing",
@@ -358,11 +381,7 @@ func refreshChecks() []Check {
 		{
 			ID: "REFRESH-08", Title: "a refresh never widens the scope: a scope beyond the original grant gets invalid_scope",
 			Area: "refresh", Source: "RFC 6749 §6 (MUST NOT include any scope not originally granted) and §5.2", Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				granted := strings.Fields(offlineScope)
 				wider := offlineScope + " mcpauth-conformance-not-granted"
 				r, err := e.PostForm(ctx, "/oauth/token", url.Values{
@@ -375,7 +394,7 @@ func refreshChecks() []Check {
 					return wantNoWiderScope(r, granted, wider)
 				}
 				return wantOAuthError(r, 400, "invalid_scope")
-			},
+			}),
 		},
 		{
 			ID: "REFRESH-07", Title: "replaying the authorization code also revokes the refresh token issued from it",
@@ -404,11 +423,7 @@ func revokeChecks() []Check {
 		{
 			ID: "REVOKE-01", Title: "revoking a refresh token revokes its family: the refresh token and the access token",
 			Area: "revoke", Source: srcRevocation + "; RFC 7009 §2.1", Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				if err := e.revoked(ctx, cid, p.Refresh); err != nil {
 					return err
 				}
@@ -416,21 +431,17 @@ func revokeChecks() []Check {
 					return err
 				}
 				return e.wantRefused(ctx, p.Access, "the access token issued with the revoked refresh token")
-			},
+			}),
 		},
 		{
 			ID: "REVOKE-02", Title: "revoking an access token gets 200 and the token is refused afterwards",
 			Area: "revoke", Source: srcRevocation, Needs: approval,
-			Run: func(ctx context.Context, e *Env) error {
-				cid, p, err := e.offlineTokens(ctx, 0)
-				if err != nil {
-					return err
-				}
+			Run: withOfflineTokens(func(ctx context.Context, e *Env, cid string, p pair) error {
 				if err := e.revoked(ctx, cid, p.Access); err != nil {
 					return err
 				}
 				return e.wantRefused(ctx, p.Access, "the revoked access token")
-			},
+			}),
 		},
 		{
 			ID: "REVOKE-03", Title: "revoking an unknown token gets 200", Area: "revoke",

@@ -43,16 +43,8 @@ func (e *Env) registered(ctx context.Context, meta map[string]any) (object, erro
 
 // rejectMeta is a check that registering meta fails with one of codes.
 func rejectMeta(id, title, source string, meta func() map[string]any, codes ...string) Check {
-	return Check{
-		ID: id, Title: title, Area: "register", Source: source,
-		Run: func(ctx context.Context, e *Env) error {
-			r, err := e.register(ctx, meta())
-			if err != nil {
-				return err
-			}
-			return wantOAuthError(r, 400, codes...)
-		},
-	}
+	return probe(Check{ID: id, Title: title, Area: "register", Source: source},
+		fresh(func() sender { return postJSON("/oauth/register", meta()) }), oauthErr(400, codes...))
 }
 
 // acceptMeta is a check that registering meta succeeds with 201.

@@ -86,6 +86,15 @@ func freshExchanged(ctx context.Context, e *Env) (*Response, error) {
 	return r, err
 }
 
+// codeReplayed redeems a fresh code a second time (see exchangedOnce).
+func codeReplayed(ctx context.Context, e *Env) (*Response, error) {
+	g, _, err := e.exchangedOnce(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.exchange(ctx, g)
+}
+
 // codeAge is a check that a code exchanged after age is accepted or refused.
 func codeAge(id, title string, age time.Duration, valid bool) Check {
 	j := oauthErr(400, "invalid_grant", "expired_token")
@@ -168,34 +177,16 @@ func tokenChecks() []Check {
 				}
 				return nil
 			})),
-		{
-			ID: "TOKEN-10", Title: "a code exchanged twice gets invalid_grant the second time", Area: "token",
-			Source: "contract §Authorization code (exchanged once); RFC 6749 §4.1.2", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				g, r, err := e.freshExchange(ctx)
-				if err != nil {
-					return err
-				}
-				if _, err := accessToken(r); err != nil {
-					return setupFail("first exchange", err)
-				}
-				if r, err = e.exchange(ctx, g); err != nil {
-					return err
-				}
-				return wantOAuthError(r, 400, "invalid_grant")
-			},
-		},
+		probe(Check{ID: "TOKEN-10", Title: "a code exchanged twice gets invalid_grant the second time", Area: "token",
+			Source: "contract §Authorization code (exchanged once); RFC 6749 §4.1.2", Needs: []Need{NeedApproval}},
+			codeReplayed, oauthErr(400, "invalid_grant")),
 		{
 			ID: "TOKEN-11", Title: "reusing a code revokes the token issued from it", Area: "token",
 			Source: "RFC 6749 §4.1.2 via decisions.md §Token endpoint", Needs: []Need{NeedApproval},
 			Run: func(ctx context.Context, e *Env) error {
-				g, r, err := e.freshExchange(ctx)
+				g, tok, err := e.exchangedOnce(ctx)
 				if err != nil {
 					return err
-				}
-				tok, err := accessToken(r)
-				if err != nil {
-					return setupFail("first exchange", err)
 				}
 				if p, err := e.GetBearer(ctx, "/api/ping", tok); err != nil || p.Status != 200 {
 					return setupFail("using the token before the replay", errOr(err, p))
@@ -243,19 +234,15 @@ func tokenChecks() []Check {
 		{
 			ID: "TOKEN-19", Title: "the access token is a JWT with sub, iat and exp = iat + 24 h", Area: "token",
 			Source: "contract §Access token (JWT)", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, _, claims, err := e.tokenJWT(ctx)
+			Run: given((*Env).tokenJWT, func(ctx context.Context, e *Env, t *accessJWT) error {
+				if err := wantFilledClaim(t.Claims, "sub"); err != nil {
+					return err
+				}
+				iat, err := numClaim(t.Claims, "iat")
 				if err != nil {
 					return err
 				}
-				if s, _ := claims["sub"].(string); s == "" {
-					return Fail("claim sub: want a non-empty string, got %v", claims["sub"])
-				}
-				iat, err := numClaim(claims, "iat")
-				if err != nil {
-					return err
-				}
-				exp, err := numClaim(claims, "exp")
+				exp, err := numClaim(t.Claims, "exp")
 				if err != nil {
 					return err
 				}
@@ -263,30 +250,26 @@ func tokenChecks() []Check {
 					return Fail("exp - iat: want 86400 s, got %d s", exp-iat)
 				}
 				return nil
-			},
+			}),
 		},
 		{
 			ID: "TOKEN-20", Title: "the JWT is HS256 with jti, iss = {base} and aud = {base}/mcp", Area: "token",
 			Source: "decisions.md §JWTs", Needs: []Need{NeedApproval},
-			Run: func(ctx context.Context, e *Env) error {
-				_, header, claims, err := e.tokenJWT(ctx)
-				if err != nil {
+			Run: given((*Env).tokenJWT, func(ctx context.Context, e *Env, t *accessJWT) error {
+				if t.Header["alg"] != "HS256" {
+					return Fail("header alg: want HS256, got %v", t.Header["alg"])
+				}
+				if err := wantFilledClaim(t.Claims, "jti"); err != nil {
 					return err
 				}
-				if header["alg"] != "HS256" {
-					return Fail("header alg: want HS256, got %v", header["alg"])
+				if t.Claims["iss"] != e.BaseURL() {
+					return Fail("claim iss: want %q, got %v", e.BaseURL(), t.Claims["iss"])
 				}
-				if s, _ := claims["jti"].(string); s == "" {
-					return Fail("claim jti: want a non-empty string, got %v", claims["jti"])
-				}
-				if claims["iss"] != e.BaseURL() {
-					return Fail("claim iss: want %q, got %v", e.BaseURL(), claims["iss"])
-				}
-				if !audContains(claims["aud"], e.URL("/mcp")) {
-					return Fail("claim aud: want %q, got %v", e.URL("/mcp"), claims["aud"])
+				if !audContains(t.Claims["aud"], e.URL("/mcp")) {
+					return Fail("claim aud: want %q, got %v", e.URL("/mcp"), t.Claims["aud"])
 				}
 				return nil
-			},
+			}),
 		},
 		{
 			ID: "TOKEN-21", Title: "GET on the token, revocation and registration endpoints gets 405 with Allow: POST", Area: "token",
@@ -311,15 +294,23 @@ func tokenChecks() []Check {
 	}
 }
 
+// accessJWT is an access token and its JWT header and claims.
+type accessJWT struct {
+	Raw            string
+	Header, Claims map[string]any
+}
+
 // tokenJWT obtains an access token and decodes it, failing when it is not a JWT.
-func (e *Env) tokenJWT(ctx context.Context) (tok string, header, claims map[string]any, err error) {
-	if tok, err = e.token(ctx); err != nil {
-		return "", nil, nil, err
+func (e *Env) tokenJWT(ctx context.Context) (*accessJWT, error) {
+	tok, err := e.token(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if header, claims, err = decodeJWT(tok); err != nil {
-		return "", nil, nil, Fail("access_token: %v", err)
+	header, claims, err := decodeJWT(tok)
+	if err != nil {
+		return nil, Fail("access_token: %v", err)
 	}
-	return tok, header, claims, nil
+	return &accessJWT{Raw: tok, Header: header, Claims: claims}, nil
 }
 
 // audContains accepts aud as a string or an array (RFC 7519 §4.1.3).

@@ -16,6 +16,9 @@ type oauthError struct {
 	ErrorDescription string `json:"error_description"`
 }
 
+// tokenResponse200 is what a token request that must succeed wants.
+const tokenResponse200 = "HTTP 200 with a token response"
+
 type tokenResponse struct {
 	AccessToken string `json:"access_token"`
 	TokenType   string `json:"token_type"`
@@ -32,6 +35,15 @@ func decodeObject(r *Response) (object, error) {
 		return nil, Fail("want a JSON object, got %s", r.Snippet())
 	}
 	return o, nil
+}
+
+// okObject is the JSON object of an HTTP 200 answer; want says in the
+// failure what was expected ("HTTP 200 with a token response").
+func okObject(r *Response, want string) (object, error) {
+	if r.Status != 200 {
+		return nil, Fail("want %s, got %s", want, r.Snippet())
+	}
+	return decodeObject(r)
 }
 
 func (o object) has(k string) bool { _, ok := o[k]; return ok }
@@ -102,6 +114,15 @@ func (o object) wantStr(k, want string) error {
 	return nil
 }
 
+// wantInt checks member k, an integer, equals want.
+func (o object) wantInt(k string, want int64) error {
+	got, err := o.integer(k)
+	if err == nil && got != want {
+		return Fail("%s: want %d, got %d", k, want, got)
+	}
+	return err
+}
+
 // wantSet checks member k holds exactly the values in want, in any order.
 func (o object) wantSet(k string, want ...string) error {
 	got, err := o.strs(k)
@@ -151,10 +172,7 @@ func wantOAuthError(r *Response, status int, codes ...string) error {
 // Only the checks about the token response itself (TOKEN-08, DEV-24) use it;
 // the rest read the token with accessToken.
 func wantTokenResponse(r *Response) (*tokenResponse, error) {
-	if r.Status != 200 {
-		return nil, Fail("want HTTP 200 with a token response, got %s", r.Snippet())
-	}
-	o, err := decodeObject(r)
+	o, err := okObject(r, tokenResponse200)
 	if err != nil {
 		return nil, err
 	}
@@ -179,10 +197,7 @@ func wantTokenResponse(r *Response) (*tokenResponse, error) {
 // (expires_in, say) fails the checks about the response, not every check that
 // uses a token.
 func accessToken(r *Response) (string, error) {
-	if r.Status != 200 {
-		return "", Fail("want HTTP 200 with a token response, got %s", r.Snippet())
-	}
-	o, err := decodeObject(r)
+	o, err := okObject(r, tokenResponse200)
 	if err != nil {
 		return "", err
 	}
