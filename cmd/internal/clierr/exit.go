@@ -5,12 +5,15 @@
 package clierr
 
 import (
-	"crypto/tls"
+	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"net"
 
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/secretflag"
+	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Exit codes are part of the CLI's interface: scripts branch on them, so
@@ -56,30 +59,38 @@ var ErrSilent = errors.New("silent error")
 // SilentExit ends a command with code after it has already said why.
 func SilentExit(code int) error { return &ExitError{Code: code, Err: ErrSilent} }
 
-// NextStep is the fix for an error that has one, worded once for every
-// command, or "". overrides says the command has the unsafe discovery
-// flags (DiscoverFlags.Bind), so the message may name them.
-func NextStep(err error, overrides bool) string {
-	var certErr *tls.CertificateVerificationError
+// CodeFor is the documented exit code for an error that carries none: the
+// flows sentinels, network failures and keyring failures; else ExitFailure.
+func CodeFor(err error) int {
+	var ee *ExitError
+	var netErr net.Error
 	switch {
-	case errors.Is(err, flows.ErrS256Unsupported) && overrides:
-		return "pass --allow-missing-s256 to continue anyway (unsafe: the login can be intercepted)"
-	case errors.Is(err, flows.ErrInsecureEndpoint) && overrides:
-		return "pass --allow-insecure-http to accept plain http (unsafe)"
-	case errors.As(err, &certErr), strings.Contains(err.Error(), "x509:"):
-		return "if the server's certificate comes from a private CA, pass --ca-file with that CA's PEM file"
-	case errors.Is(err, flows.ErrTimeout):
-		return "pass a longer --timeout (e.g. --timeout 10m) to wait longer"
-	case errors.Is(err, flows.ErrNoClient):
-		return "if the server registers clients without advertising it, pass --registration-endpoint URL; otherwise pass --client-id with a client registered at the server"
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, secretflag.ErrUsage):
+		return ExitUsage
+	case errors.Is(err, creds.ErrAuthRequired):
+		return ExitAuthRequired
+	case errors.Is(err, creds.ErrStorage):
+		return ExitStorage
+	case errors.Is(err, creds.ErrInput), errors.As(err, new(*creds.AmbiguousError)):
+		return ExitUsage
+	case errors.Is(err, creds.ErrRefresh):
+		return ExitNetwork
+	case errors.Is(err, flows.ErrCrossOrigin):
+		return ExitNetwork // the server's answer was not its own
+	case errors.Is(err, context.Canceled):
+		return ExitCancelled
+	case errors.Is(err, flows.ErrAccessDenied), errors.Is(err, flows.ErrInsufficientScope):
+		return ExitDenied
+	case errors.Is(err, flows.ErrExpiredToken), errors.Is(err, flows.ErrDeviceCodeExpired), errors.Is(err, flows.ErrTimeout):
+		return ExitExpired
+	case errors.Is(err, flows.ErrUnauthorized):
+		return ExitAuthRequired
+	case errors.Is(err, keyring.ErrKeyringUnavailable), errors.Is(err, keyring.ErrLocked):
+		return ExitStorage
+	case errors.As(err, &netErr):
+		return ExitNetwork
 	}
-	return ""
-}
-
-// withNextStep appends err's NextStep, if any.
-func withNextStep(err error, overrides bool) error {
-	if step := NextStep(err, overrides); step != "" {
-		return fmt.Errorf("%w; %s", err, step)
-	}
-	return err
+	return ExitFailure
 }

@@ -1,0 +1,66 @@
+package clierr
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcpauth/mcpauth/flows"
+)
+
+// FlowError attaches the documented exit code to an error from flows.
+func FlowError(doing string, err error) error {
+	return FlowErrorRetry(doing, "", err)
+}
+
+// FlowErrorRetry is FlowError for a flow the user may simply run again
+// (retry is that command): a denied or expired attempt says so.
+func FlowErrorRetry(doing, retry string, err error) error {
+	if err == nil {
+		return nil
+	}
+	code := CodeFor(err)
+	again := ""
+	if retry != "" {
+		again = "; run: " + retry + " to try again"
+	}
+	switch {
+	case errors.Is(err, flows.ErrAccessDenied):
+		return WithExit(code, fmt.Errorf("%s: access was denied%s", doing, again))
+	case errors.Is(err, flows.ErrExpiredToken), errors.Is(err, flows.ErrDeviceCodeExpired):
+		if again == "" {
+			again = "; start again"
+		}
+		return WithExit(code, fmt.Errorf("%s: the code expired before it was approved%s", doing, again))
+	}
+	return WithExit(code, withNextStep(fmt.Errorf("%s: %w", doing, err), false))
+}
+
+// NextStep is the fix for an error that has one, worded once for every
+// command, or "". overrides says the command has the unsafe discovery
+// flags (DiscoverFlags.Bind), so the message may name them.
+func NextStep(err error, overrides bool) string {
+	var certErr *tls.CertificateVerificationError
+	switch {
+	case errors.Is(err, flows.ErrS256Unsupported) && overrides:
+		return "pass --allow-missing-s256 to continue anyway (unsafe: the login can be intercepted)"
+	case errors.Is(err, flows.ErrInsecureEndpoint) && overrides:
+		return "pass --allow-insecure-http to accept plain http (unsafe)"
+	case errors.As(err, &certErr), strings.Contains(err.Error(), "x509:"):
+		return "if the server's certificate comes from a private CA, pass --ca-file with that CA's PEM file"
+	case errors.Is(err, flows.ErrTimeout):
+		return "pass a longer --timeout (e.g. --timeout 10m) to wait longer"
+	case errors.Is(err, flows.ErrNoClient):
+		return "if the server registers clients without advertising it, pass --registration-endpoint URL; otherwise pass --client-id with a client registered at the server"
+	}
+	return ""
+}
+
+// withNextStep appends err's NextStep, if any.
+func withNextStep(err error, overrides bool) error {
+	if step := NextStep(err, overrides); step != "" {
+		return fmt.Errorf("%w; %s", err, step)
+	}
+	return err
+}
