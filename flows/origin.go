@@ -67,6 +67,9 @@ func originOfURL(u *url.URL) (Origin, error) {
 		host, zone = host[:i], host[i:]
 	}
 	if ip := net.ParseIP(host); ip != nil {
+		if zone != "" && !validZone(zone[1:]) {
+			return Origin{}, fmt.Errorf("%q has an invalid IPv6 zone", u.Redacted())
+		}
 		o.Host = ip.String() + zone
 		return o, nil
 	}
@@ -75,6 +78,21 @@ func originOfURL(u *url.URL) (Origin, error) {
 		return Origin{}, fmt.Errorf("%q has an invalid host", u.Redacted())
 	}
 	return o, nil
+}
+
+// validZone reports whether zone is an interface name or number: RFC 3986
+// unreserved characters only, which also keeps String's "%25" escaping the
+// whole of RFC 6874's (a zone of other bytes names no real interface).
+func validZone(zone string) bool {
+	if zone == "" {
+		return false
+	}
+	for _, c := range []byte(zone) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // String is scheme://host[:port], the port left out when it is the

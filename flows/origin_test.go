@@ -48,7 +48,8 @@ func TestOriginSpellings(t *testing.T) {
 			t.Errorf("SameOrigin(%q, %q) = true", d[0], d[1])
 		}
 	}
-	for _, bad := range []string{"", "ftp://example.com", "https://", "https://example.com:99999", "https://example.com:x", "https://example..", "/relative", "mailto:a@b"} {
+	for _, bad := range []string{"", "ftp://example.com", "https://", "https://example.com:99999", "https://example.com:x", "https://example..", "/relative", "mailto:a@b",
+		"http://[fe80::1%25%20]/", "http://[::%25%FF]/"} { // zones that name no interface (found by FuzzOrigin)
 		if _, err := flows.OriginOf(bad); err == nil {
 			t.Errorf("OriginOf(%q) succeeded", bad)
 		}
