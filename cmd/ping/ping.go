@@ -142,8 +142,7 @@ func Run(ctx context.Context, opts *Options) error {
 				mcpURL, oe.StatusCode, cred.Server))
 		}
 		if re := (*flows.ResourceError)(nil); cred.DPoP != nil && errors.As(err, &re) && re.RefusesDPoP() {
-			return clierr.WithExit(clierr.ExitAuthRequired, fmt.Errorf("%s takes only %s tokens, and the stored one is DPoP-bound (its authorization server offered DPoP); run: mcpauth login %s --no-dpop",
-				mcpURL, strings.Join(re.Schemes, ", "), cred.Server))
+			return clierr.WithExit(clierr.ExitAuthRequired, errors.New(clierr.BearerOnly(mcpURL, re, cred.Server)))
 		}
 		if cred.FromEnv {
 			return clierr.FlowError("ping with MCPAUTH_TOKEN", err)

@@ -143,10 +143,6 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	hint := "; run: mcpauth login " + mcpURL
-	if cred.FromEnv {
-		hint = "; MCPAUTH_TOKEN is set: replace it"
-	}
 	src := &credSource{f: f, server: cmp.Or(cred.Server, opts.Server), cred: cred, loaded: f.Clock.Now(), log: logf}
 	if opts.Login && !cred.FromEnv {
 		src.stepUp = func(ctx context.Context, scope string) error {
@@ -160,6 +156,16 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	if !f.Globals.Quiet {
 		logf("forwarding stdio to %s (transport %s, %s credential)", mcpURL, opts.Transport, credKind(cred))
 	}
+	authHint := func(h http.Header) string {
+		re := flows.NewResourceError(&http.Response{StatusCode: http.StatusUnauthorized, Header: h})
+		switch {
+		case cred.FromEnv:
+			return "; MCPAUTH_TOKEN is set: replace it"
+		case src.bound() && re.RefusesDPoP():
+			return "; " + clierr.BearerOnly(mcpURL, re, mcpURL)
+		}
+		return "; run: mcpauth login " + mcpURL
+	}
 	scopeHint := func(scope string) string {
 		if cred.FromEnv {
 			return "; MCPAUTH_TOKEN is set: replace it with a token carrying that scope"
@@ -171,7 +177,7 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 		auth = steppingSource{src}
 	}
 	err = mcpproxy.Run(ctx, mcpproxy.Config{URL: mcpURL, Transport: opts.Transport, HTTP: base, Auth: auth, Headers: headers,
-		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: hint, ScopeHint: scopeHint})
+		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: authHint, ScopeHint: scopeHint})
 	var re *mcpproxy.RemoteError
 	if errors.As(err, &re) {
 		return clierr.WithExit(clierr.ExitNetwork, err)
@@ -254,6 +260,13 @@ func (c *credSource) current(ctx context.Context) creds.Credential {
 		}
 	}
 	return c.cred
+}
+
+// bound reports whether the current credential is DPoP-bound.
+func (c *credSource) bound() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cred.DPoP != nil
 }
 
 func (c *credSource) Authorize(req *http.Request) (string, error) {

@@ -150,7 +150,7 @@ type guardTransport struct {
 	next     http.RoundTripper
 	max      int64
 	url      string
-	authHint string
+	authHint func(http.Header) string
 	// scopeHint says how to get scope (see Config.ScopeHint).
 	scopeHint func(scope string) string
 	log       func(string, ...any)
@@ -234,7 +234,10 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		reason = fmt.Sprintf("the server answered HTTP %d (%s), not a JSON-RPC message: %q", status, orNone(ct), snippet(bytes.TrimSpace(body)))
 		if status == http.StatusUnauthorized {
-			reason = fmt.Sprintf("the server refused the credential (HTTP 401%s)%s", challengeError(resp.Header), t.authHint)
+			reason = fmt.Sprintf("the server refused the credential (HTTP 401%s)", challengeError(resp.Header))
+			if t.authHint != nil {
+				reason += t.authHint(resp.Header)
+			}
 		} else if status == http.StatusForbidden {
 			reason = fmt.Sprintf("the server refused access (HTTP 403%s)", challengeError(resp.Header))
 			if scope := insufficientScope(resp.Header); scope != "" {

@@ -64,3 +64,12 @@ func withNextStep(err error, overrides bool) error {
 	}
 	return err
 }
+
+// BearerOnly explains a DPoP-bound credential that a resource refused with
+// a 401 offering other schemes only (re.RefusesDPoP): an authorization
+// server that binds tokens with DPoP in front of a resource that takes
+// only Bearer. The fix is a login for server without DPoP.
+func BearerOnly(resource string, re *flows.ResourceError, server string) string {
+	return fmt.Sprintf("%s takes only %s tokens, and the stored one is DPoP-bound (its authorization server offered DPoP); run: mcpauth login %s --no-dpop",
+		resource, strings.Join(re.Schemes, ", "), server)
+}
