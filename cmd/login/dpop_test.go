@@ -22,7 +22,7 @@ func TestBrowserLoginWithDPoP(t *testing.T) {
 	s.Clock, s.DPoP, s.DPoPNonce, s.TokenTTL = clock, true, "server-nonce", 10*time.Minute
 	s.ScopesSupported = []string{"mcp", flows.ScopeOfflineAccess}
 	c := clitest.New(t, nil)
-	c.Open, c.Clock = follow, clock
+	c.Open, c.Clock = clitest.Follow, clock
 	if code, _, stderr := c.Run("login", s.URL+"/mcp", "--no-dpop"); code == 0 || !strings.Contains(stderr, "invalid_dpop_proof") {
 		t.Fatalf("--no-dpop against a server that requires DPoP: exit %d: %s", code, stderr)
 	}

@@ -1,7 +1,6 @@
 package login_test
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 
@@ -11,21 +10,13 @@ import (
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
-func follow(authURL string) error {
-	resp, err := http.Get(authURL)
-	if err == nil {
-		resp.Body.Close()
-	}
-	return err
-}
-
 // SEP-2352: the resource's authorization_servers change from A to B. The next
 // login registers at B, says so in one line, and B never receives anything
 // A issued (client id, access token, refresh token).
 func TestLoginAfterAuthorizationServerMigration(t *testing.T) {
 	a, b := flowstest.NewServer(t), flowstest.NewServer(t)
 	c := clitest.New(t, nil)
-	c.Open = follow
+	c.Open = clitest.Follow
 	if code, _, stderr := c.Run("login", a.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -69,7 +60,7 @@ func TestLoginAfterAuthorizationServerMigration(t *testing.T) {
 func TestLoginIssuerChangedMidFlow(t *testing.T) {
 	a := flowstest.NewServer(t)
 	c := clitest.New(t, nil)
-	c.Open = follow
+	c.Open = clitest.Follow
 	if code, _, stderr := c.Run("login", a.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}

@@ -17,7 +17,7 @@ func TestLoginWithUnadvertisedRegistrationEndpoint(t *testing.T) {
 	s := flowstest.NewServer(t)
 	s.UnadvertisedRegistration = true
 	c := clitest.New(t, nil)
-	c.Open = follow
+	c.Open = clitest.Follow
 	code, _, stderr := c.Run("login", s.URL+"/mcp")
 	if code != clierr.ExitFailure || !strings.Contains(stderr, "--registration-endpoint URL") || !strings.Contains(stderr, "--client-id") {
 		t.Fatalf("without the flag: exit %d: %s", code, stderr)

@@ -36,7 +36,7 @@ func TestLoginDiscoveryVariants(t *testing.T) {
 			s := flowstest.NewServer(t)
 			c.setup(s)
 			cli := clitest.New(t, nil)
-			cli.Open = follow
+			cli.Open = clitest.Follow
 			code, _, stderr := cli.Run("login", s.URL+"/mcp")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)

@@ -56,13 +56,7 @@ func TestLogoutSaysWhatStaysValid(t *testing.T) {
 	s := flowstest.NewServer(t)
 	s.NoRevocation = true
 	c := clitest.New(t, nil)
-	c.Open = func(u string) error {
-		resp, err := http.Get(u)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}
+	c.Open = clitest.Follow
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}

@@ -30,7 +30,7 @@ func TestLoginShowsIDTokenIdentity(t *testing.T) {
 			s := flowstest.NewServer(t)
 			s.NoPing, s.MCPHandler, s.IDTokenClaims, s.ForgeIDToken = true, mcpServer(), c.claims, c.forge
 			cli := clitest.New(t, nil)
-			cli.Open = follow
+			cli.Open = clitest.Follow
 			code, _, loginErr := cli.Run("login", s.URL+"/mcp")
 			if code != 0 {
 				t.Fatalf("login: exit %d: %s", code, loginErr)

@@ -33,7 +33,7 @@ func TestPingFallsBackToMCPToolsList(t *testing.T) {
 	clk := flowstest.NewFakeClock(time.Now())
 	s.Clock = clk
 	c := clitest.New(t, nil)
-	c.Open = follow
+	c.Open = clitest.Follow
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -61,7 +61,7 @@ func TestPingServerErrorOnTheToken(t *testing.T) {
 	s.NoPing = true
 	s.MCPHandler = mcpServer()
 	c := clitest.New(t, nil)
-	c.Open = follow
+	c.Open = clitest.Follow
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -84,7 +84,7 @@ func TestPingNamesNoDPoPForABearerOnlyResource(t *testing.T) {
 	s := flowstest.NewServer(t)
 	s.DPoP, s.ResourceBearerOnly = true, true
 	c := clitest.New(t, nil)
-	c.Open = follow
+	c.Open = clitest.Follow
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}

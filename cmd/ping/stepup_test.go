@@ -1,7 +1,6 @@
 package ping_test
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 
@@ -12,14 +11,6 @@ import (
 
 // follow plays the browser against flowstest.Server: its /authorize
 // approves at once, so following the redirects reaches the CLI.
-func follow(authURL string) error {
-	resp, err := http.Get(authURL)
-	if err == nil {
-		resp.Body.Close()
-	}
-	return err
-}
-
 // authorizeScopes lists the scopes of the browser's authorization
 // requests, leaving out the CLI's own check of each request before it opens
 // the browser (a JSON GET, see flows.AuthCodeConfig).
@@ -39,7 +30,7 @@ func authorizeScopes(s *flowstest.Server) []string {
 func TestPingStepUp(t *testing.T) {
 	s := flowstest.NewServer(t)
 	c := clitest.New(t, nil)
-	c.Open = follow
+	c.Open = clitest.Follow
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -63,7 +54,7 @@ func TestPingStepUp(t *testing.T) {
 func TestPingStepUpBounded(t *testing.T) {
 	s := flowstest.NewServer(t)
 	c := clitest.New(t, nil)
-	c.Open = follow
+	c.Open = clitest.Follow
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}

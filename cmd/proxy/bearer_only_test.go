@@ -1,7 +1,6 @@
 package proxy_test
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 
@@ -17,13 +16,7 @@ func TestProxyNamesNoDPoPForABearerOnlyResource(t *testing.T) {
 	s := flowstest.NewServer(t)
 	s.DPoP, s.ResourceBearerOnly = true, true
 	c := clitest.New(t, nil)
-	c.Open = func(authURL string) error {
-		resp, err := http.Get(authURL)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}
+	c.Open = clitest.Follow
 	mcp := s.URL + "/mcp"
 	if code, _, stderr := c.Run("login", mcp); code != 0 {
 		t.Fatal(stderr)

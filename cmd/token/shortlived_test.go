@@ -1,7 +1,6 @@
 package token_test
 
 import (
-	"net/http"
 	"testing"
 	"time"
 
@@ -21,13 +20,7 @@ func TestShortLivedTokensRefreshOncePerLifetime(t *testing.T) {
 	s.ScopesSupported = []string{"mcp", flows.ScopeOfflineAccess}
 	c := clitest.New(t, nil)
 	c.Clock = clock
-	c.Open = func(u string) error {
-		resp, err := http.Get(u)
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}
+	c.Open = clitest.Follow
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}

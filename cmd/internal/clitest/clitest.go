@@ -106,6 +106,16 @@ func (c *CLI) RunWith(out, errOut *Buffer, args ...string) int {
 	return root.Run(ctx, c.Factory(out, errOut), args)
 }
 
+// Follow is a browser for flowstest's server, which approves at once: it
+// opens the URL and follows the redirects to the CLI's loopback listener.
+func Follow(authURL string) error {
+	resp, err := http.Get(authURL)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
 // ApprovingBrowser signs in as user, presses action on the consent page and
 // follows the redirect to the CLI's loopback listener, as a browser would.
 func ApprovingBrowser(t *testing.T, env *servertest.Env, user, action string) func(string) error {
