@@ -11,7 +11,7 @@ import (
 // An authorization server that binds tokens with DPoP in front of an MCP
 // server that takes only Bearer: the host's error, like ping's, names the
 // login that fixes it (--no-dpop), not a bare "log in again" that would
-// bind the next token the same way.
+// bind the next token the same way, and no refresh is spent on it.
 func TestProxyNamesNoDPoPForABearerOnlyResource(t *testing.T) {
 	s := flowstest.NewServer(t)
 	s.DPoP, s.ResourceBearerOnly = true, true
@@ -29,5 +29,9 @@ func TestProxyNamesNoDPoPForABearerOnlyResource(t *testing.T) {
 	}
 	if !strings.Contains(stderr, want) {
 		t.Errorf("the proxy's log lacks it:\n%s", stderr)
+	}
+	// A refresh binds the new token to the same key: none is spent on it.
+	if n := s.Count("/oauth/token", "refresh_token"); n != 0 || strings.Contains(stderr, "renewed it") {
+		t.Errorf("%d refreshes for a resource that refuses every DPoP token:\n%s", n, stderr)
 	}
 }

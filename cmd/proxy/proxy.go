@@ -246,6 +246,9 @@ type credSource struct {
 	cred    creds.Credential
 	loaded  time.Time
 	stepUps int
+	// bearerOnly: the last 401 offered no DPoP scheme to a DPoP-bound
+	// credential, so a refresh (bound to the same key) cannot help.
+	bearerOnly bool
 }
 
 func (c *credSource) current(ctx context.Context) creds.Credential {
@@ -290,6 +293,9 @@ func (c *credSource) Authorize(req *http.Request) (string, error) {
 func (c *credSource) Observe(req *http.Request, resp *http.Response) bool {
 	c.mu.Lock()
 	d := c.cred.DPoP
+	if resp.StatusCode == http.StatusUnauthorized {
+		c.bearerOnly = d != nil && flows.NewResourceError(resp).RefusesDPoP()
+	}
 	c.mu.Unlock()
 	nonce := resp.Header.Get("DPoP-Nonce")
 	if d == nil || nonce == "" {
@@ -319,12 +325,19 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 		// registers anew there; nothing the old one issued is sent to it.
 		return c.logInAgain(ctx, token, "")
 	}
-	n, ok, err := c.f.Keeper().Retry(ctx, c.cred)
-	if err != nil {
-		return false, err
+	var (
+		n   creds.Credential
+		ok  bool
+		err error
+	)
+	if !c.bearerOnly {
+		if n, ok, err = c.f.Keeper().Retry(ctx, c.cred); err != nil {
+			return false, err
+		}
 	}
 	if !ok && !c.cred.FromEnv {
-		// Nothing to refresh with: perhaps a new login has been stored.
+		// Nothing to refresh with, or a Bearer-only resource refused the
+		// bound token: perhaps a new login (--no-dpop) has been stored.
 		if n, err = c.f.Keeper().Fresh(ctx, c.server); err != nil {
 			return false, err
 		}
