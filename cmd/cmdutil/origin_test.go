@@ -6,7 +6,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 )
 
-func TestCredentialOrigin(t *testing.T) {
+func TestCredentialFlagOrigin(t *testing.T) {
 	if _, err := (CredentialFlag{}).Origin("http://mcp.example.com/mcp"); clierr.CodeFor(err) != clierr.ExitUsage {
 		t.Errorf("plain http off loopback: %v", err)
 	}
