@@ -226,6 +226,25 @@ func (a *FormApprover) ApproveConsent(ctx context.Context, authURL string) (*url
 	return a.consent(ctx, authURL, "approve")
 }
 
+// Browse is a browser's whole part in a login: it approves authURL's
+// consent, then opens the redirect the server ended at (the client's
+// loopback callback). Tests use it as mcpauth login's browser.
+func (a *FormApprover) Browse(ctx context.Context, authURL string) error {
+	callback, err := a.ApproveConsent(ctx, authURL)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, callback.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("opening the callback: %w", err)
+	}
+	return resp.Body.Close()
+}
+
 // DenyConsent implements Approver.
 func (a *FormApprover) DenyConsent(ctx context.Context, authURL string) (*url.URL, error) {
 	return a.consent(ctx, authURL, "deny")

@@ -4,10 +4,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -113,23 +111,9 @@ func TestNoDBusAutolaunch(t *testing.T) {
 
 func runBin(t *testing.T, bin string, env []string, args ...string) (code int, stdout, stderr string, took time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	err := cmd.Run()
-	took = time.Since(start)
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("mcpauth %v: %v", args, err)
-	}
-	return code, out.String(), errOut.String(), took
+	code, stdout, stderr = runBinary(t, 60*time.Second, bin, env, args...)
+	return code, stdout, stderr, time.Since(start)
 }
 
 // procs calls fn with the pid and program name of every helper process.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"net"
@@ -200,18 +201,27 @@ func (e *e2e) serve(serveArgs ...string) {
 // cli runs the mcpauth binary and returns exit code, stdout, stderr.
 func (e *e2e) cli(extraEnv []string, args ...string) (int, string, string) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return runBinary(e.t, 60*time.Second, e.bin, append(append([]string(nil), e.env...), extraEnv...), args...)
+}
+
+// runBinary runs bin with exactly env, for at most timeout, and returns its
+// exit code, stdout and stderr; a binary that cannot start fails the test.
+func runBinary(t *testing.T, timeout time.Duration, bin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, e.bin, args...)
-	cmd.Env = append(append([]string(nil), e.env...), extraEnv...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
+	var ee *exec.ExitError
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	switch {
+	case errors.As(err, &ee):
 		code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatal(err)
+	case err != nil:
+		t.Fatalf("%s %v: %v", filepath.Base(bin), args, err)
 	}
 	return code, out.String(), errOut.String()
 }

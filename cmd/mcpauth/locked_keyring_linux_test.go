@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -48,15 +47,7 @@ func approveInForms(base, authURL string) error {
 	if err != nil {
 		return err
 	}
-	callback, err := a.ApproveConsent(ctx, authURL)
-	if err != nil {
-		return err
-	}
-	resp, err := http.Get(callback.String())
-	if err != nil {
-		return fmt.Errorf("opening the callback: %w", err)
-	}
-	return resp.Body.Close()
+	return a.Browse(ctx, authURL)
 }
 
 func TestE2ELockedKeyringChoiceRemembered(t *testing.T) {

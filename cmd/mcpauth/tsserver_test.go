@@ -83,20 +83,7 @@ func newTSCLI(t *testing.T, srv *tsserver.Server) *tsCLI {
 // run runs mcpauth and returns its exit code, stdout and stderr.
 func (c *tsCLI) run(args ...string) (int, string, string) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.bin, args...)
-	cmd.Env = c.env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		c.t.Fatal(err)
-	}
-	return code, out.String(), errOut.String()
+	return runBinary(c.t, 90*time.Second, c.bin, c.env, args...)
 }
 
 func (c *tsCLI) browserLog() string {

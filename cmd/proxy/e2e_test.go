@@ -54,17 +54,10 @@ func browse(authURL string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cb, err := a.ApproveConsent(ctx, authURL)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "approve:", err)
+	if err := a.Browse(ctx, authURL); err != nil {
+		fmt.Fprintln(os.Stderr, "browse:", err)
 		return 1
 	}
-	resp, err := http.Get(cb.String())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "callback:", err)
-		return 1
-	}
-	resp.Body.Close()
 	return 0
 }
 

@@ -44,15 +44,7 @@ func approve(base, authURL string) error {
 	if err != nil {
 		return err
 	}
-	callback, err := a.ApproveConsent(ctx, authURL)
-	if err != nil {
-		return err
-	}
-	resp, err := http.Get(callback.String())
-	if err != nil {
-		return fmt.Errorf("opening the callback: %w", err)
-	}
-	return resp.Body.Close()
+	return a.Browse(ctx, authURL)
 }
 
 // example is one runnable block and where it is.
