@@ -156,8 +156,8 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	if !f.Globals.Quiet {
 		logf("forwarding stdio to %s (transport %s, %s credential)", mcpURL, opts.Transport, credKind(cred))
 	}
-	authHint := func(h http.Header) string {
-		re := flows.NewResourceError(&http.Response{StatusCode: http.StatusUnauthorized, Header: h})
+	authHint := func(resp *http.Response) string {
+		re := flows.NewResourceError(resp)
 		switch {
 		case cred.FromEnv:
 			return "; MCPAUTH_TOKEN is set: replace it"

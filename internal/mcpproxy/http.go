@@ -150,7 +150,7 @@ type guardTransport struct {
 	next     http.RoundTripper
 	max      int64
 	url      string
-	authHint func(http.Header) string
+	authHint func(*http.Response) string
 	// scopeHint says how to get scope (see Config.ScopeHint).
 	scopeHint func(scope string) string
 	log       func(string, ...any)
@@ -236,7 +236,7 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if status == http.StatusUnauthorized {
 			reason = fmt.Sprintf("the server refused the credential (HTTP 401%s)", challengeError(resp.Header))
 			if t.authHint != nil {
-				reason += t.authHint(resp.Header)
+				reason += t.authHint(resp)
 			}
 		} else if status == http.StatusForbidden {
 			reason = fmt.Sprintf("the server refused access (HTTP 403%s)", challengeError(resp.Header))

@@ -51,10 +51,9 @@ type Config struct {
 	// MaxMessage bounds a message from the host and a JSON answer
 	// (0: DefaultMaxMessage).
 	MaxMessage int
-	// AuthHint, given the headers of a 401 that refused the credential,
-	// returns what is appended to the error the host gets, e.g. "; run:
-	// mcpauth login URL".
-	AuthHint func(http.Header) string
+	// AuthHint, given a 401 that refused the credential, returns what is
+	// appended to the error the host gets, e.g. "; run: mcpauth login URL".
+	AuthHint func(*http.Response) string
 	// ScopeHint, given the scope a 403 insufficient_scope asks for, returns
 	// what is appended to the error the host gets, e.g. "; run: mcpauth
 	// login URL --scope …".
