@@ -297,3 +297,36 @@ func mustOrigin(t *testing.T, u string) flows.Origin {
 	}
 	return o
 }
+
+// The resource decides the binding, not the authorization server: a DPoP
+// challenge (RFC 9449 §7.1) binds, an authorization server that merely
+// advertises DPoP before a Bearer-only resource does not, and the flags
+// override both.
+func TestLoginKeyFollowsTheResource(t *testing.T) {
+	for _, tt := range []struct {
+		name                  string
+		bearerOnly            bool
+		insist, refuse, bound bool
+	}{
+		{name: "resource offers DPoP", bound: true},
+		{name: "resource offers DPoP, --no-dpop", refuse: true},
+		{name: "only the AS offers DPoP", bearerOnly: true},
+		{name: "only the AS offers DPoP, --dpop", bearerOnly: true, insist: true, bound: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &rig{srv: flowstest.NewServer(t), clk: flowstest.NewFakeClock(t0), dir: t.TempDir()}
+			r.srv.DPoP, r.srv.ResourceBearerOnly = true, tt.bearerOnly
+			disc, err := flows.Discover(context.Background(), flows.DiscoverConfig{}, r.srv.URL+"/mcp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if disc.ResourceTakesDPoP() == tt.bearerOnly {
+				t.Errorf("ResourceTakesDPoP = %v with challenge schemes %v", disc.ResourceTakesDPoP(), disc.ChallengeSchemes)
+			}
+			key, err := r.keeper().LoginKey(r.store(t), disc, tt.insist, tt.refuse)
+			if err != nil || (key != nil) != tt.bound {
+				t.Fatalf("LoginKey = %v, %v; want bound %v", key, err, tt.bound)
+			}
+		})
+	}
+}

@@ -19,7 +19,7 @@ const refreshLockTimeout = 70 * time.Second
 // token first. It never starts a login: a refused refresh (invalid_grant)
 // is ErrAuthRequired.
 func (k *Keeper) Fresh(ctx context.Context, arg string) (Credential, error) {
-	return k.credential(ctx, arg, "")
+	return k.credential(ctx, arg, renewal{})
 }
 
 // Retry is for a credential the resource has just refused with a 401
@@ -30,14 +30,44 @@ func (k *Keeper) Retry(ctx context.Context, rejected Credential) (Credential, bo
 	if rejected.FromEnv || rejected.Kind == KindAPIKey || !rejected.refreshable {
 		return rejected, false, nil
 	}
-	c, err := k.credential(ctx, rejected.Server, rejected.Token)
+	c, err := k.credential(ctx, rejected.Server, renewal{rejected: rejected.Token})
 	return c, err == nil, err
 }
 
+// RetryAsBearer is Retry for a DPoP-bound credential that the resource
+// refused for its scheme (flows.ResourceError.RefusesDPoP: it takes only
+// Bearer tokens). A confidential client's refresh token is not bound to
+// the key (RFC 9449 §5), so it is redeemed without a proof, for a Bearer
+// token that replaces the bound one. A public client's refresh token is
+// bound: ok=false, and only a new login helps (which picks Bearer, as the
+// resource offers no DPoP challenge).
+func (k *Keeper) RetryAsBearer(ctx context.Context, rejected Credential) (Credential, bool, error) {
+	if rejected.DPoP == nil || rejected.FromEnv || rejected.Kind != KindOAuth || !rejected.refreshable {
+		return rejected, false, nil
+	}
+	c, err := k.credential(ctx, rejected.Server, renewal{rejected: rejected.Token, asBearer: true})
+	if errors.Is(err, errBoundRefresh) {
+		return rejected, false, nil
+	}
+	return c, err == nil, err
+}
+
+// renewal says why a credential is loaded again: rejected is the token the
+// resource refused ("" for none), and asBearer asks for a Bearer token in
+// place of a DPoP-bound one.
+type renewal struct {
+	rejected string
+	asBearer bool
+}
+
+// errBoundRefresh: a public client's refresh token cannot be redeemed
+// without its DPoP key.
+var errBoundRefresh = errors.New("the refresh token is bound to the DPoP key")
+
 // credential loads the credential for arg and refreshes it when it is
-// expiring or, with rejected set, when it is still the token the resource
-// refused.
-func (k *Keeper) credential(ctx context.Context, arg, rejected string) (Credential, error) {
+// expiring or, with r.rejected set, when it is still the token the
+// resource refused.
+func (k *Keeper) credential(ctx context.Context, arg string, r renewal) (Credential, error) {
 	if k.EnvToken != "" {
 		return k.fromEnv(arg), nil
 	}
@@ -65,20 +95,24 @@ func (k *Keeper) credential(ctx context.Context, arg, rejected string) (Credenti
 		c.Token = b.AccessToken
 		return c, nil
 	}
-	if done, err := k.usable(&c, b, rejected); done || err != nil {
+	if done, err := k.usable(&c, b, r.rejected); done || err != nil {
 		return c, err
 	}
 	if b.Resource != "" && !flows.ResourceCovers(b.Resource, e.Server) {
 		return Credential{}, kinded(ErrAuthRequired, "the stored refresh token for %s was issued for another resource (%s) and is not sent; run: mcpauth login %s", e.Server, b.Resource, e.Server)
 	}
-	return k.refresh(ctx, st, e, c, rejected)
+	if r.asBearer && b.Client.flowsClient().AuthMethod == flows.AuthMethodNone {
+		return Credential{}, errBoundRefresh
+	}
+	return k.refresh(ctx, st, e, c, r)
 }
 
 // refresh redeems e's refresh token and stores the result. Strict servers
 // revoke the whole family when a refresh token is used twice, so only one
 // process may redeem it: it takes the entry lock, then reads the bundle
 // again, as another process may have refreshed it while this one waited.
-func (k *Keeper) refresh(ctx context.Context, st *keyring.Store, e Entry, c Credential, rejected string) (Credential, error) {
+func (k *Keeper) refresh(ctx context.Context, st *keyring.Store, e Entry, c Credential, r renewal) (Credential, error) {
+	rejected := r.rejected
 	unlock, err := st.LockEntry(e.Server, e.Account, refreshLockTimeout)
 	if err != nil {
 		return Credential{}, kinded(ErrStorage, "locking the credential for %s to refresh it: %w", e.Server, err)
@@ -89,6 +123,9 @@ func (k *Keeper) refresh(ctx context.Context, st *keyring.Store, e Entry, c Cred
 		return Credential{}, err
 	}
 	if b.AccessToken != rejected || rejected == "" {
+		if c.DPoP, err = k.KeyOf(b); err != nil { // another process may have stored another binding
+			return Credential{}, err
+		}
 		if done, err := k.usable(&c, b, ""); done || err != nil {
 			return c, err
 		}
@@ -100,6 +137,9 @@ func (k *Keeper) refresh(ctx context.Context, st *keyring.Store, e Entry, c Cred
 	key, err := k.KeyOf(b) // a bound refresh token needs its key's proof
 	if err != nil {
 		return Credential{}, err
+	}
+	if r.asBearer {
+		key = nil // no proof: the answer is a Bearer token (RFC 9449 §5)
 	}
 	tok, err := flows.Refresh(ctx, flows.RefreshConfig{
 		HTTPClient: hc, Clock: k.Clock, TokenURL: b.TokenEndpoint, Resource: b.Resource, Issuer: b.Issuer, DPoP: key,
@@ -124,7 +164,7 @@ func (k *Keeper) refresh(ctx context.Context, st *keyring.Store, e Entry, c Cred
 	if err := save(st, e, b, "refreshed token for "+e.Server+" (log in again if the next command fails)"); err != nil {
 		return Credential{}, err
 	}
-	c.Token, c.Scope = b.AccessToken, b.Scope
+	c.Token, c.Scope, c.DPoP = b.AccessToken, b.Scope, key
 	return c, nil
 }
 

@@ -35,6 +35,31 @@ func BearerChallenge(h http.Header) (Challenge, bool) {
 	return Challenge{}, false
 }
 
+// ResourceChallenge returns the challenge a protected resource's 401 or 403
+// names its terms in: the first Bearer challenge (RFC 6750 §3), else the
+// first DPoP one (RFC 9449 §7.1: a resource that takes only DPoP-bound
+// tokens may offer no Bearer challenge at all).
+func ResourceChallenge(h http.Header) (Challenge, bool) {
+	if c, ok := BearerChallenge(h); ok {
+		return c, true
+	}
+	for _, c := range ParseChallenges(h) {
+		if strings.EqualFold(c.Scheme, TokenTypeDPoP) {
+			return c, true
+		}
+	}
+	return Challenge{}, false
+}
+
+// challengeSchemes lists the schemes of h's challenges, as sent.
+func challengeSchemes(h http.Header) []string {
+	var out []string
+	for _, c := range ParseChallenges(h) {
+		out = append(out, c.Scheme)
+	}
+	return out
+}
+
 // ParseWWWAuthenticate parses one header value:
 //
 //	challenge  = auth-scheme [ 1*SP ( token68 / #auth-param ) ]

@@ -50,8 +50,11 @@ type Discovery struct {
 	Issuer                string              `json:"issuer"`
 	AuthServerMetadataURL string              `json:"authorization_server_metadata_url"`
 	AuthServer            *AuthServerMetadata `json:"authorization_server"`
-	// ChallengeScope is the scope of the 401 Bearer challenge, if any.
+	// ChallengeScope is the scope of the 401 Bearer (else DPoP) challenge, if any.
 	ChallengeScope string `json:"challenge_scope,omitempty"`
+	// ChallengeSchemes are the schemes the MCP endpoint's 401 offered
+	// (Bearer, DPoP, …), as sent.
+	ChallengeSchemes []string `json:"challenge_schemes,omitempty"`
 	// Scope is the scope to ask for: ChallengeScope, else the PRM
 	// scopes_supported joined by spaces, else empty; plus offline_access
 	// when the authorization server lists it (WithOfflineAccess).
@@ -321,12 +324,12 @@ func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL 
 		return nil, err
 	}
 	p.Status = resp.StatusCode
-	ch, ok := BearerChallenge(resp.Header)
+	ch, ok := d.resourceChallenge(resp.Header)
 	switch {
 	case ok && ch.Params["resource_metadata"] != "":
-		p.Verdict = "Bearer challenge with resource_metadata"
+		p.Verdict = schemeName(ch) + " challenge with resource_metadata"
 	case ok:
-		p.Verdict = "Bearer challenge without resource_metadata"
+		p.Verdict = schemeName(ch) + " challenge without resource_metadata"
 	default:
 		p.Verdict, p.Answer = "no Bearer challenge", describeAnswer(resp, body)
 	}
@@ -379,15 +382,49 @@ func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, versi
 		return nil, err
 	}
 	p.Status = resp.StatusCode
-	ch, ok := BearerChallenge(resp.Header)
+	ch, ok := d.resourceChallenge(resp.Header)
 	if !ok {
 		p.Verdict, p.Answer = "no Bearer challenge", describeAnswer(resp, body)
 		d.Probes = append(d.Probes, p)
 		return nil, nil
 	}
-	p.Verdict = "Bearer challenge"
+	p.Verdict = schemeName(ch) + " challenge"
 	d.Probes = append(d.Probes, p)
 	return &ch, nil
+}
+
+// resourceChallenge reads the MCP endpoint's challenge (ResourceChallenge)
+// and keeps the schemes it offered: they say whether the resource takes
+// DPoP-bound tokens (ResourceTakesDPoP).
+func (d *Discovery) resourceChallenge(h http.Header) (Challenge, bool) {
+	ch, ok := ResourceChallenge(h)
+	if ok {
+		d.ChallengeSchemes = challengeSchemes(h)
+	}
+	return ch, ok
+}
+
+// schemeName is c's scheme as the RFCs spell it, for probe verdicts.
+func schemeName(c Challenge) string {
+	if strings.EqualFold(c.Scheme, TokenTypeDPoP) {
+		return TokenTypeDPoP
+	}
+	return "Bearer"
+}
+
+// ResourceTakesDPoP reports whether the resource says it accepts
+// DPoP-bound tokens: a DPoP scheme in its challenge (RFC 9449 §7.1), or
+// DPoP members in its metadata (RFC 9728 §2). The authorization server
+// offering DPoP says nothing about the resource: most MCP servers take
+// only Bearer tokens.
+func (d *Discovery) ResourceTakesDPoP() bool {
+	for _, s := range d.ChallengeSchemes {
+		if strings.EqualFold(s, TokenTypeDPoP) {
+			return true
+		}
+	}
+	prm := d.ResourceMetadata
+	return prm != nil && (prm.DPoPBoundAccessTokensRequired || len(prm.DPoPSigningAlgValuesSupported) > 0)
 }
 
 // postProbe POSTs one MCP message without a credential to mcpURL. A failure that got no answer is recorded as probe p (the host

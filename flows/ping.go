@@ -22,7 +22,7 @@ type PingResult struct {
 // ErrInsufficientScope (403 error="insufficient_scope").
 type ResourceError struct {
 	StatusCode int
-	Challenge  Challenge // zero when the server sent no Bearer challenge
+	Challenge  Challenge // Bearer, else DPoP (ResourceChallenge); zero when neither was sent
 	// Schemes are the authentication schemes the answer's challenges
 	// offer (Bearer, DPoP, …), as sent.
 	Schemes []string
@@ -30,12 +30,8 @@ type ResourceError struct {
 
 // NewResourceError reads a 401 or 403 answer's challenges.
 func NewResourceError(resp *http.Response) *ResourceError {
-	ch, _ := BearerChallenge(resp.Header)
-	e := &ResourceError{StatusCode: resp.StatusCode, Challenge: ch}
-	for _, c := range ParseChallenges(resp.Header) {
-		e.Schemes = append(e.Schemes, c.Scheme)
-	}
-	return e
+	ch, _ := ResourceChallenge(resp.Header)
+	return &ResourceError{StatusCode: resp.StatusCode, Challenge: ch, Schemes: challengeSchemes(resp.Header)}
 }
 
 // RefusesDPoP reports a 401 whose challenges offer no DPoP scheme: a

@@ -17,9 +17,6 @@ const labAccessTTL = 30 * time.Second
 // accessTTLEnv is the AS scripts' variable for labAccessTTL.
 var accessTTLEnv = "ACCESS_TTL=" + strconv.Itoa(int(labAccessTTL/time.Second))
 
-// dpopQuirk is why login takes --no-dpop at an AS that advertises DPoP.
-const dpopQuirk = "the AS advertises DPoP (`dpop_signing_alg_values_supported`, on by default) and mcpauth then binds every token to a key (RFC 9449) and sends `Authorization: DPoP`, which an MCP server that takes only `Bearer` (here the go-sdk's `RequireBearerToken`, answering 401 `no bearer token`) refuses. mcpauth reads the resource's `dpop_bound_access_tokens_required` (RFC 9728 §2) to insist on DPoP, but does not take a resource metadata document without `dpop_signing_alg_values_supported` as a sign that the resource cannot take DPoP (the MCP project's own DPoP scenario names DPoP only in the authorization server's metadata), and a bound token cannot be retried as Bearer. `ping` reads the 401's challenges (no `DPoP` scheme, RFC 9449 §7.1), says the server takes only Bearer and names `--no-dpop` (exit 3), and so does the error `proxy` gives the host; log in with it (the other cells do). Known limitation"
-
 // serverFlowsWith runs every column of the servers' table against one AS
 // in front of the lab's resource server at mcpURL, in order (each flow
 // after login uses the stored credential): the common flows here, the

@@ -51,8 +51,8 @@ server's interval (5 s longer after each slow_down) and stores the token.`,
 	fl.BoolVar(&opts.Clipboard, "clipboard", false, "copy the code to the clipboard (it is still printed)")
 	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that opens the verification URL when you press Enter (env MCPAUTH_BROWSER)")
 	fl.StringVar(&opts.Dialect, "dialect", "", "device endpoint dialect: json (mcpauth contract) or form (RFC 8628); default from the metadata")
-	fl.BoolVar(&opts.DPoP.Insist, "dpop", false, "bind tokens to a key (DPoP, RFC 9449); automatic when the server advertises DPoP")
-	fl.BoolVar(&opts.DPoP.Refuse, "no-dpop", false, "do not use DPoP even when the server advertises it")
+	fl.BoolVar(&opts.DPoP.Insist, "dpop", false, "bind tokens to a key (DPoP, RFC 9449); automatic when the MCP server says it takes DPoP")
+	fl.BoolVar(&opts.DPoP.Refuse, "no-dpop", false, "do not use DPoP even when the MCP server takes it")
 	fl.BoolVar(&opts.NoResource, "no-resource", false, "do not send the RFC 8707 resource parameter (form dialect)")
 	opts.Discover.Bind(fl)
 	return cmd

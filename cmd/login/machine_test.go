@@ -63,7 +63,11 @@ func newMachineServer(t *testing.T, dpop bool) *machineServer {
 		w.WriteHeader(401)
 	})
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		js(w, 200, map[string]any{"resource": u + "/mcp", "authorization_servers": []string{u}, "scopes_supported": []string{"mcp"}})
+		prm := map[string]any{"resource": u + "/mcp", "authorization_servers": []string{u}, "scopes_supported": []string{"mcp"}}
+		if m.dpop { // the resource says it takes DPoP (RFC 9728 §2): the CLI binds only then
+			prm["dpop_signing_alg_values_supported"] = []string{"ES256"}
+		}
+		js(w, 200, prm)
 	})
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		// No code_challenge_methods_supported: PKCE protects codes, which a

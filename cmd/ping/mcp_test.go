@@ -77,10 +77,11 @@ func TestPingServerErrorOnTheToken(t *testing.T) {
 	}
 }
 
-// An authorization server that binds tokens with DPoP in front of a
-// resource that takes only Bearer (the interop lab met node-oidc-provider
-// with a go-sdk server): ping says so and names --no-dpop, exit 3.
-func TestPingNamesNoDPoPForABearerOnlyResource(t *testing.T) {
+// An authorization server that offers DPoP in front of a resource that
+// takes only Bearer (the interop lab met node-oidc-provider before a go-sdk
+// server): the resource decides, so a plain login gets a Bearer token, and
+// ping and token work with no flag.
+func TestBearerWhereTheResourceTakesOnlyBearer(t *testing.T) {
 	s := flowstest.NewServer(t)
 	s.DPoP, s.ResourceBearerOnly = true, true
 	c := clitest.New(t, nil)
@@ -88,8 +89,74 @@ func TestPingNamesNoDPoPForABearerOnlyResource(t *testing.T) {
 	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
 		t.Fatal(stderr)
 	}
+	for _, r := range s.Requests() {
+		if r.Header.Get("DPoP") != "" {
+			t.Errorf("a DPoP proof went to %s: the resource never offered DPoP", r.Path)
+		}
+	}
+	if code, _, stderr := c.Run("ping"); code != 0 {
+		t.Fatalf("ping: exit %d: %s", code, stderr)
+	}
+	if code, stdout, _ := c.Run("token", "--header"); code != 0 || !strings.HasPrefix(stdout, "Authorization: Bearer ") {
+		t.Fatalf("token --header: exit %d %q", code, stdout)
+	}
+}
+
+// A DPoP-bound token stored earlier (--dpop) that a Bearer-only resource
+// refuses, from a public client, whose refresh token is bound to the key
+// (RFC 9449 §5): no refresh can give a Bearer token, so ping names a plain
+// login (no flag to learn), spends no refresh, and that login gets Bearer.
+func TestPingNamesALoginForABoundTokenABearerOnlyResourceRefuses(t *testing.T) {
+	s := flowstest.NewServer(t)
+	s.DPoP, s.ResourceBearerOnly = true, true
+	c := clitest.New(t, nil)
+	c.Open = clitest.Follow
+	if code, _, stderr := c.Run("login", s.URL+"/mcp", "--dpop"); code != 0 {
+		t.Fatal(stderr)
+	}
 	code, _, stderr := c.Run("ping")
-	if code != clierr.ExitAuthRequired || !strings.Contains(stderr, "takes only Bearer tokens") || !strings.Contains(stderr, "run: mcpauth login "+s.URL+"/mcp --no-dpop") {
+	if code != clierr.ExitAuthRequired || !strings.Contains(stderr, "takes only Bearer tokens") ||
+		!strings.Contains(stderr, "run: mcpauth login "+s.URL+"/mcp (a new login uses Bearer there)") {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := s.Count("/oauth/token", "refresh_token"); n != 0 {
+		t.Errorf("%d refreshes spent on a bound refresh token", n)
+	}
+	if code, _, stderr := c.Run("login", s.URL+"/mcp"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := c.Run("ping"); code != 0 {
+		t.Fatalf("ping after a plain login: exit %d: %s", code, stderr)
+	}
+}
+
+// The same with a confidential client, whose refresh token is not bound:
+// ping renews the refused DPoP-bound token as a Bearer one, with a refresh
+// that carries no proof, and no login.
+func TestPingRenewsABoundTokenAsBearerWhereTheRefreshAllows(t *testing.T) {
+	s := flowstest.NewServer(t)
+	s.DPoP, s.ResourceBearerOnly, s.Confidential = true, true, true
+	c := clitest.New(t, nil)
+	c.Open = clitest.Follow
+	if code, _, stderr := c.Run("login", s.URL+"/mcp", "--dpop"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := c.Run("ping"); code != 0 {
+		t.Fatalf("ping: exit %d: %s", code, stderr)
+	}
+	var refreshes int
+	for _, r := range s.Requests() {
+		if r.Form.Get("grant_type") == "refresh_token" {
+			refreshes++
+			if r.Header.Get("DPoP") != "" {
+				t.Error("the renewal as Bearer sent a DPoP proof")
+			}
+		}
+	}
+	if refreshes != 1 || s.Count("/oauth/authorize", "") != 1 {
+		t.Errorf("%d refreshes, %d authorizations; want 1 and 1 (no new login)", refreshes, s.Count("/oauth/authorize", ""))
+	}
+	if code, stdout, _ := c.Run("token", "--header"); code != 0 || !strings.HasPrefix(stdout, "Authorization: Bearer ") {
+		t.Fatalf("token --header after the renewal: exit %d %q", code, stdout)
 	}
 }

@@ -94,9 +94,12 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	call := func(ctx context.Context) error {
 		err := once(ctx)
+		renew := f.Keeper().Retry // revoked or expired early: refresh once and try again
+		if re := (*flows.ResourceError)(nil); cred.DPoP != nil && errors.As(err, &re) && re.RefusesDPoP() {
+			renew = f.Keeper().RetryAsBearer // a Bearer-only resource: a Bearer token, where a refresh can give one
+		}
 		if invalidToken(err) {
-			// Revoked or expired early: refresh once and try again.
-			retry, ok, rerr := f.Keeper().Retry(ctx, cred)
+			retry, ok, rerr := renew(ctx, cred)
 			if rerr != nil {
 				return rerr
 			}

@@ -330,14 +330,21 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 		ok  bool
 		err error
 	)
-	if !c.bearerOnly {
-		if n, ok, err = c.f.Keeper().Retry(ctx, c.cred); err != nil {
-			return false, err
-		}
+	renew := c.f.Keeper().Retry
+	if c.bearerOnly {
+		// A Bearer-only resource refused the bound token: a refresh
+		// without a proof, where the refresh token allows it.
+		renew = c.f.Keeper().RetryAsBearer
+	}
+	if n, ok, err = renew(ctx, c.cred); err != nil {
+		return false, err
+	}
+	if !ok && c.bearerOnly && c.stepUp != nil {
+		c.log("%s takes only Bearer tokens and the stored one is DPoP-bound: logging in again for a Bearer token", c.server)
+		return c.logInAgain(ctx, token, "")
 	}
 	if !ok && !c.cred.FromEnv {
-		// Nothing to refresh with, or a Bearer-only resource refused the
-		// bound token: perhaps a new login (--no-dpop) has been stored.
+		// Nothing to refresh with: perhaps a new login has been stored.
 		if n, err = c.f.Keeper().Fresh(ctx, c.server); err != nil {
 			return false, err
 		}

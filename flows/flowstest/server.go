@@ -61,13 +61,20 @@ type Server struct {
 	MCPHandler http.Handler
 	// NoPing makes /api/ping a 404 (an MCP server that is not ours).
 	NoPing bool
-	// DPoP makes the server advertise and require DPoP (dpop.go);
+	// DPoP makes the server advertise and require DPoP (dpop.go), and its
+	// resource offer a DPoP challenge beside the Bearer one (RFC 9449 §7.1);
+	// with ResourceBearerOnly too, a token request without a proof gets a
+	// Bearer token, as from an authorization server that merely offers DPoP;
 	// DPoPNonce, when set, is demanded in token endpoint proofs.
 	DPoP      bool
 	DPoPNonce string
 	// ResourceBearerOnly makes /api/ping and /mcp take only Bearer tokens,
-	// as many MCP servers do, whatever the authorization server binds.
+	// as many MCP servers do, whatever the authorization server binds, and
+	// offer no DPoP challenge.
 	ResourceBearerOnly bool
+	// Confidential makes registration issue client secrets
+	// (client_secret_basic), whose refresh tokens are not DPoP-bound.
+	Confidential bool
 	// ProofsChecked counts the DPoP proofs accepted.
 	ProofsChecked int
 	// NoRevocation leaves revocation_endpoint out of the metadata.
@@ -244,6 +251,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 				hdr = "Bearer"
 			}
 			w.Header().Set("WWW-Authenticate", hdr)
+			s.offerDPoP(w)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -271,8 +279,24 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, body []byte) {
 	s.n++
 	id := fmt.Sprintf("client-%s-%d", s.prefix, s.n)
 	s.mu.Unlock()
-	writeJSON(w, 201, map[string]any{"client_id": id, "redirect_uris": md.RedirectURIs, "grant_types": md.GrantTypes,
-		"token_endpoint_auth_method": "none", "scope": md.Scope})
+	answer := map[string]any{"client_id": id, "redirect_uris": md.RedirectURIs, "grant_types": md.GrantTypes,
+		"token_endpoint_auth_method": "none", "scope": md.Scope}
+	if s.Confidential {
+		answer["client_secret"], answer["token_endpoint_auth_method"] = clientSecret(id), "client_secret_basic"
+	}
+	writeJSON(w, 201, answer)
+}
+
+// clientSecret is the secret a Confidential server gives client id.
+func clientSecret(id string) string { return "cs-" + id }
+
+// tokenClient is the client a token request names: HTTP Basic, else the
+// client_id parameter. Only a Confidential server checks the secret.
+func (s *Server) tokenClient(r *http.Request) (string, bool) {
+	if id, secret, ok := r.BasicAuth(); ok {
+		return id, !s.Confidential || secret == clientSecret(id)
+	}
+	return r.PostForm.Get("client_id"), !s.Confidential
 }
 
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
@@ -307,11 +331,16 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	jkt := ""
-	if s.DPoP {
+	if s.DPoP && (r.Header.Get("DPoP") != "" || !s.ResourceBearerOnly) {
 		var ok bool
 		if jkt, ok = s.tokenProof(w, r); !ok {
 			return
 		}
+	}
+	client, authenticated := s.tokenClient(r)
+	if !authenticated {
+		oauthError(w, 401, "invalid_client", "client authentication failed")
+		return
 	}
 	var g grant
 	switch f.Get("grant_type") {
@@ -319,7 +348,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		var ok bool
 		g, ok = s.codes[f.Get("code")]
 		delete(s.codes, f.Get("code"))
-		if !ok || g.clientID != f.Get("client_id") {
+		if !ok || g.clientID != client {
 			oauthError(w, 400, "invalid_grant", "unknown code")
 			return
 		}
@@ -340,11 +369,13 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		g = s.families[fam]
-		if g.jkt != jkt {
+		if s.Confidential {
+			g.jkt = jkt // not bound: client authentication constrains it (RFC 9449 §5)
+		} else if g.jkt != jkt {
 			oauthError(w, 400, "invalid_grant", "refresh token bound to another DPoP key")
 			return
 		}
-		if g.clientID != f.Get("client_id") {
+		if g.clientID != client {
 			oauthError(w, 400, "invalid_grant", "client mismatch")
 			return
 		}
@@ -402,6 +433,7 @@ func (s *Server) checkBearer(w http.ResponseWriter, r *http.Request) bool {
 	s.mu.Unlock()
 	if !live {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		s.offerDPoP(w)
 		http.Error(w, "invalid token", http.StatusUnauthorized)
 		return false
 	}
@@ -413,6 +445,14 @@ func (s *Server) checkBearer(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	return true
+}
+
+// offerDPoP adds the DPoP challenge (RFC 9449 §7.1) of a resource that
+// takes DPoP-bound tokens: with DPoP set, unless ResourceBearerOnly.
+func (s *Server) offerDPoP(w http.ResponseWriter) {
+	if s.DPoP && !s.ResourceBearerOnly {
+		w.Header().Add("WWW-Authenticate", `DPoP algs="ES256"`)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

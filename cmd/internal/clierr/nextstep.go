@@ -66,10 +66,10 @@ func withNextStep(err error, overrides bool) error {
 }
 
 // BearerOnly explains a DPoP-bound credential that a resource refused with
-// a 401 offering other schemes only (re.RefusesDPoP): an authorization
-// server that binds tokens with DPoP in front of a resource that takes
-// only Bearer. The fix is a login for server without DPoP.
+// a 401 offering other schemes only (re.RefusesDPoP), when no refresh could
+// replace it with a Bearer token: a new login, which picks Bearer there, as
+// the resource offers no DPoP challenge.
 func BearerOnly(resource string, re *flows.ResourceError, server string) string {
-	return fmt.Sprintf("%s takes only %s tokens, and the stored one is DPoP-bound (its authorization server offered DPoP); run: mcpauth login %s --no-dpop",
+	return fmt.Sprintf("%s takes only %s tokens, and the stored one is DPoP-bound; run: mcpauth login %s (a new login uses Bearer there)",
 		resource, strings.Join(re.Schemes, ", "), server)
 }
