@@ -164,6 +164,9 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 		case src.bound() && re.RefusesDPoP():
 			return "; " + clierr.BearerOnly(mcpURL, re, mcpURL)
 		}
+		if to := src.keepsMoving(); to != "" {
+			return fmt.Sprintf("; its authorization server changed again (now %s) after the proxy logged in once for a move; run: mcpauth login %s", to, mcpURL)
+		}
 		return "; run: mcpauth login " + mcpURL
 	}
 	scopeHint := func(scope string) string {
@@ -246,6 +249,11 @@ type credSource struct {
 	cred    creds.Credential
 	loaded  time.Time
 	stepUps int
+	// moves counts the logins that followed the resource to another
+	// authorization server; movedAgain is where it went after the last
+	// one allowed (migration.go).
+	moves      int
+	movedAgain string
 	// bearerOnly: the last 401 offered no DPoP scheme to a DPoP-bound
 	// credential, so a refresh (bound to the same key) cannot help.
 	bearerOnly bool
@@ -319,11 +327,10 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 	if c.cred.Token != token {
 		return true, nil // renewed meanwhile, for another request
 	}
-	if c.stepUp != nil && c.moved(ctx) {
-		// The resource trusts another authorization server now (SEP-2352):
-		// a refresh at the old one cannot help. The login discovers and
-		// registers anew there; nothing the old one issued is sent to it.
-		return c.logInAgain(ctx, token, "")
+	if c.stepUp != nil {
+		if to := c.movedTo(ctx); to != "" {
+			return c.followMove(ctx, token, to)
+		}
 	}
 	var (
 		n   creds.Credential
@@ -349,23 +356,6 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 	c.log("the server refused the token: renewed it, sending again")
 	c.cred = n
 	return true, nil
-}
-
-// moved reports whether the resource's metadata now names an authorization
-// server other than the one that issued the credential.
-func (c *credSource) moved(ctx context.Context) bool {
-	if c.cred.Issuer == "" {
-		return false
-	}
-	disc, err := c.f.Discover(ctx, c.server, cmdutil.DiscoverFlags{})
-	if err != nil {
-		return false
-	}
-	if disc.Issuer == c.cred.Issuer {
-		return false
-	}
-	c.log("the authorization server of %s moved from %s to %s: logging in there", c.server, c.cred.Issuer, disc.Issuer)
-	return true
 }
 
 func (c *credSource) scope() string {
