@@ -130,7 +130,7 @@ func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Disc
 	if err != nil {
 		return nil, nil, nil, none, err
 	}
-	cmdutil.NoteMigration(f, st, disc)
+	moved := cmdutil.NoteMigration(f, st, disc)
 	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
@@ -189,6 +189,7 @@ func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Disc
 	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return nil, nil, nil, none, err
 	}
+	moved.Done(f, disc, user)
 	if replacing {
 		f.RevokeReplaced(ctx, creds.StoreKey(disc), old)
 	}

@@ -142,3 +142,43 @@ func TestProxyMigrationLoginsAreBounded(t *testing.T) {
 		t.Errorf("the host's last answer does not name the command to run: %s", last)
 	}
 }
+
+// The resource moves from alice's authorization server to one where the
+// browser signs in as mallory: the proxy's stderr (even with --quiet) names
+// the new server before the browser opens and mallory after, and the new
+// server receives nothing the old one issued.
+func TestProxyMigrationNamesTheNewServerAndAccount(t *testing.T) {
+	as1, as2 := flowstest.NewServer(t), flowstest.NewServer(t)
+	as1.TokenSubject, as2.TokenSubject = "alice", "mallory"
+	res := newMovingResource(t, func() string { return as1.URL })
+	mcp := res.URL + "/mcp"
+	c := clitest.New(t, nil)
+	c.Open = clitest.Follow
+	if code, _, stderr := c.Run("login", mcp); code != 0 {
+		t.Fatalf("login: exit %d: %s", code, stderr)
+	}
+	old := c.Stored(mcp)
+	res.setPick(func() string { return as2.URL })
+
+	errOut := &clitest.Buffer{}
+	var beforeBrowser string
+	c.Open = func(authURL string) error {
+		beforeBrowser = errOut.String()
+		return clitest.Follow(authURL)
+	}
+	host := startProxy(t, c, errOut, "--quiet", mcp, "--login")
+	host.call(1, "initialize", initParams)
+	if !strings.Contains(beforeBrowser, "moved from "+as1.URL+" to "+as2.URL+": logging in at "+as2.URL) {
+		t.Errorf("before the browser opened, stderr did not name the new authorization server:\n%s", beforeBrowser)
+	}
+	if !strings.Contains(errOut.String(), "now logged in at "+as2.URL+" as mallory (before: alice at "+as1.URL+")") {
+		t.Errorf("stderr does not name the new account:\n%s", errOut.String())
+	}
+	if leaked := as2.Leaked(map[string]string{"old client id": old.Client.ClientID, "old access token": old.AccessToken,
+		"old refresh token": old.RefreshToken}); len(leaked) > 0 {
+		t.Errorf("the new authorization server received: %v", leaked)
+	}
+	if now := c.Stored(mcp); now.UserID != "mallory" || now.Issuer != as2.URL {
+		t.Errorf("stored %q at %s, want mallory at %s", now.UserID, now.Issuer, as2.URL)
+	}
+}

@@ -152,6 +152,22 @@ func (s *Server) Count(path, grantType string) int {
 	return n
 }
 
+// Leaked returns "METHOD PATH: name" for each request that carried one of
+// secrets (name -> value; empty values are skipped) in its query, form,
+// body or headers: what a server must never have received.
+func (s *Server) Leaked(secrets map[string]string) []string {
+	var out []string
+	for _, r := range s.Requests() {
+		seen := r.Body + " " + r.Form.Encode() + " " + fmt.Sprint(r.Header)
+		for name, v := range secrets {
+			if v != "" && strings.Contains(seen, v) {
+				out = append(out, r.Method+" "+r.Path+": "+name)
+			}
+		}
+	}
+	return out
+}
+
 func (s *Server) issuer() string {
 	if s.IssuerOverride != "" {
 		return s.IssuerOverride
