@@ -35,7 +35,7 @@ func (c *credSource) followMove(ctx context.Context, token, to string) (bool, er
 	if c.moves < maxMoves {
 		c.moves++
 		c.log("the authorization server of %s moved from %s to %s: logging in there", c.server, c.cred.Issuer, to)
-		return c.logInAgain(ctx, token, "")
+		return c.logInAgain(ctx, token, "", "")
 	}
 	if n, err := c.f.Keeper().Fresh(ctx, c.server); err == nil && n.Token != token {
 		c.cred, c.loaded, c.movedAgain = n, c.f.Clock.Now(), ""

@@ -59,6 +59,9 @@ type Server struct {
 	// MCPHandler serves authorized /mcp requests (nil: 404, like a server
 	// without MCP); the token check is done before.
 	MCPHandler http.Handler
+	// AuthorizeHandler, when set, serves /oauth/authorize and /authorize
+	// instead (a hostile or strict authorization endpoint).
+	AuthorizeHandler http.Handler
 	// NoPing makes /api/ping a 404 (an MCP server that is not ours).
 	NoPing bool
 	// DPoP makes the server advertise and require DPoP (dpop.go);
@@ -234,6 +237,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.serveJWKS(w)
 	case p == "/oauth/register" || p == "/register":
 		s.register(w, r, body)
+	case (p == "/oauth/authorize" || p == "/authorize") && s.AuthorizeHandler != nil:
+		s.AuthorizeHandler.ServeHTTP(w, r)
 	case p == "/oauth/authorize" || p == "/authorize":
 		s.authorize(w, r)
 	case p == "/oauth/token" || p == "/token":
