@@ -42,6 +42,12 @@ type AuthCodeConfig struct {
 	// registered or cached client with invalid_client; the flow then starts
 	// over with the new client. ClientConfig.Reregister fits.
 	Reregister func(ctx context.Context) (Client, error)
+	// Preflight asks the authorization endpoint about the request before
+	// the browser does, and ends the flow at once when the endpoint refuses
+	// it (preflight.go). For requests built from a server's words, such as
+	// a step-up's scope: a browser would only show the refusal while the
+	// flow waited out its timeout.
+	Preflight bool
 	// Account names the account a new token is for, for the browser's
 	// "Signed in" page (e.g. from the server's ping). nil reads the name
 	// from the access token's claims when it is a JWT.
@@ -91,6 +97,9 @@ func (r *AuthRequest) URL() string {
 // verifier for redirectURI.
 func (cfg AuthCodeConfig) NewRequest(redirectURI string) (*AuthRequest, error) {
 	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if err := CheckScopeLength(cfg.scope()); err != nil {
 		return nil, err
 	}
 	verifier, err := pkce.NewVerifier()
@@ -280,36 +289,6 @@ func (cfg AuthCodeConfig) account(ctx context.Context, tok *Token) string {
 		return cfg.Account(ctx, tok)
 	}
 	return accountFromJWT(tok.AccessToken)
-}
-
-// preflight asks the authorization endpoint about req before a browser
-// does, for a client the server may have forgotten (a cached registration,
-// when Reregister can replace it; one registered moments ago in this run is
-// known, and a server counts every authorization request it sees). A server that no longer knows the
-// client cannot redirect back (the redirect URI is unverified), so it
-// answers the browser with an error and the CLI would wait its whole
-// timeout; answered here, invalid_client starts the re-registration at
-// once. Only a direct JSON or form invalid_client counts: redirects, login
-// pages and anything else leave the flow as it was.
-func (cfg AuthCodeConfig) preflight(ctx context.Context, req *AuthRequest) error {
-	if cfg.Reregister == nil || cfg.Client.Source != SourceCache {
-		return nil
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL(), nil)
-	if err != nil {
-		return nil
-	}
-	hreq.Header.Set("Accept", "application/json")
-	hc := *httpClient(cfg.HTTPClient)
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, body, err := do(&hc, hreq)
-	if err != nil || resp.StatusCode < 400 || resp.StatusCode >= 500 {
-		return nil // the browser will see the same and the user can tell
-	}
-	if oe := ParseOAuthError(resp, body); oe != nil && oe.Code == "invalid_client" {
-		return fmt.Errorf("authorization endpoint: %w", oe)
-	}
-	return nil
 }
 
 // listen binds the loopback listener: cfg.Port if set, else the ports of

@@ -47,6 +47,11 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrInsufficientScope: the resource answered 403 insufficient_scope.
 	ErrInsufficientScope = errors.New("insufficient scope")
+	// ErrScopeTooLong: the scope to ask for exceeds MaxScopeLength.
+	ErrScopeTooLong = errors.New("scope too long for an authorization request")
+	// ErrAuthorizationRefused: the authorization endpoint refused a request
+	// a preflight showed it (AuthCodeConfig.Preflight).
+	ErrAuthorizationRefused = errors.New("the authorization endpoint refused the request")
 )
 
 // OAuthError is an RFC 6749 §5.2 error response (also RFC 7591 §3.2.2, RFC

@@ -31,9 +31,11 @@ func WithOfflineAccess(scope string, md *AuthServerMetadata) string {
 // first-seen order, without duplicates or empty tokens.
 func UnionScopes(scopes ...string) string {
 	var out []string
+	seen := map[string]bool{} // a server's scope may have thousands of tokens
 	for _, s := range scopes {
 		for _, tok := range strings.Fields(s) {
-			if !slices.Contains(out, tok) {
+			if !seen[tok] {
+				seen[tok] = true
 				out = append(out, tok)
 			}
 		}

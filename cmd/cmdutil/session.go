@@ -70,15 +70,45 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 	return disc, nil
 }
 
+// Migration is a login that follows a resource to another authorization
+// server (SEP-2352). The new server decides whose account the login is, and
+// it may not be the stored one's: the user is told where the login goes
+// before the browser opens, and whom it signed in as afterwards, in
+// warnings that --quiet does not silence.
+type Migration struct {
+	from string     // the old authorization server's issuer
+	user creds.User // whom the stored credential belonged to
+}
+
 // NoteMigration says, in one line, when the resource's authorization server
-// is no longer the one its stored credential came from (SEP-2352). Nothing
-// of the old server's is used with the new one: registrations are cached per
-// (issuer, resource), and the stored tokens are replaced, never refreshed
-// at or sent to the new server.
-func NoteMigration(f *Factory, st *keyring.Store, disc *flows.Discovery) {
+// is no longer the one its stored credential came from, and returns the
+// move (nil when there is none). Nothing of the old server's is used with
+// the new one: registrations are cached per (issuer, resource), and the
+// stored tokens are replaced, never refreshed at or sent to the new server.
+func NoteMigration(f *Factory, st *keyring.Store, disc *flows.Discovery) *Migration {
 	b, err := creds.Load(st, creds.ServerKey(disc.Resource), f.Globals.Account)
 	if err != nil || b.Kind != creds.KindOAuth || b.Issuer == "" || b.Issuer == disc.Issuer {
+		return nil
+	}
+	NewUI(f).Warn("The authorization server of %s moved from %s to %s: logging in at %s, which decides the account; the old credentials are not sent to it.",
+		disc.Resource, b.Issuer, disc.Issuer, disc.Issuer)
+	return &Migration{from: b.Issuer, user: creds.User{ID: b.UserID, Name: b.UserName}}
+}
+
+// Done names the account the login at the new authorization server signed
+// in as, beside the old one. A nil Migration says nothing.
+func (m *Migration) Done(f *Factory, disc *flows.Discovery, user creds.User) {
+	if m == nil {
 		return
 	}
-	NewUI(f).Info("The authorization server of %s moved from %s to %s: registering with the new one; the old credentials are not sent to it.", disc.Resource, b.Issuer, disc.Issuer)
+	NewUI(f).Warn("%s is now logged in at %s as %s (before: %s at %s).", disc.Resource, disc.Issuer, account(user), account(m.user), m.from)
+}
+
+// account is a user as a migration note names it: the server's words,
+// made printable.
+func account(u creds.User) string {
+	if s := u.String(); s != "" {
+		return Printable(s)
+	}
+	return "an account the server did not name"
 }

@@ -109,7 +109,7 @@ func run(ctx context.Context, opts *Options, phase *clierr.Phase) error {
 	if !disc.SupportsDeviceFlow() {
 		return clierr.WithExit(clierr.ExitFailure, noDeviceFlow{issuer: disc.Issuer, target: opts.Target})
 	}
-	cmdutil.NoteMigration(f, st, disc)
+	moved := cmdutil.NoteMigration(f, st, disc)
 	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
@@ -157,6 +157,7 @@ func run(ctx context.Context, opts *Options, phase *clierr.Phase) error {
 	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return err
 	}
+	moved.Done(f, disc, user)
 	if replacing {
 		f.RevokeReplaced(ctx, creds.StoreKey(disc), old)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,8 +31,14 @@ type Options struct {
 	NoResource, NoBrowser                     bool
 	AllowInsecureKeyFile                      bool // key, secret and assertion files others may read
 	BrowserCommand, Scope                     string
-	Discover                                  cmdutil.DiscoverFlags
-	Machine                                   MachineOptions // machine.go
+	// StepUp is the scope a resource asked for with a 403
+	// insufficient_scope, added to Scope (the granted one) for a step-up.
+	// It is the server's word: narrowed to what the server lists and
+	// bounded (flows.StepUpScope), and the authorization endpoint is asked
+	// about the request before the browser opens (flows Preflight).
+	StepUp   string
+	Discover cmdutil.DiscoverFlags
+	Machine  MachineOptions // machine.go
 }
 
 // NewCmd builds the command; runF replaces Run in tests.
@@ -130,7 +137,11 @@ func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Disc
 	if err != nil {
 		return nil, nil, nil, none, err
 	}
-	cmdutil.NoteMigration(f, st, disc)
+	moved := cmdutil.NoteMigration(f, st, disc)
+	scope, err := stepUpScope(ui, opts, disc)
+	if err != nil {
+		return nil, nil, nil, none, err
+	}
 	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
 	hc, err := f.HTTPClient()
 	if err != nil {
@@ -138,7 +149,7 @@ func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Disc
 	}
 	ccfg := flows.ClientConfig{
 		HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret,
-		MetadataDocumentURL: opts.ClientMetadataURL, Cache: creds.RegistrationCache{Store: st}, Scope: opts.Scope,
+		MetadataDocumentURL: opts.ClientMetadataURL, Cache: creds.RegistrationCache{Store: st}, Scope: scope,
 	}
 	phase.Set("registering a client at " + disc.Issuer)
 	client, err := flows.ResolveClient(ctx, ccfg, disc)
@@ -171,7 +182,7 @@ func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Disc
 	}
 	tok, err := flows.AuthCode(ctx, flows.AuthCodeConfig{
 		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, OpenBrowser: open, DPoP: key,
-		Port: opts.Port, Timeout: opts.Timeout, NoResource: opts.NoResource, Scope: opts.Scope,
+		Port: opts.Port, Timeout: opts.Timeout, NoResource: opts.NoResource, Scope: scope, Preflight: opts.StepUp != "",
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
 	})
 	spin.Stop()
@@ -189,10 +200,28 @@ func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Disc
 	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return nil, nil, nil, none, err
 	}
+	moved.Done(f, disc, user)
 	if replacing {
 		f.RevokeReplaced(ctx, creds.StoreKey(disc), old)
 	}
 	return disc, tok, st, user, nil
+}
+
+// stepUpScope is the scope to ask for: opts.Scope, plus for a step-up what
+// the server asked for that it lists (the rest is named in a warning).
+func stepUpScope(ui *cmdutil.UI, opts *Options, disc *flows.Discovery) (string, error) {
+	if opts.StepUp == "" {
+		return opts.Scope, nil
+	}
+	scope, dropped, err := flows.StepUpScope(opts.Scope, opts.StepUp, disc)
+	if len(dropped) > 0 {
+		ui.Warn("not asking for %d scope(s) the server asked for but neither it nor its authorization server lists in scopes_supported: %s",
+			len(dropped), cmdutil.Printable(flows.AbbrevScope(strings.Join(dropped, " "))))
+	}
+	if err != nil {
+		return "", clierr.FlowError("choosing the scope to ask for", err)
+	}
+	return scope, nil
 }
 
 func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless string, device bool) {

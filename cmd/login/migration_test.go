@@ -40,14 +40,7 @@ func TestLoginAfterAuthorizationServerMigration(t *testing.T) {
 	if n := len(b.Registrations()); n != 1 {
 		t.Errorf("%d registrations at the new server, want 1", n)
 	}
-	for _, r := range b.Requests() {
-		seen := r.Body + " " + r.Form.Encode() + " " + r.Header.Get("Authorization")
-		for _, secret := range []string{old.Client.ClientID, old.AccessToken, old.RefreshToken} {
-			if strings.Contains(seen, secret) {
-				t.Errorf("the new server received %q from the old one in %s %s", secret, r.Method, r.Path)
-			}
-		}
-	}
+	assertNothingOf(t, old, b)
 	now, err := creds.Load(st, a.URL+"/mcp", "")
 	if err != nil || now.Issuer != b.URL || now.TokenEndpoint != b.URL+"/oauth/token" || now.Client.ClientID == old.Client.ClientID {
 		t.Errorf("after migration stored %v, %v", now, err)
@@ -77,5 +70,56 @@ func TestLoginIssuerChangedMidFlow(t *testing.T) {
 	after, err := creds.Load(st, a.URL+"/mcp", "")
 	if err != nil || after.AccessToken != before.AccessToken || after.RefreshToken != before.RefreshToken {
 		t.Errorf("a failed login changed the stored credential")
+	}
+}
+
+// Finding 4: a migration may change whose account the login is (here alice
+// at A, then mallory at B). Even with --quiet, stderr names B before the
+// browser opens and mallory after; B receives nothing A issued.
+func TestLoginMigrationNamesTheNewServerAndAccount(t *testing.T) {
+	a, b := flowstest.NewServer(t), flowstest.NewServer(t)
+	a.TokenSubject, b.TokenSubject = "alice", "mallory"
+	a.NoPing = true // the account comes from the token's sub
+	c := clitest.New(t, nil)
+	c.Open = clitest.Follow
+	mcp := a.URL + "/mcp"
+	if code, _, stderr := c.Run("login", mcp); code != 0 {
+		t.Fatal(stderr)
+	}
+	old := c.Stored(mcp)
+	if old.UserID != "alice" {
+		t.Fatalf("first login stored user %q, want alice", old.UserID)
+	}
+
+	a.AuthServers = []string{b.URL}
+	out, errOut := &clitest.Buffer{}, &clitest.Buffer{}
+	var beforeBrowser string
+	c.Open = func(authURL string) error {
+		beforeBrowser = errOut.String()
+		return clitest.Follow(authURL)
+	}
+	if code := c.RunWith(out, errOut, "--quiet", "login", mcp); code != 0 {
+		t.Fatalf("login after migration: exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(beforeBrowser, "moved from "+a.URL+" to "+b.URL+": logging in at "+b.URL) {
+		t.Errorf("before the browser opened, stderr did not name the new authorization server:\n%s", beforeBrowser)
+	}
+	after := strings.TrimPrefix(errOut.String(), beforeBrowser)
+	if !strings.Contains(after, "now logged in at "+b.URL+" as mallory (before: alice at "+a.URL+")") {
+		t.Errorf("after the login, stderr did not name the new account:\n%s", errOut.String())
+	}
+	if now := c.Stored(mcp); now.UserID != "mallory" || now.Issuer != b.URL {
+		t.Errorf("stored %q at %s, want mallory at %s", now.UserID, now.Issuer, b.URL)
+	}
+	assertNothingOf(t, old, b)
+}
+
+// assertNothingOf fails when server received anything of old: its client
+// id, access token or refresh token.
+func assertNothingOf(t *testing.T, old creds.Bundle, server *flowstest.Server) {
+	t.Helper()
+	if leaked := server.Leaked(map[string]string{"old client id": old.Client.ClientID, "old access token": old.AccessToken,
+		"old refresh token": old.RefreshToken}); len(leaked) > 0 {
+		t.Errorf("the new authorization server received: %v", leaked)
 	}
 }

@@ -16,8 +16,8 @@ func StepUpSource(f *cmdutil.Factory, server string, log func(string, ...any)) (
 	}
 	src := &credSource{f: f, server: server, cred: cred, loaded: f.Clock.Now(), log: log}
 	opts := &Options{F: f, Server: server, Login: true}
-	src.stepUp = func(ctx context.Context, scope string) error {
-		_, err := logIn(ctx, opts, scope, log)
+	src.stepUp = func(ctx context.Context, granted, required string) error {
+		_, err := logIn(ctx, opts, granted, required, log)
 		return err
 	}
 	s := steppingSource{src}

@@ -120,7 +120,7 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	cred, err := f.Keeper().Fresh(ctx, opts.Server)
 	if opts.Login && clierr.CodeFor(err) == clierr.ExitAuthRequired {
 		logf("%v", err)
-		cred, err = logIn(ctx, opts, "", logf)
+		cred, err = logIn(ctx, opts, "", "", logf)
 	}
 	if err != nil {
 		return err
@@ -145,8 +145,8 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	}
 	src := &credSource{f: f, server: cmp.Or(cred.Server, opts.Server), cred: cred, loaded: f.Clock.Now(), log: logf}
 	if opts.Login && !cred.FromEnv {
-		src.stepUp = func(ctx context.Context, scope string) error {
-			_, err := logIn(ctx, opts, scope, logf)
+		src.stepUp = func(ctx context.Context, granted, required string) error {
+			_, err := logIn(ctx, opts, granted, required, logf)
 			return err
 		}
 	}
@@ -164,13 +164,20 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 		case src.bound() && re.RefusesDPoP():
 			return "; " + clierr.BearerOnly(mcpURL, re, mcpURL)
 		}
+		if to := src.keepsMoving(); to != "" {
+			return fmt.Sprintf("; its authorization server changed again (now %s) after the proxy logged in once for a move; run: mcpauth login %s", to, mcpURL)
+		}
 		return "; run: mcpauth login " + mcpURL
 	}
 	scopeHint := func(scope string) string {
 		if cred.FromEnv {
 			return "; MCPAUTH_TOKEN is set: replace it with a token carrying that scope"
 		}
-		return fmt.Sprintf("; run: mcpauth login %s --scope %q (or start the proxy with --login to be asked)", mcpURL, flows.UnionScopes(src.scope(), scope))
+		union := flows.UnionScopes(src.scope(), scope)
+		if flows.CheckScopeLength(union) != nil {
+			return fmt.Sprintf("; that scope is %d characters, more than mcpauth asks for (%d): report it to the server's operator", len(union), flows.MaxScopeLength)
+		}
+		return fmt.Sprintf("; run: mcpauth login %s --scope %q (or start the proxy with --login to be asked)", mcpURL, union)
 	}
 	var auth mcpproxy.Authorizer = src
 	if src.stepUp != nil {
@@ -185,22 +192,26 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	return err
 }
 
-// logIn logs in before the proxy starts (or, for scope, again when the
-// server asks for more): in the browser as mcpauth login does, or, with no
-// browser to open (over SSH, no display), with the device flow when the
-// server offers it. Its output goes to stderr and it never reads stdin:
-// both belong to the host, whose messages wait in the pipe meanwhile.
-func logIn(ctx context.Context, opts *Options, scope string, logf func(string, ...any)) (creds.Credential, error) {
+// logIn logs in before the proxy starts (or, for required, again when the
+// server asks for more than granted): in the browser as mcpauth login does,
+// or, with no browser to open (over SSH, no display), with the device flow
+// when the server offers it. Its output goes to stderr and it never reads
+// stdin: both belong to the host, whose messages wait in the pipe
+// meanwhile.
+func logIn(ctx context.Context, opts *Options, granted, required string, logf func(string, ...any)) (creds.Credential, error) {
 	lf := *opts.F
 	streams := *lf.IO
 	streams.Out, streams.In, streams.StdinTTY = streams.ErrOut, strings.NewReader(""), false
 	lf.IO = &streams
-	what := "logging in to " + opts.Server
-	if scope != "" {
-		what = fmt.Sprintf("the server needs scope %q: logging in to %s again", scope, opts.Server)
+	what, scope := "logging in to "+opts.Server, flows.UnionScopes(granted, required)
+	if required != "" {
+		what = fmt.Sprintf("the server needs scope %s: logging in to %s again", flows.AbbrevScope(scope), opts.Server)
 	}
 	if _, headless := lf.Opener("", false); headless != "" {
 		logf("%s with the device flow (no browser: %s)", what, headless)
+		if err := flows.CheckScopeLength(scope); required != "" && err != nil {
+			return creds.Credential{}, err
+		}
 		err := device.Run(ctx, &device.Options{F: &lf, Target: opts.Server, Scope: scope})
 		if !errors.Is(err, device.ErrNoDeviceFlow) {
 			if err != nil {
@@ -213,7 +224,7 @@ func logIn(ctx context.Context, opts *Options, scope string, logf func(string, .
 	} else {
 		logf("%s in the browser first (--login)", what)
 	}
-	_, tok, _, err := login.Login(ctx, &login.Options{F: &lf, Target: opts.Server, Scope: scope, Timeout: flows.DefaultLoginTimeout})
+	_, tok, _, err := login.Login(ctx, &login.Options{F: &lf, Target: opts.Server, Scope: granted, StepUp: required, Timeout: flows.DefaultLoginTimeout})
 	if err != nil {
 		return creds.Credential{}, err
 	}
@@ -239,13 +250,19 @@ type credSource struct {
 	f      *cmdutil.Factory
 	server string
 	log    func(string, ...any)
-	// stepUp logs in again for more scope (--login only).
-	stepUp func(ctx context.Context, scope string) error
+	// stepUp logs in again, for the granted scope plus required (--login
+	// only; both "" for a move to another authorization server).
+	stepUp func(ctx context.Context, granted, required string) error
 
 	mu      sync.Mutex
 	cred    creds.Credential
 	loaded  time.Time
 	stepUps int
+	// moves counts the logins that followed the resource to another
+	// authorization server; movedAgain is where it went after the last
+	// one allowed (migration.go).
+	moves      int
+	movedAgain string
 	// bearerOnly: the last 401 offered no DPoP scheme to a DPoP-bound
 	// credential, so a refresh (bound to the same key) cannot help.
 	bearerOnly bool
@@ -319,11 +336,10 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 	if c.cred.Token != token {
 		return true, nil // renewed meanwhile, for another request
 	}
-	if c.stepUp != nil && c.moved(ctx) {
-		// The resource trusts another authorization server now (SEP-2352):
-		// a refresh at the old one cannot help. The login discovers and
-		// registers anew there; nothing the old one issued is sent to it.
-		return c.logInAgain(ctx, token, "")
+	if c.stepUp != nil {
+		if to := c.movedTo(ctx); to != "" {
+			return c.followMove(ctx, token, to)
+		}
 	}
 	var (
 		n   creds.Credential
@@ -358,23 +374,6 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 	return true, nil
 }
 
-// moved reports whether the resource's metadata now names an authorization
-// server other than the one that issued the credential.
-func (c *credSource) moved(ctx context.Context) bool {
-	if c.cred.Issuer == "" {
-		return false
-	}
-	disc, err := c.f.Discover(ctx, c.server, cmdutil.DiscoverFlags{})
-	if err != nil {
-		return false
-	}
-	if disc.Issuer == c.cred.Issuer {
-		return false
-	}
-	c.log("the authorization server of %s moved from %s to %s: logging in there", c.server, c.cred.Issuer, disc.Issuer)
-	return true
-}
-
 func (c *credSource) scope() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -397,13 +396,14 @@ func (c steppingSource) StepUp(ctx context.Context, token, scope string) (bool, 
 		return false, fmt.Errorf("already logged in again %d times for more scope", c.stepUps)
 	}
 	c.stepUps++
-	return c.logInAgain(ctx, token, flows.UnionScopes(c.cred.Scope, scope))
+	return c.logInAgain(ctx, token, c.cred.Scope, scope)
 }
 
-// logInAgain logs in (for scope, "" for the server's default) and takes the
-// new credential; it reports whether it differs from token. c.mu is held.
-func (c *credSource) logInAgain(ctx context.Context, token, scope string) (bool, error) {
-	if err := c.stepUp(ctx, scope); err != nil {
+// logInAgain logs in (for granted plus required, both "" for the server's
+// default) and takes the new credential; it reports whether it differs
+// from token. c.mu is held.
+func (c *credSource) logInAgain(ctx context.Context, token, granted, required string) (bool, error) {
+	if err := c.stepUp(ctx, granted, required); err != nil {
 		return false, err
 	}
 	n, err := c.f.Keeper().Fresh(ctx, c.server)

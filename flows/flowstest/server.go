@@ -59,6 +59,9 @@ type Server struct {
 	// MCPHandler serves authorized /mcp requests (nil: 404, like a server
 	// without MCP); the token check is done before.
 	MCPHandler http.Handler
+	// AuthorizeHandler, when set, serves /oauth/authorize and /authorize
+	// instead (a hostile or strict authorization endpoint).
+	AuthorizeHandler http.Handler
 	// NoPing makes /api/ping a 404 (an MCP server that is not ours).
 	NoPing bool
 	// DPoP makes the server advertise and require DPoP (dpop.go), and its
@@ -159,6 +162,22 @@ func (s *Server) Count(path, grantType string) int {
 	return n
 }
 
+// Leaked returns "METHOD PATH: name" for each request that carried one of
+// secrets (name -> value; empty values are skipped) in its query, form,
+// body or headers: what a server must never have received.
+func (s *Server) Leaked(secrets map[string]string) []string {
+	var out []string
+	for _, r := range s.Requests() {
+		seen := r.Body + " " + r.Form.Encode() + " " + fmt.Sprint(r.Header)
+		for name, v := range secrets {
+			if v != "" && strings.Contains(seen, v) {
+				out = append(out, r.Method+" "+r.Path+": "+name)
+			}
+		}
+	}
+	return out
+}
+
 func (s *Server) issuer() string {
 	if s.IssuerOverride != "" {
 		return s.IssuerOverride
@@ -225,6 +244,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.serveJWKS(w)
 	case p == "/oauth/register" || p == "/register":
 		s.register(w, r, body)
+	case (p == "/oauth/authorize" || p == "/authorize") && s.AuthorizeHandler != nil:
+		s.AuthorizeHandler.ServeHTTP(w, r)
 	case p == "/oauth/authorize" || p == "/authorize":
 		s.authorize(w, r)
 	case p == "/oauth/token" || p == "/token":

@@ -1,0 +1,45 @@
+package flows_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/flows"
+)
+
+func TestStepUpScope(t *testing.T) {
+	listed := &flows.Discovery{
+		ResourceMetadata: &flows.ProtectedResourceMetadata{ScopesSupported: []string{"mcp", "files:read"}},
+		AuthServer:       &flows.AuthServerMetadata{ScopesSupported: []string{"mcp", "files:write"}},
+	}
+	unlisted := &flows.Discovery{AuthServer: &flows.AuthServerMetadata{}} // legacy: no PRM
+	long := strings.Repeat("x", flows.MaxScopeLength)
+	for _, tc := range []struct {
+		name, granted, required string
+		disc                    *flows.Discovery
+		want, dropped, err      string
+	}{
+		{"either list counts", "mcp", "files:read files:write evil", listed, "mcp files:read files:write", "evil", ""},
+		{"nothing listed keeps all", "mcp", "a b", unlisted, "mcp a b", "", ""},
+		{"nothing left", "mcp", "evil other", listed, "", "evil other", "none of which"},
+		{"too long", "mcp", long, unlisted, "", "", "more than the 2048 mcpauth sends"},
+		{"duplicates collapse", "mcp", strings.Repeat("mcp ", 10000), unlisted, "mcp", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, dropped, err := flows.StepUpScope(tc.granted, tc.required, tc.disc)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || len(err.Error()) > 300 {
+					t.Fatalf("error %v, want one naming %q, short", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want || strings.Join(dropped, " ") != tc.dropped {
+				t.Errorf("got %q, dropped %q, %v; want %q, dropped %q", got, dropped, err, tc.want, tc.dropped)
+			}
+		})
+	}
+	if err := flows.CheckScopeLength(long + " y"); !errors.Is(err, flows.ErrScopeTooLong) {
+		t.Errorf("CheckScopeLength: %v", err)
+	}
+}
