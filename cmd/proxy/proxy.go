@@ -263,6 +263,9 @@ type credSource struct {
 	// one allowed (migration.go).
 	moves      int
 	movedAgain string
+	// bearerLogins counts the logins for a Bearer token after a
+	// Bearer-only resource refused a DPoP-bound one (at most one).
+	bearerLogins int
 	// bearerOnly: the last 401 offered no DPoP scheme to a DPoP-bound
 	// credential, so a refresh (bound to the same key) cannot help.
 	bearerOnly bool
@@ -355,9 +358,12 @@ func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
 	if n, ok, err = renew(ctx, c.cred); err != nil {
 		return false, err
 	}
-	if !ok && c.bearerOnly && c.stepUp != nil {
+	if !ok && c.bearerOnly && c.stepUp != nil && c.bearerLogins == 0 {
+		// Once: a resource whose metadata claims DPoP while its 401 offers
+		// none would otherwise send every request to the browser.
+		c.bearerLogins++
 		c.log("%s takes only Bearer tokens and the stored one is DPoP-bound: logging in again for a Bearer token", c.server)
-		return c.logInAgain(ctx, token, "")
+		return c.logInAgain(ctx, token, "", "")
 	}
 	if !ok && !c.cred.FromEnv {
 		// Nothing to refresh with: perhaps a new login has been stored.
