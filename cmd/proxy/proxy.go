@@ -199,7 +199,7 @@ func logIn(ctx context.Context, opts *Options, scope string, logf func(string, .
 	if scope != "" {
 		what = fmt.Sprintf("the server needs scope %q: logging in to %s again", scope, opts.Server)
 	}
-	if _, headless := lf.Opener("", false); headless != "" {
+	if _, headless := lf.Opener("", false, false); headless != "" {
 		logf("%s with the device flow (no browser: %s)", what, headless)
 		err := device.Run(ctx, &device.Options{F: &lf, Target: opts.Server, Scope: scope})
 		if !errors.Is(err, device.ErrNoDeviceFlow) {
