@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // CommandApprover hands each authorization request to a program of the
@@ -98,6 +100,12 @@ func (a *CommandApprover) DenyConsent(ctx context.Context, authURL string) (*url
 }
 
 func (a *CommandApprover) drive(ctx context.Context, authURL, action string) (*url.URL, error) {
+	// The server under test named the endpoint: a relative or file: one
+	// would reach the program as an option or a file. Plain http stays
+	// allowed: the suite tests the target the user named, however served.
+	if err := flows.CheckLaunchable(authURL, true); err != nil {
+		return nil, fmt.Errorf("browser command: not run: %w", err)
+	}
 	au, err := url.Parse(authURL)
 	if err != nil {
 		return nil, fmt.Errorf("browser command: authorization URL: %w", err)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // script writes an executable shell script and returns its path.
@@ -65,5 +68,28 @@ echo "http://127.0.0.1:43117/callback?code=c-$MCPAUTH_CONFORMANCE_ACTION&state=$
 	}
 	if err := failing.ApproveDevice(ctx, "https://as.example/device", "ABCD-EFGH"); err == nil || !strings.Contains(err.Error(), "skipped") {
 		t.Errorf("device approval: %v, want a skip", err)
+	}
+}
+
+// An authorization endpoint the server under test names, relative or of
+// another scheme, never reaches the program: as flows builds the URL from
+// it, "--output=…" would be the program's option and file: a file to open.
+func TestCommandApproverRefusesUnlaunchableURLs(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	a, err := NewCommandApprover(script(t, "touch '"+marker+"'\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, endpoint := range []string{"--output=/tmp/stolen", "/oauth/authorize", "file:///etc/passwd", "javascript:alert(1)"} {
+		req := flows.AuthRequest{Endpoint: endpoint, ClientID: "c1", RedirectURI: a.RedirectURI(), State: "s1"}
+		if _, err := a.ApproveConsent(ctx, req.URL()); !errors.Is(err, flows.ErrNotLaunchable) {
+			t.Errorf("endpoint %s: %v, want ErrNotLaunchable", endpoint, err)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the browser command ran")
 	}
 }

@@ -338,7 +338,7 @@ func TestAuthCodeSteps(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Exchange: %v", err)
 	}
-	if tok.AccessToken != "at-a b" {
+	if tok.AccessToken != "at-a_b" {
 		t.Errorf("token %+v", tok)
 	}
 	_, toks, hdr := as.snapshot()

@@ -229,10 +229,13 @@ func (cfg DeviceConfig) Poll(ctx context.Context, da *DeviceAuthorization) (*Tok
 	}
 	failures := 0
 	for attempt := 1; attempt <= maxPolls; attempt++ {
+		// An interval past the code's expiry (a server's, or grown by
+		// slow_down) waits only until the expiry: a poll after it is useless.
+		wait := min(interval, max(da.Expiry.Sub(clk.Now()), 0))
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("device flow: %w", ctx.Err())
-		case <-clk.After(interval):
+		case <-clk.After(wait):
 		}
 		if !clk.Now().Before(da.Expiry) {
 			return nil, ErrDeviceCodeExpired

@@ -302,6 +302,24 @@ func TestDeviceOutcomes(t *testing.T) {
 	}
 }
 
+// A server whose interval (600 s) outlasts its code (expires_in 10): the
+// client waits until the expiry, not past it, polls no more, and says the
+// code expired.
+func TestDeviceIntervalLongerThanTheCodeStopsAtTheExpiry(t *testing.T) {
+	d := newFakeDevice(t, false, "pending")
+	d.auth["interval"], d.auth["expires_in"] = 600, 10
+	tok, err := flows.Device(context.Background(), d.config(nil))
+	if !errors.Is(err, flows.ErrDeviceCodeExpired) || tok != nil {
+		t.Fatalf("got %v, %v; want ErrDeviceCodeExpired", tok, err)
+	}
+	if w := d.clk.Waits(); len(w) != 1 || w[0] != 10*time.Second {
+		t.Fatalf("waited %v, want [10s]: until the code's expiry, not the interval", w)
+	}
+	if _, polls, _ := d.record(); len(polls) != 0 {
+		t.Fatalf("%d polls after the code expired", len(polls))
+	}
+}
+
 func TestDeviceContextCancel(t *testing.T) {
 	d := newFakeDevice(t, false)
 	clk := flowstest.NewFakeClock(t0) // manual: the poll wait never fires

@@ -193,7 +193,10 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 		d.Legacy = true
 		d.Resource, _ = CanonicalResource(d.MCPURL)
 		d.Scope = d.ChallengeScope
-		issuers = []string{origin(mu)}
+		// The issuer the metadata must name exactly: the origin in its
+		// canonical spelling (lower-case host, no default port).
+		legacyIssuer, _ := CanonicalResource(origin(mu))
+		issuers = []string{legacyIssuer}
 		d.Probes = append(d.Probes, Probe{URL: origin(mu), Verdict: "no protected resource metadata found; " +
 			"treating the base URL as the authorization server (MCP 2025-03-26)"})
 	}
@@ -218,6 +221,11 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 	for _, p := range d.Probes {
 		if strings.HasPrefix(p.Verdict, "issuer mismatch") {
 			return d, fmt.Errorf("discover: %s: %s: %w", p.URL, p.Verdict, ErrIssuerMismatch)
+		}
+	}
+	for _, p := range d.Probes {
+		if strings.HasPrefix(p.Verdict, verdictRedirected) {
+			return d, fmt.Errorf("discover: %s %s: %w", p.URL, p.Verdict, ErrNoMetadata)
 		}
 	}
 	if d.Legacy && len(d.Probes) > 0 && d.Probes[0].Status == http.StatusUnauthorized {
@@ -259,8 +267,10 @@ func (d *Discovery) fetchASMetadata(ctx context.Context, hc *http.Client, issuer
 		if !ok {
 			continue
 		}
-		// RFC 8414 §3.3: the issuer must be the one the URL was built from.
-		if !sameURL(md.Issuer, issuer) {
+		// RFC 8414 §3.3: the issuer must be identical to the one the URL
+		// was built from; the iss of the authorization response (RFC 9207)
+		// is compared to it exactly too.
+		if md.Issuer != issuer {
 			d.lastProbe().Verdict = fmt.Sprintf("issuer mismatch: document says %q, expected %q", md.Issuer, issuer)
 			continue
 		}
@@ -472,11 +482,15 @@ func (d *Discovery) fetchJSON(ctx context.Context, hc *http.Client, u string, v 
 		return false, nil
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, body, err := do(hc, req)
+	resp, body, err := do(notFollowing(hc), req)
 	if resp != nil {
 		p.Status = resp.StatusCode
 	}
 	switch {
+	case err == nil && resp.StatusCode >= 300 && resp.StatusCode < 400:
+		p.Verdict = verdictRedirected + " to " + redirectTarget(req.URL, resp.Header.Get("Location")) +
+			": not followed (the document must be at this URL, RFC 8414 §3, RFC 9728 §3)"
+		return false, nil
 	case err != nil && ctx.Err() != nil:
 		return false, fmt.Errorf("discover: %w", ctx.Err())
 	case errors.Is(err, errTooLarge):
@@ -501,4 +515,29 @@ func (d *Discovery) fetchJSON(ctx context.Context, hc *http.Client, u string, v 
 	}
 	p.Verdict = verdictOK
 	return true, nil
+}
+
+// verdictRedirected starts the verdict of a metadata URL that redirected.
+const verdictRedirected = "redirected"
+
+// notFollowing is hc without redirects: a metadata document is the one at
+// its well-known URL (RFC 8414 §3, RFC 9728 §3), and one fetched elsewhere
+// would be another origin's word on this server.
+func notFollowing(hc *http.Client) *http.Client {
+	c := *httpClient(hc)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
+}
+
+// redirectTarget is the URL a Location header names, resolved against
+// from, for messages (redacted; a Location that does not parse is quoted).
+func redirectTarget(from *url.URL, loc string) string {
+	if loc == "" {
+		return "nowhere (no Location)"
+	}
+	u, err := from.Parse(loc)
+	if err != nil {
+		return fmt.Sprintf("%q", loc)
+	}
+	return u.Redacted()
 }

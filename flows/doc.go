@@ -38,10 +38,13 @@
 // (compared canonically: lower-case scheme and host, no default port, no
 // fragment, "/" equal to an empty path; any other trailing slash counts, per
 // RFC 9728 §3.3), or, for the document at the root well-known location, be
-// the origin or a path prefix of it (ResourceCovers); the metadata issuer must equal the issuer it was fetched
-// for (RFC 8414 §3.3); every endpoint must be https or http on a loopback
-// host; and code_challenge_methods_supported must contain S256 unless
-// DiscoverConfig.AllowMissingS256.
+// the origin or a path prefix of it (ResourceCovers); the metadata issuer must
+// be identical to the issuer it was fetched for, character for character
+// (RFC 8414 §3.3, as the iss of RFC 9207); every endpoint must be https or
+// http on a loopback host; and code_challenge_methods_supported must contain
+// S256 unless DiscoverConfig.AllowMissingS256. A metadata URL that redirects
+// is not followed (RFC 8414 §3, RFC 9728 §3: the document is at that URL):
+// its probe shows the Location, and discovery moves on.
 //
 // # Client identity
 //

@@ -37,6 +37,10 @@ var (
 	// ErrNotDPoPBound: DPoP was used but the server issued a token of
 	// another type (RFC 9449 §5: the client must not use it as bound).
 	ErrNotDPoPBound = errors.New("DPoP was requested but the token is not DPoP-bound")
+	// ErrUnrequestedDPoP: the server answered token_type DPoP to a request
+	// without a proof: the token is bound to no key of this client, and
+	// sent as Bearer it would be refused or, worse, accepted.
+	ErrUnrequestedDPoP = errors.New("the server issued a DPoP-bound token (token_type DPoP) to a request without a DPoP proof; refused: no key of this client binds it")
 	// ErrDPoPAlgUnsupported: the server lists DPoP algorithms, not ES256.
 	ErrDPoPAlgUnsupported = errors.New("server does not accept ES256 DPoP proofs")
 )

@@ -85,6 +85,9 @@ func (r TokenRequest) Do(ctx context.Context, form url.Values) (*Token, []byte, 
 		if r.DPoP != nil && !strings.EqualFold(tok.TokenType, TokenTypeDPoP) {
 			return nil, nil, fmt.Errorf("%w (token_type %q)", ErrNotDPoPBound, tok.TokenType)
 		}
+		if r.DPoP == nil && strings.EqualFold(tok.TokenType, TokenTypeDPoP) {
+			return nil, nil, ErrUnrequestedDPoP
+		}
 		return tok, body, nil
 	}
 }

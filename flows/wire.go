@@ -144,6 +144,11 @@ func parseToken(resp *http.Response, body []byte, now time.Time) (*Token, error)
 	if t.TokenType == "" {
 		return nil, errors.New("token response has no token_type")
 	}
+	for _, f := range []struct{ name, value string }{{"access_token", t.AccessToken}, {"refresh_token", t.RefreshToken}} {
+		if err := checkTokenSyntax(f.value); err != nil {
+			return nil, fmt.Errorf("token response field %s: %w", f.name, err)
+		}
+	}
 	t.Expiry = expiryAt(now, t.ExpiresIn)
 	return t, nil
 }

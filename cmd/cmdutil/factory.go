@@ -94,9 +94,21 @@ func NewHTTPClient(g *Globals, debugOut io.Writer, getenv func(string) string) (
 
 // Opener decides how a URL reaches the user's browser (launch.Opener):
 // --no-browser, else --browser-command or MCPAUTH_BROWSER, else the
-// factory's OpenBrowser (tests), else the system's unless headless.
-func (f *Factory) Opener(command string, noBrowser bool) (open func(string) error, why string) {
-	return launch.Opener(command, noBrowser, f.Getenv, f.OpenBrowser, runtime.GOOS)
+// factory's OpenBrowser (tests), else the system's unless headless. The
+// URLs come from servers: open refuses, with flows.ErrNotLaunchable, one
+// that flows.CheckLaunchable refuses (allowHTTP: --allow-insecure-http),
+// and the caller prints it with the reason instead.
+func (f *Factory) Opener(command string, noBrowser, allowHTTP bool) (open func(string) error, why string) {
+	base, why := launch.Opener(command, noBrowser, f.Getenv, f.OpenBrowser, runtime.GOOS)
+	if base == nil {
+		return nil, why
+	}
+	return func(u string) error {
+		if err := flows.CheckLaunchable(u, allowHTTP); err != nil {
+			return err
+		}
+		return base(u)
+	}, why
 }
 
 // Context is a command's context: cancelled on Ctrl-C by the caller.

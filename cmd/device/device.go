@@ -167,11 +167,13 @@ func run(ctx context.Context, opts *Options, phase *clierr.Phase) error {
 // showCode prints the code box and, on a terminal, offers to open the browser.
 func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.DeviceAuthorization) {
 	f := opts.F
-	lines := []string{"Open:  " + da.VerificationURI, "Enter: " + da.UserCode}
+	// The server's words, made safe for the terminal.
+	code := cmdutil.Printable(da.UserCode)
+	lines := []string{"Open:  " + cmdutil.Printable(da.VerificationURI), "Enter: " + code}
 	if da.VerificationURIComplete != "" {
-		lines = append(lines, "", "or open "+da.VerificationURIComplete)
+		lines = append(lines, "", "or open "+cmdutil.Printable(da.VerificationURIComplete))
 	}
-	fmt.Fprintln(f.IO.ErrOut, ui.Box("Your code: "+da.UserCode, lines...))
+	fmt.Fprintln(f.IO.ErrOut, ui.Box("Your code: "+code, lines...))
 	if opts.Clipboard {
 		if err := copyToClipboard(da.UserCode); err != nil {
 			ui.Warn("could not copy the code: %v", err)
@@ -182,12 +184,16 @@ func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.Devic
 	if !f.IO.CanPrompt() {
 		return
 	}
-	open, _ := f.Opener(opts.BrowserCommand, false)
+	open, _ := f.Opener(opts.BrowserCommand, false, opts.Discover.AllowInsecure)
 	if open == nil {
 		return // headless: the box says where to go
 	}
-	ui.Info("Press Enter to open the browser (or open the URL on any device).")
 	target := cmp.Or(da.VerificationURIComplete, da.VerificationURI)
+	if err := flows.CheckLaunchable(target, opts.Discover.AllowInsecure); err != nil {
+		ui.Warn("not offering to open the browser: %v", err)
+		return
+	}
+	ui.Info("Press Enter to open the browser (or open the URL on any device).")
 	go func() {
 		line := make(chan struct{}, 1)
 		go func() {

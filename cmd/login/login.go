@@ -5,6 +5,7 @@ package login
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -156,7 +157,7 @@ func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Disc
 	if err != nil {
 		return nil, nil, nil, none, clierr.FlowError("choosing a client identity", err)
 	}
-	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser)
+	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser, opts.Discover.AllowInsecure)
 	phase.Set("starting the callback listener")
 	timeout := cmp.Or(opts.Timeout, flows.DefaultLoginTimeout)
 	spin := countdown.New(f.IO.ErrOut, f.IO.StderrTTY && !f.Globals.Quiet, f.Clock, ui.Faint)
@@ -168,7 +169,10 @@ func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Disc
 			printURL(f, ui, target, authURL, headless, disc.SupportsDeviceFlow())
 		} else {
 			ui.Info("Opening the browser to log in to %s …", disc.Resource)
-			if err := base(authURL); err != nil {
+			if err := base(authURL); errors.Is(err, flows.ErrNotLaunchable) {
+				ui.Warn("not opening a browser: %v", err)
+				printURL(f, ui, target, authURL, "", disc.SupportsDeviceFlow())
+			} else if err != nil {
 				ui.Warn("could not open a browser (%v)", err)
 				printURL(f, ui, target, authURL, "", disc.SupportsDeviceFlow())
 			}

@@ -207,7 +207,7 @@ func logIn(ctx context.Context, opts *Options, granted, required string, logf fu
 	if required != "" {
 		what = fmt.Sprintf("the server needs scope %s: logging in to %s again", flows.AbbrevScope(scope), opts.Server)
 	}
-	if _, headless := lf.Opener("", false); headless != "" {
+	if _, headless := lf.Opener("", false, false); headless != "" {
 		logf("%s with the device flow (no browser: %s)", what, headless)
 		if err := flows.CheckScopeLength(scope); required != "" && err != nil {
 			return creds.Credential{}, err

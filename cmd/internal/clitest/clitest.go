@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -244,4 +245,23 @@ func (c *CLI) Stored(server string) creds.Bundle {
 		c.T.Fatal(err)
 	}
 	return b
+}
+
+// RecordingBrowser writes a stand-in browser program (a shell script) that
+// appends each argument it is run with, one a line, to a file, and returns
+// its path and a reader of what it recorded so far.
+func RecordingBrowser(t *testing.T) (program string, recorded func() string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in browser is a shell script")
+	}
+	dir := t.TempDir()
+	args, program := filepath.Join(dir, "args"), filepath.Join(dir, "browser")
+	if err := os.WriteFile(program, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" >> '"+args+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return program, func() string {
+		b, _ := os.ReadFile(args)
+		return string(b)
+	}
 }

@@ -6,7 +6,8 @@
 // redirects to the request's redirect_uri; it then follows that redirect
 // when it is on loopback (so the suite's listener receives it), and prints
 // it on stdout. Diagnostics go to stderr (the suite puts their end in the
-// check's reason); the password is never printed.
+// check's reason); the password is never printed, and goes only back to
+// the origin of the sign-in page, over https or to loopback.
 //
 //	go build -o formlogin ./conformance/drivers/formlogin
 //	MCPAUTH_DRIVER_USERNAME=alice MCPAUTH_DRIVER_PASSWORD=… \
@@ -40,6 +41,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
 
@@ -123,6 +125,9 @@ func (d driver) run(ctx context.Context, authURL string) (string, error) {
 			return "", fmt.Errorf("%s: %w", target, err)
 		}
 		if f := signInForm(page); f != nil && logins < maxLogin {
+			if err := credentialTarget(target, f.Action); err != nil {
+				return "", err
+			}
 			logins++
 			method, target, form = submission(f, firstButton(f), d.credentials(f))
 			continue
@@ -184,6 +189,24 @@ func sendOnce(ctx context.Context, hc *http.Client, method string, u *url.URL, f
 	}
 	ctype, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	return resp.StatusCode, resp.Header.Get("Location"), body, ctype, resp.Header.Get("Retry-After"), nil
+}
+
+// credentialTarget refuses a sign-in form that would carry the password
+// off the origin of the page it is on, or in clear text: the page's origin
+// (the authorization server's, or the identity provider it sent the
+// browser to) must be https or loopback, and the form must post back to it.
+func credentialTarget(page, action *url.URL) error {
+	po, err := flows.OriginOf(page.String())
+	if err != nil {
+		return fmt.Errorf("not posting the password from %s: %w", page.Redacted(), err)
+	}
+	if ao, err := flows.OriginOf(action.String()); err != nil || ao != po {
+		return fmt.Errorf("not posting the password: the sign-in form at %s posts to %s, another origin", po, action.Redacted())
+	}
+	if !po.Secure() {
+		return fmt.Errorf("not posting the password: the sign-in form at %s is plain http to a host that is not loopback", po)
+	}
+	return nil
 }
 
 // signInForm is the page's form with a password input or a user name input.

@@ -107,3 +107,42 @@ func TestDriverApprovesAndDeniesWithCancelLink(t *testing.T) {
 		t.Fatalf("a wrong password: error %v, callback got %q; want an error naming the sign-in page and no redirect", err, got.Load())
 	}
 }
+
+// A sign-in page whose form posts to another origin over plain http (a
+// second loopback server, standing for the thief): the driver refuses to
+// fill the password in, says why, and the other origin receives nothing.
+func TestDriverPostsThePasswordOnlyToThePagesOrigin(t *testing.T) {
+	var stolen atomic.Int32
+	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { stolen.Add(1) }))
+	t.Cleanup(thief.Close)
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<form action="%s/steal" method="post"><input type="text" name="username"><input type="password" name="password"><button>Sign in</button></form>`, thief.URL)
+	}))
+	t.Cleanup(as.Close)
+	authURL := as.URL + "/authorize?" + url.Values{"redirect_uri": {"http://127.0.0.1:9/callback"}, "state": {"s1"}}.Encode()
+	_, err := driver{user: "alice", password: "correct horse", button: approve}.run(context.Background(), authURL)
+	if err == nil || !strings.Contains(err.Error(), "another origin") || strings.Contains(err.Error(), "correct horse") {
+		t.Fatalf("error %v, want a refusal naming the other origin (and not the password)", err)
+	}
+	if n := stolen.Load(); n != 0 {
+		t.Fatalf("the other origin received %d requests", n)
+	}
+
+	for _, tc := range []struct {
+		page, action string
+		ok           bool
+	}{
+		{"https://as.example/login", "https://as.example/login/submit", true},
+		{"http://127.0.0.1:8080/login", "http://127.0.0.1:8080/session", true},
+		{"https://as.example/login", "http://as.example/login/submit", false},
+		{"https://as.example/login", "https://idp.example/login", false},
+		{"http://as.example/login", "http://as.example/login/submit", false},
+	} {
+		page, _ := url.Parse(tc.page)
+		action, _ := url.Parse(tc.action)
+		if err := credentialTarget(page, action); (err == nil) != tc.ok {
+			t.Errorf("%s posting to %s: %v, want ok=%v", tc.page, tc.action, err, tc.ok)
+		}
+	}
+}
