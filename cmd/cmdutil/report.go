@@ -45,6 +45,6 @@ func (f *Factory) ReportLogin(disc *flows.Discovery, tok *flows.Token, st *keyri
 	if st.Storage() == keyring.StorageFile {
 		where = "a plain file without keyring protection (" + st.Dir() + ")"
 	}
-	ui.Info("Stored in %s, account %q.", where, res.Account)
+	ui.Info("Stored in %s, account %q.", Message(where), res.Account)
 	return nil
 }
