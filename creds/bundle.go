@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Kind says what a Bundle holds. One (server, account) holds one
@@ -151,6 +152,10 @@ func redacted(s string) string {
 // normalize fills the default Kind and checks the bundle holds a credential
 // of its kind. Messages name fields, never values.
 func (b Bundle) normalize() (Bundle, error) {
+	// Who the server said the user is, for display only, and within the
+	// entry metadata's size whatever the server sent: a login must not
+	// fail, or a screen fill, for a name.
+	b.UserID, b.UserName = cutUserText(b.UserID), cutUserText(b.UserName)
 	if b.Kind == "" {
 		b.Kind = KindOAuth
 	}
@@ -167,4 +172,17 @@ func (b Bundle) normalize() (Bundle, error) {
 		return b, fmt.Errorf("creds: unknown bundle kind %q", b.Kind)
 	}
 	return b, nil
+}
+
+// maxUserText bounds a stored user id or name, in runes: as many as the
+// CLI shows of one value (redact.MaxField).
+const maxUserText = 200
+
+// cutUserText keeps s to maxUserText runes, "…" last when cut; it is
+// escaped when shown, not here.
+func cutUserText(s string) string {
+	if utf8.RuneCountInString(s) <= maxUserText {
+		return s
+	}
+	return string([]rune(s)[:maxUserText-1]) + "…"
 }

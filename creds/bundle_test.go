@@ -58,3 +58,22 @@ func TestSaveRefusesEmptyBundles(t *testing.T) {
 		t.Fatalf("a bundle without kind is saved as oauth: %+v", list)
 	}
 }
+
+// A server's name for the user, however long, is stored cut to what the
+// CLI shows of one value: the entry metadata has a size limit, and a
+// login must not fail for a name.
+func TestSaveCutsLongUserText(t *testing.T) {
+	st, err := keyring.Open(keyring.Config{Dir: t.TempDir(), Storage: keyring.StorageFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("ñ", 5000)
+	if err := Save(st, "https://a.example/mcp", "", Bundle{AccessToken: "at", UserID: long, UserName: "mona"}); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := List(st)
+	want := strings.Repeat("ñ", maxUserText-1) + "…"
+	if len(list) != 1 || list[0].UserID != want || list[0].UserName != "mona" {
+		t.Fatalf("stored %+v", list)
+	}
+}

@@ -31,18 +31,20 @@ func (f *Factory) ReportLogin(disc *flows.Discovery, tok *flows.Token, st *keyri
 		return WriteJSON(f.IO.Out, res)
 	}
 	ui := NewUI(f)
-	line := "Logged in to " + res.Resource
-	if who := user.String(); who != "" {
-		line += " as " + who
+	// The resource and the user are values (the UI bounds each); the
+	// sentence around them is ours.
+	format, args := "Logged in to %s", []any{res.Resource}
+	if user.String() != "" {
+		format, args = format+" as %s", append(args, user)
 	}
 	if !res.ExpiresAt.IsZero() {
-		line += " (token expires " + res.ExpiresAt.UTC().Format(time.RFC3339) + ")"
+		format, args = format+" (token expires %s)", append(args, res.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	ui.Success("%s", line)
+	ui.Success(format, args...)
 	where := "the OS keyring"
 	if st.Storage() == keyring.StorageFile {
 		where = "a plain file without keyring protection (" + st.Dir() + ")"
 	}
-	ui.Info("Stored in %s, account %q.", where, res.Account)
+	ui.Info("Stored in %s, account %q.", Message(where), res.Account)
 	return nil
 }

@@ -52,7 +52,7 @@ func (f *Factory) Discover(ctx context.Context, target string, df DiscoverFlags)
 		return disc, clierr.Discovery(target, disc, err, df.bound)
 	}
 	for _, w := range disc.Warnings {
-		NewUI(f).Warn("%s", w)
+		NewUI(f).Warn("%s", Message(w))
 	}
 	if df.RegistrationEndpoint != "" {
 		o, err := flows.OriginOf(df.RegistrationEndpoint)

@@ -12,8 +12,9 @@ import (
 )
 
 // describeEntry says what a stored entry holds, for the replace notice:
-// "OAuth token for mona (u_1), expires 2026-…".
-func describeEntry(e creds.Entry) string {
+// "OAuth token for mona (u_1), expires 2026-…", a sentence around the
+// stored user's name, which is one value (Field).
+func describeEntry(e creds.Entry) Message {
 	var b strings.Builder
 	if e.Kind == creds.KindAPIKey {
 		b.WriteString("API key")
@@ -21,13 +22,13 @@ func describeEntry(e creds.Entry) string {
 		b.WriteString("OAuth token")
 	}
 	if who := (creds.User{ID: e.UserID, Name: e.UserName}).String(); who != "" {
-		b.WriteString(" for " + who)
+		b.WriteString(" for " + Field(who))
 	}
 	if !e.Expiry.IsZero() {
 		b.WriteString(", expires " + e.Expiry.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(&b, ", saved %s", e.UpdatedAt.UTC().Format(time.RFC3339))
-	return b.String()
+	return Message(b.String())
 }
 
 // NoteReplace tells the user, before anything happens, that storing a new
@@ -61,7 +62,7 @@ func (f *Factory) RevokeStored(ctx context.Context, server string, b creds.Bundl
 	case err == nil:
 		ui.Info("Revoked the %s at %s.", what, b.RevocationEndpoint)
 	case errors.Is(err, creds.ErrNotRevocable) && b.Kind == creds.KindAPIKey:
-		ui.Info("The API key still works at %s until it is regenerated there (Settings); %s.", server, done)
+		ui.Info("The API key still works at %s until it is regenerated there (Settings); %s.", server, Message(done))
 	case errors.Is(err, creds.ErrNotRevocable):
 		until := "its expiry"
 		if !b.Expiry.IsZero() {
@@ -71,9 +72,9 @@ func (f *Factory) RevokeStored(ctx context.Context, server string, b creds.Bundl
 		if b.RefreshToken != "" {
 			stays += ", and the refresh token until the server's own limit"
 		}
-		ui.Info("%s: %s offers no revocation endpoint; %s.", stays, server, done)
+		ui.Info("%s: %s offers no revocation endpoint; %s.", Message(stays), server, Message(done))
 	default:
-		ui.Warn("could not revoke the token at %s (%v); %s anyway", b.RevocationEndpoint, err, done)
+		ui.Warn("could not revoke the token at %s (%v); %s anyway", b.RevocationEndpoint, err, Message(done))
 	}
 }
 

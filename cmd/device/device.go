@@ -142,7 +142,7 @@ func run(ctx context.Context, opts *Options, phase *clierr.Phase) error {
 			case ev.Err == nil:
 				fmt.Fprintf(f.IO.ErrOut, "poll %d: status %d, token received\n", ev.Attempt, ev.Status)
 			default:
-				fmt.Fprintf(f.IO.ErrOut, "poll %d: status %d, %v; next poll in %s\n", ev.Attempt, ev.Status, ev.Err, ev.Interval)
+				fmt.Fprintf(f.IO.ErrOut, "poll %d: status %d, %s; next poll in %s\n", ev.Attempt, ev.Status, cmdutil.Text(ev.Err.Error()), ev.Interval)
 			}
 		},
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },

@@ -83,7 +83,7 @@ func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
 			{"device_authorization_endpoint", orNone(as.DeviceAuthorizationEndpoint)},
 			{"device flow", yesNo(d.SupportsDeviceFlow())},
 			{"pkce", orNone(strings.Join(as.CodeChallengeMethodsSupported, ", "))},
-			{"scopes_supported", orNone(strings.Join(as.ScopesSupported, " "))},
+			{"scopes_supported", orNone(strings.Join(fields(as.ScopesSupported), " "))},
 			{"scope to request", orNone(d.Scope)},
 		}
 		if d.Legacy {
@@ -109,6 +109,16 @@ func printText(f *cmdutil.Factory, d *flows.Discovery, ok bool) {
 	}
 	fmt.Fprintln(w, "probes")
 	fmt.Fprintln(w, tablefmt.List(probes, width, tablefmt.PathURL))
+}
+
+// fields bounds each of a server's values on its own (the table bounds
+// and escapes the whole cell).
+func fields(vs []string) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = cmdutil.Field(v)
+	}
+	return out
 }
 
 func yesNo(b bool) string {

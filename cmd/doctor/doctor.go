@@ -115,7 +115,7 @@ func write(opts *Options, checks []Check) error {
 		}
 		// Details quote servers and the environment: never let them drive
 		// the terminal.
-		if _, err := fmt.Fprintln(opts.IO.Out, cmdutil.Printable(line)); err != nil {
+		if _, err := fmt.Fprintln(opts.IO.Out, cmdutil.Text(line)); err != nil {
 			return fmt.Errorf("writing the report: %w", err)
 		}
 	}

@@ -233,7 +233,7 @@ func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless stri
 		ui.Info("Not opening a browser: %s.", headless)
 	}
 	ui.Info("Open this URL in a browser to log in:")
-	fmt.Fprintln(f.IO.ErrOut, "\n  "+authURL+"\n")
+	fmt.Fprintln(f.IO.ErrOut, "\n  "+cmdutil.Line(authURL)+"\n") // whole, to be copied
 	if u, err := url.Parse(authURL); err == nil {
 		if redirect, err := url.Parse(u.Query().Get("redirect_uri")); err == nil && redirect.Port() != "" && redirect.Hostname() == "127.0.0.1" {
 			// The listener redirects its /start to the URL above: shorter

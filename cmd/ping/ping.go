@@ -159,7 +159,7 @@ func Run(ctx context.Context, opts *Options) error {
 				"user_id": cmp.Or(cred.User.ID, creds.Subject(cred.Token))})
 		}
 		ui.Success("ok: %s at %s answered with %d tool(s)%s (checked with MCP tools/list: %s/api/ping is 404)", cmp.Or(tools.ServerName, "the MCP server"), mcpURL, tools.Tools, identity(cred), cred.BaseURL)
-		_, err = fmt.Fprintln(f.IO.Out, mcpURL)
+		_, err = fmt.Fprintln(f.IO.Out, cmdutil.Line(mcpURL))
 		return err
 	}
 	if f.Globals.JSON() {
@@ -170,7 +170,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return cmdutil.WriteJSON(f.IO.Out, out)
 	}
 	ui.Success("ok: user %s at %s (checked with GET /api/ping)", creds.User{ID: res.UserID, Name: res.Name}, cred.BaseURL)
-	_, err = fmt.Fprintln(f.IO.Out, res.UserID)
+	_, err = fmt.Fprintln(f.IO.Out, cmdutil.Line(res.UserID))
 	return err
 }
 

@@ -106,7 +106,7 @@ func Run(ctx context.Context, opts *Options) error {
 		defer func() { f.IO.ErrOut = errOut }()
 	}
 	logf := func(format string, args ...any) {
-		fmt.Fprintf(logw, "%s mcpauth proxy: %s\n", f.Clock.Now().UTC().Format(time.RFC3339), cmdutil.Printable(fmt.Sprintf(format, args...)))
+		fmt.Fprintf(logw, "%s mcpauth proxy: %s\n", f.Clock.Now().UTC().Format(time.RFC3339), cmdutil.Text(fmt.Sprintf(format, args...)))
 	}
 	err := run(ctx, opts, headers, logf)
 	if err != nil && opts.LogFile != "" {

@@ -108,6 +108,6 @@ func Run(ctx context.Context, opts *Options) error {
 	case !opts.NoCache:
 		ui.Info("Not cached (custom redirect URIs or device only): pass --client-id %s to login or device.", ci.ClientID)
 	}
-	fmt.Fprintln(f.IO.Out, ci.ClientID)
+	fmt.Fprintln(f.IO.Out, cmdutil.Line(ci.ClientID))
 	return nil
 }

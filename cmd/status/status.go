@@ -87,7 +87,7 @@ func Run(_ context.Context, opts *Options) error {
 			backend += " (no keyring!)"
 			plaintext = true
 		}
-		fields := []string{"account " + e.Account, "user " + user(e, width > 0), e.Kind, backend, expiry(e, now)}
+		fields := []string{"account " + cmdutil.Field(e.Account), "user " + user(e, width > 0), e.Kind, backend, expiry(e, now)}
 		if e.Kind != string(creds.KindAPIKey) { // an API key has no refresh token to speak of
 			fields = append(fields, refresh(e, now))
 		}
@@ -104,13 +104,14 @@ func Run(_ context.Context, opts *Options) error {
 
 // user is the name with the id, or either alone, or "-" for entries stored
 // before names were kept or when the server said nothing. short cuts a
-// long id: in a terminal its first characters tell users apart.
+// long id: in a terminal its first characters tell users apart. Both came
+// from a server or a token: one value each (Field).
 func user(e entry, short bool) string {
-	id := e.UserID
+	id := cmdutil.Field(e.UserID)
 	if r := []rune(id); short && e.Name != "" && len(r) > 10 {
 		id = string(r[:8]) + "…"
 	}
-	if u := (creds.User{ID: id, Name: e.Name}).String(); u != "" {
+	if u := (creds.User{ID: id, Name: cmdutil.Field(e.Name)}).String(); u != "" {
 		return u
 	}
 	return "-"

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
+	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
 )
 
@@ -50,6 +52,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPrintable(cred.Token); err != nil {
+		return err
+	}
 	if opts.Header && cred.DPoP != nil {
 		return printDPoPHeaders(opts, cred)
 	}
@@ -75,4 +80,17 @@ func printDPoPHeaders(opts *Options, cred creds.Credential) error {
 	}
 	_, err = fmt.Fprintf(opts.F.IO.Out, "Authorization: %s\nDPoP: %s\n", h.Get("Authorization"), h.Get("DPoP"))
 	return err
+}
+
+// checkPrintable refuses a token that is not printable ASCII: an access
+// token is made of VSCHARs (RFC 6749 appendix A.12), so anything else is a
+// server reaching for the terminal (or the next program's input), and
+// token prints the token whole or not at all.
+func checkPrintable(token string) error {
+	i := strings.IndexFunc(token, func(r rune) bool { return r < 0x20 || r > 0x7e })
+	if i < 0 {
+		return nil
+	}
+	r, _ := utf8.DecodeRuneInString(token[i:])
+	return clierr.WithExit(clierr.ExitFailure, fmt.Errorf("the access token holds %U at byte %d, which no access token may (RFC 6749 appendix A.12: printable ASCII only); not printing it", r, i))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/mcpauth/mcpauth/internal/redact"
 	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
@@ -27,12 +28,16 @@ const Indent = "  "
 func List(entries []Entry, width int, key func(s string, w int) string) string {
 	var b strings.Builder
 	for _, e := range entries {
-		k := e.Key
+		k := redact.Line(e.Key)
 		if key != nil && width > 0 {
 			k = key(k, width)
 		}
 		b.WriteString(k + "\n")
-		for _, line := range flow(e.Fields, width-len(Indent)) {
+		fields := make([]string, len(e.Fields))
+		for i, f := range e.Fields {
+			fields[i] = redact.Line(f)
+		}
+		for _, line := range flow(fields, width-len(Indent)) {
 			b.WriteString(Indent + line + "\n")
 		}
 	}
@@ -73,11 +78,11 @@ func flow(fields []string, w int) []string {
 func Pairs(rows [][2]string, width int) string {
 	lw := 0
 	for _, r := range rows {
-		lw = max(lw, lipgloss.Width(r[0]))
+		lw = max(lw, lipgloss.Width(redact.Line(r[0])))
 	}
 	var b strings.Builder
 	for _, r := range rows {
-		label, value := r[0], r[1]
+		label, value := redact.Line(r[0]), redact.Line(r[1])
 		if width < 1 || lw+len(Gap)+lipgloss.Width(value) <= width {
 			b.WriteString(label + strings.Repeat(" ", lw-lipgloss.Width(label)) + Gap + value + "\n")
 			continue

@@ -1,6 +1,8 @@
 // Package tablefmt lays out the CLI's tables within a terminal's width:
 // long URLs lose their middle, long text wraps, and no line is wider than
-// the width: plain aligned text, on a terminal as on a pipe.
+// the width: plain aligned text, on a terminal as on a pipe. Every cell,
+// key and value goes through the printing rule (redact): tables show what
+// servers said, and commands that print through them inherit the rule.
 package tablefmt
 
 import (
@@ -9,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/mcpauth/mcpauth/internal/redact"
 	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
@@ -90,9 +93,10 @@ func (t Table) hasHeader() bool {
 	return false
 }
 
+// cell is a row's value in column i, made printable: cells quote servers.
 func cell(r []string, i int) string {
 	if i < len(r) {
-		return r[i]
+		return redact.Text(r[i])
 	}
 	return ""
 }
