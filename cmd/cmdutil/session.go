@@ -105,10 +105,10 @@ func (m *Migration) Done(f *Factory, disc *flows.Discovery, user creds.User) {
 }
 
 // account is a user as a migration note names it: the server's words,
-// made printable.
+// which the UI's printing rule escapes.
 func account(u creds.User) string {
 	if s := u.String(); s != "" {
-		return Printable(s)
+		return s
 	}
 	return "an account the server did not name"
 }

@@ -167,13 +167,12 @@ func run(ctx context.Context, opts *Options, phase *clierr.Phase) error {
 // showCode prints the code box and, on a terminal, offers to open the browser.
 func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.DeviceAuthorization) {
 	f := opts.F
-	// The server's words, made safe for the terminal.
-	code := cmdutil.Printable(da.UserCode)
-	lines := []string{"Open:  " + cmdutil.Printable(da.VerificationURI), "Enter: " + code}
+	// The server's words: Box escapes them for the terminal.
+	lines := []string{"Open:  " + da.VerificationURI, "Enter: " + da.UserCode}
 	if da.VerificationURIComplete != "" {
-		lines = append(lines, "", "or open "+cmdutil.Printable(da.VerificationURIComplete))
+		lines = append(lines, "", "or open "+da.VerificationURIComplete)
 	}
-	fmt.Fprintln(f.IO.ErrOut, ui.Box("Your code: "+code, lines...))
+	fmt.Fprintln(f.IO.ErrOut, ui.Box("Your code: "+da.UserCode, lines...))
 	if opts.Clipboard {
 		if err := copyToClipboard(da.UserCode); err != nil {
 			ui.Warn("could not copy the code: %v", err)

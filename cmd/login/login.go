@@ -220,7 +220,7 @@ func stepUpScope(ui *cmdutil.UI, opts *Options, disc *flows.Discovery) (string, 
 	scope, dropped, err := flows.StepUpScope(opts.Scope, opts.StepUp, disc)
 	if len(dropped) > 0 {
 		ui.Warn("not asking for %d scope(s) the server asked for but neither it nor its authorization server lists in scopes_supported: %s",
-			len(dropped), cmdutil.Printable(flows.AbbrevScope(strings.Join(dropped, " "))))
+			len(dropped), flows.AbbrevScope(strings.Join(dropped, " ")))
 	}
 	if err != nil {
 		return "", clierr.FlowError("choosing the scope to ask for", err)

@@ -81,3 +81,24 @@ func TestTokenRefreshForAnotherResource(t *testing.T) {
 		t.Errorf("the token endpoint got %d request(s)", hits.Load())
 	}
 }
+
+// A token stored before the token response's b64token check (an older
+// mcpauth, or another tool's store) that carries control characters is
+// never printed: token and token --header refuse it, so no injected header
+// line reaches curl -H @file.
+func TestTokenRefusesToPrintAStoredHostileToken(t *testing.T) {
+	c := clitest.New(t, nil)
+	c.Vars["MCPAUTH_STORAGE"] = "file"
+	const server = "http://127.0.0.1:9/mcp"
+	st, b := seed(t, c, server, server, "http://127.0.0.1:9/token")
+	b.AccessToken, b.Expiry = "at-1\r\nX-Injected: yes", time.Now().Add(time.Hour)
+	if err := creds.Save(st, server, "", b); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"token", server}, {"token", server, "--header"}} {
+		code, stdout, stderr := c.Run(args...)
+		if code != clierr.ExitFailure || stdout != "" || !strings.Contains(stderr, "not printing it") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+}
