@@ -32,7 +32,7 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 	// Guessing is limited per session and per IP (decisions.md): every
 	// attempt is paid for before the lookup, atomically, and refunded
 	// unless the code was wrong.
-	ok, wait, refund := s.limits.wrongUserCode.Charge("ip:"+clientIP(r), "session:"+c.ID)
+	ok, wait, refund := s.limits.wrongUserCode.Charge("ip:"+s.limits.caller(r.RemoteAddr), "session:"+c.ID)
 	if !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 		s.renderError(w, r, http.StatusTooManyRequests, "Too many attempts", "Too many wrong codes. Wait a few minutes and try again.", errRateLimited)

@@ -57,6 +57,10 @@ type issuance struct {
 // the refresh family, counts and logs the token (never the token itself)
 // and writes the response.
 func (s *Server) issue(w http.ResponseWriter, r *http.Request, g *grantType, in *issuance) {
+	if oerr := s.markUsed(r.Context(), in.client); oerr != nil {
+		writeOAuthError(w, oerr)
+		return
+	}
 	jti := in.jti
 	if jti == "" {
 		var err error

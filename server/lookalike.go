@@ -6,6 +6,9 @@ import (
 	"strings"
 	"unicode"
 
+	"go.mau.fi/util/confusable"
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/mcpauth/mcpauth/server/store"
 )
 
@@ -43,19 +46,19 @@ func firstParty(c store.Client) bool {
 // claimedIdentity returns whose identity a self-chosen name claims: this
 // server's host, a label of it, or a known brand (the brand as written in
 // knownBrands); "" when it claims none. Matching works on words, so
-// "Pineapple notes" does not claim Apple, while "G00gle Login", "GitHubApp"
-// and "Gооgle" (Cyrillic o) claim Google and GitHub.
+// "Pineapple notes" does not claim Apple, while "G00gle Login", "GitHubApp",
+// "Ｇｏｏｇｌｅ" (fullwidth) and "Gооgle" (Cyrillic o) claim Google and GitHub.
 func claimedIdentity(name, serverHost string) string {
 	words := nameWords(name)
 	host := strings.ToLower(hostOnly(serverHost))
 	if host != "" && strings.Contains(strings.ToLower(name), host) {
 		return serverHost
 	}
-	if label := hostLabel(host); label != "" && wordsSpell(words, label) {
+	if label := hostLabel(host); label != "" && spells(words, nameWords(label)) {
 		return serverHost
 	}
 	for _, b := range knownBrands {
-		if wordsSpell(words, strings.Join(nameWords(b), "")) {
+		if spells(words, nameWords(b)) {
 			return b
 		}
 	}
@@ -79,6 +82,12 @@ func hostLabel(host string) string {
 	return l
 }
 
+// spells reports whether consecutive words of a name spell target's words
+// joined, in either of the two folded forms (foldWord).
+func spells(words, target [2][]string) bool {
+	return wordsSpell(words[0], strings.Join(target[0], "")) || wordsSpell(words[1], strings.Join(target[1], ""))
+}
+
 // wordsSpell reports whether consecutive words, joined, spell target.
 func wordsSpell(words []string, target string) bool {
 	for i := range words {
@@ -96,24 +105,24 @@ func wordsSpell(words []string, target string) bool {
 	return false
 }
 
-// nameWords splits a name into lower-case words at spaces, punctuation and
-// camel-case humps ("VSCode" → vs, code), after folding lookalike
-// characters to the Latin letters they imitate.
-func nameWords(name string) []string {
-	rs := []rune(name)
-	for i, r := range rs {
-		rs[i] = fold(r)
-	}
-	var words []string
+// nameWords splits a name into words at spaces, punctuation and camel-case
+// humps ("VSCode" → vs, code), then folds each word (foldWord), so names
+// that only look alike give the same words. Compatibility forms (fullwidth,
+// mathematical letters, roman numerals) are folded first by NFKC; a
+// character that is no letter but imitates one ("|" for l) stays in its word.
+func nameWords(name string) [2][]string {
+	rs := []rune(norm.NFKC.String(name))
+	var words [2][]string
 	var cur []rune
 	flush := func() {
 		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
+			w := foldWord(string(cur))
+			words[0], words[1] = append(words[0], w[0]), append(words[1], w[1])
 			cur = cur[:0]
 		}
 	}
 	for i, r := range rs {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		if !inWord(r) {
 			flush()
 			continue
 		}
@@ -130,18 +139,25 @@ func nameWords(name string) []string {
 	return words
 }
 
-// lookalikes maps characters used to imitate Latin letters: digits, and the
-// Cyrillic and Greek letters that look the same.
-var lookalikes = map[rune]rune{
-	'0': 'o', '1': 'l', '3': 'e', '5': 's', '@': 'a', '$': 's',
-	'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'х': 'x', 'у': 'y', 'і': 'i', 'ј': 'j', 'ѕ': 's', 'һ': 'h', 'ԁ': 'd', 'ɡ': 'g',
-	'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T', 'Х': 'X', 'І': 'I',
-	'α': 'a', 'ο': 'o', 'ρ': 'p', 'ν': 'v', 'ι': 'i', 'Ο': 'O', 'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ρ': 'P', 'Τ': 'T', 'Χ': 'X',
+// inWord: letters, digits and marks, and anything whose confusables
+// skeleton is made of them.
+func inWord(r rune) bool {
+	isWordRune := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
+	if isWordRune(r) {
+		return true
+	}
+	sk := confusable.Skeleton(string(r))
+	return sk != "" && strings.IndexFunc(sk, func(r rune) bool { return !isWordRune(r) }) < 0
 }
 
-func fold(r rune) rune {
-	if l, ok := lookalikes[r]; ok {
-		return l
+// foldWord gives the two forms of w under which lookalikes compare equal:
+// the Unicode confusables skeleton (UTS #39), which is case-sensitive, taken
+// before and after lower-casing, so "CIaude" (capital I) folds like
+// "Claude"; and lower-cased first, so "ANTHROPIC" folds like "Anthropic"
+// (the first form would read its I as an l).
+func foldWord(w string) [2]string {
+	return [2]string{
+		confusable.Skeleton(strings.ToLower(confusable.Skeleton(w))),
+		confusable.Skeleton(strings.ToLower(w)),
 	}
-	return r
 }

@@ -39,6 +39,10 @@ func (s *timedStore) CreateClient(ctx context.Context, c store.Client) error {
 	return s.timedErr("CreateClient", func() error { return s.next.CreateClient(ctx, c) })
 }
 
+func (s *timedStore) MarkClientUsed(ctx context.Context, id string, at time.Time) error {
+	return s.timedErr("MarkClientUsed", func() error { return s.next.MarkClientUsed(ctx, id, at) })
+}
+
 func (s *timedStore) GetClient(ctx context.Context, id string) (store.Client, error) {
 	return timed(s, "GetClient", func() (store.Client, error) { return s.next.GetClient(ctx, id) })
 }

@@ -28,6 +28,10 @@ type Limits struct {
 	// metadata document (neither cache knows it), at any endpoint, to its
 	// caller's address, before the fetch.
 	MetadataFetchPerIP Limit
+	// IPv6Prefix is how many leading bits of an IPv6 peer address make one
+	// caller ("per IP" above): 0 is DefaultIPv6Prefix (64), 128 counts each
+	// address. IPv4 peers are counted by address.
+	IPv6Prefix int
 	// Disabled turns every limit off (benchmarks only).
 	Disabled bool
 }
@@ -56,12 +60,21 @@ func (l Limits) withDefaults() Limits {
 	fill(&l.RegisterPerIP, d.RegisterPerIP)
 	fill(&l.WrongUserCodePerKey, d.WrongUserCodePerKey)
 	fill(&l.MetadataFetchPerIP, d.MetadataFetchPerIP)
+	if l.IPv6Prefix == 0 {
+		l.IPv6Prefix = DefaultIPv6Prefix
+	}
 	return l
 }
 
 type limiters struct {
 	deviceCode, authorize, register, wrongUserCode, cimdFetch *keyedLimiter
+	ipv6Prefix                                                int
 }
+
+// caller is the key a peer address (RemoteAddr) is charged to (callerKey).
+// Forwarding headers are not trusted: behind a proxy every client shares
+// the proxy's budget (documented in README).
+func (l *limiters) caller(peer string) string { return callerKey(peer, l.ipv6Prefix) }
 
 func newLimiters(l Limits, clk clock.Clock, m *Metrics) *limiters {
 	mk := func(v Limit, name string) *keyedLimiter {
@@ -73,6 +86,7 @@ func newLimiters(l Limits, clk clock.Clock, m *Metrics) *limiters {
 		register:      mk(l.RegisterPerIP, limiterRegister),
 		wrongUserCode: mk(l.WrongUserCodePerKey, limiterUserCode),
 		cimdFetch:     mk(l.MetadataFetchPerIP, limiterCIMD),
+		ipv6Prefix:    l.IPv6Prefix,
 	}
 }
 
@@ -131,11 +145,11 @@ func (k *keyedLimiter) Allow(key string) (bool, time.Duration) {
 	return false, k.wait(l, now)
 }
 
-// limitByIP charges the caller's IP to k before next runs; over the limit
-// it answers rate_limited (429 with Retry-After) without reading the request.
-func limitByIP(k *keyedLimiter, next http.HandlerFunc) http.HandlerFunc {
+// byCaller charges the caller to k before next runs; over the limit it
+// answers rate_limited (429 with Retry-After) without reading the request.
+func (l *limiters) byCaller(k *keyedLimiter, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ok, wait := k.Allow(clientIP(r)); !ok {
+		if ok, wait := k.Allow(l.caller(r.RemoteAddr)); !ok {
 			writeOAuthError(w, rateLimited(wait))
 			return
 		}

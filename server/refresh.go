@@ -110,6 +110,8 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 		return
 	}
 	now := s.clock.Now()
+	scope, refused := s.checkRefresh(client, rt, p)
+	ask := refreshAsk{scope: p["scope"], refused: refused}
 	switch {
 	case rt.ClientID != client.ID:
 		writeOAuthError(w, invalidGrant("refresh token was issued to another client"))
@@ -118,32 +120,47 @@ func (s *Server) refreshGrant(w http.ResponseWriter, r *http.Request, p map[stri
 		writeOAuthError(w, invalidGrant("refresh token revoked"))
 		return
 	case rt.Used:
-		s.spentRefresh(w, r, rt, p["refresh_token"])
+		s.spentRefresh(w, r, rt, p["refresh_token"], ask)
 		return
 	case !now.Before(rt.ExpiresAt):
 		writeOAuthError(w, invalidGrant("refresh token expired"))
 		return
-	case !containsString(client.GrantTypes, grantRefresh):
-		writeOAuthError(w, newError(http.StatusBadRequest, errUnauthorizedClient, "the client is not registered for the refresh_token grant"))
-		return
-	}
-	scope, oerr := narrowScope(rt.Scope, p["scope"])
-	if oerr != nil {
-		writeOAuthError(w, oerr)
-		return
-	}
-	if oerr := s.checkResourceParam(p["resource"]); oerr != nil {
-		writeOAuthError(w, oerr)
+	case refused != nil:
+		writeOAuthError(w, refused)
 		return
 	}
 	s.issue(w, r, g, &issuance{userID: rt.UserID, clientID: client.ID, client: client, scope: scope,
-		rotate: rotation{presented: p["refresh_token"], hash: hash, now: now}})
+		rotate: rotation{presented: p["refresh_token"], hash: hash, now: now, ask: ask}})
+}
+
+// checkRefresh applies the checks of a refresh request beyond its token's
+// state: the client may use the grant, the scope does not exceed the
+// family's and the resource is this server's. It returns the scope to
+// issue, or why the request is refused.
+func (s *Server) checkRefresh(client store.Client, rt store.RefreshToken, p map[string]string) (string, *oauthError) {
+	if !containsString(client.GrantTypes, grantRefresh) {
+		return "", newError(http.StatusBadRequest, errUnauthorizedClient, "the client is not registered for the refresh_token grant")
+	}
+	scope, oerr := narrowScope(rt.Scope, p["scope"])
+	if oerr != nil {
+		return "", oerr
+	}
+	return scope, s.checkResourceParam(p["resource"])
+}
+
+// refreshAsk is what a refresh request asks beyond its token, for a reuse
+// of a spent one: the scope it names ("" for none) and why checkRefresh
+// refused it (nil when it passed).
+type refreshAsk struct {
+	scope   string
+	refused *oauthError
 }
 
 // rotation is a refresh token presented for the refresh grant.
 type rotation struct {
 	presented, hash string
 	now             time.Time
+	ask             refreshAsk
 }
 
 // rotateRefresh gives resp a new refresh token that replaces the presented
@@ -169,7 +186,7 @@ func (s *Server) rotateRefresh(w http.ResponseWriter, r *http.Request, rot *rota
 	case errors.Is(err, store.ErrAlreadyUsed) && cur.Revoked:
 		writeOAuthError(w, invalidGrant("refresh token revoked"))
 	case errors.Is(err, store.ErrAlreadyUsed):
-		s.spentRefresh(w, r, cur, rot.presented)
+		s.spentRefresh(w, r, cur, rot.presented, rot.ask)
 	case isNotFound(err):
 		writeOAuthError(w, invalidGrant("unknown refresh token"))
 	case err != nil:

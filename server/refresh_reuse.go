@@ -76,12 +76,19 @@ func (s *Server) keepSuccessor(presented, hash string, resp tokenResponse, exp t
 // reuse interval of its rotation, while that rotation is its family's
 // latest, it gets the pair the rotation issued: clients that refresh at
 // once without a lock between them all end up with one working pair.
-// Otherwise it may have been stolen, and its family is revoked.
-func (s *Server) spentRefresh(w http.ResponseWriter, r *http.Request, rt store.RefreshToken, presented string) {
+// Otherwise it may have been stolen, and its family is revoked. A reuse is
+// refused, as a refresh would be, when ask fails the refresh's checks (a
+// scope beyond the grant's, another resource), and when the kept pair's
+// scope is wider than the scope ask names.
+func (s *Server) spentRefresh(w http.ResponseWriter, r *http.Request, rt store.RefreshToken, presented string, ask refreshAsk) {
 	now := s.clock.Now()
 	if s.cfg.RefreshReuseInterval <= 0 || rt.Revoked || rt.Successor == nil ||
 		now.Sub(rt.UsedAt) >= s.cfg.RefreshReuseInterval || !now.Before(rt.ExpiresAt) {
 		s.replayedRefresh(w, r, rt)
+		return
+	}
+	if ask.refused != nil {
+		writeOAuthError(w, ask.refused)
 		return
 	}
 	pair, err := openSuccessor(presented, rt.Hash, rt.Successor)
@@ -89,6 +96,13 @@ func (s *Server) spentRefresh(w http.ResponseWriter, r *http.Request, rt store.R
 		s.log.Error("opening the pair kept for a refresh reuse", "request_id", requestID(r.Context()), "err", err)
 		s.replayedRefresh(w, r, rt)
 		return
+	}
+	if ask.scope != "" {
+		if _, oerr := narrowScope(ask.scope, pair.Scope); oerr != nil {
+			writeOAuthError(w, newError(http.StatusBadRequest, errInvalidScope,
+				"a reuse within the refresh reuse interval gets the pair its rotation issued, with scope %q", pair.Scope))
+			return
+		}
 	}
 	s.log.Info("refresh token presented again within the reuse interval: answered with the pair its rotation issued",
 		"request_id", requestID(r.Context()), "client_id", rt.ClientID, "user_id", rt.UserID)

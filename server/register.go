@@ -18,6 +18,11 @@ const (
 	maxRedirectURIs   = 10
 	maxRedirectURILen = 2000
 	maxClientNameLen  = 200
+	// maxRegistrationBytes bounds the metadata one registration stores,
+	// all strings together, below what the per-field bounds allow (ten
+	// 2000-byte redirect URIs): registering is anonymous, and real clients
+	// send a few hundred bytes.
+	maxRegistrationBytes = 4096
 )
 
 // registrationRequest is RFC 7591 §2 client metadata. Fields are decoded one
@@ -60,6 +65,11 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, oerr)
 		return
 	}
+	if n := req.storedBytes(); n > maxRegistrationBytes {
+		writeOAuthError(w, newError(http.StatusBadRequest, errInvalidClientMetadata,
+			"the client metadata is %d bytes; at most %d are stored per registration", n, maxRegistrationBytes))
+		return
+	}
 	now := s.clock.Now()
 	var c store.Client
 	for range 3 { // a collision of 128 random bits will not happen; bound it anyway
@@ -99,6 +109,17 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		ApplicationType:         c.ApplicationType,
 		ClientIDIssuedAt:        now.Unix(),
 	})
+}
+
+// storedBytes is the size of the metadata a registration stores.
+func (req *registrationRequest) storedBytes() int {
+	n := len(req.ClientName) + len(req.Scope) + len(req.TokenEndpointAuthMethod) + len(req.ApplicationType)
+	for _, list := range [][]string{req.RedirectURIs, req.GrantTypes, req.ResponseTypes} {
+		for _, v := range list {
+			n += len(v)
+		}
+	}
+	return n
 }
 
 func decodeRegistration(r *http.Request) (registrationRequest, *oauthError) {

@@ -20,15 +20,11 @@ func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
 func jsonEncode(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
 
-// clientIP is the peer address. Forwarding headers are not trusted: behind a
-// proxy every client shares the proxy's budget (documented in README).
-func clientIP(r *http.Request) string { return hostOf(r.RemoteAddr) }
-
-// callerIP is clientIP for code below the handlers, which has only the
-// request's context.
-func callerIP(ctx context.Context) string {
+// callerPeer is the peer address (RemoteAddr) for code below the handlers,
+// which has only the request's context.
+func callerPeer(ctx context.Context) string {
 	if st := stateFrom(ctx); st != nil {
-		return hostOf(st.peer)
+		return st.peer
 	}
 	return ""
 }

@@ -21,13 +21,13 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", prm)
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.handleAuthServerMetadata)
 
-	mux.HandleFunc("POST /oauth/register", limitByIP(s.limits.register, s.handleRegister))
+	mux.HandleFunc("POST /oauth/register", s.limits.byCaller(s.limits.register, s.handleRegister))
 	mux.HandleFunc("GET /oauth/authorize", s.handleAuthorize)
 	mux.HandleFunc("POST /oauth/authorize", s.handleAuthorizeDecision)
 	mux.HandleFunc("POST /oauth/token", s.handleToken)
 	mux.HandleFunc("POST /oauth/revoke", s.handleRevoke)
 
-	mux.HandleFunc("POST /api/oauth/device/code", limitByIP(s.limits.deviceCode, s.handleDeviceCode))
+	mux.HandleFunc("POST /api/oauth/device/code", s.limits.byCaller(s.limits.deviceCode, s.handleDeviceCode))
 	mux.HandleFunc("POST /api/oauth/device/token", s.handleDeviceToken)
 	mux.HandleFunc("GET /auth/device", s.handleDevicePage)
 	mux.HandleFunc("POST /auth/device", s.handleDeviceSubmit)
@@ -66,7 +66,7 @@ const requestStateKey ctxKey = iota
 type requestState struct {
 	id        string
 	idHeader  [1]string // the X-Request-Id header's value slice, allocated with the state
-	peer      string    // r.RemoteAddr, for limits charged below the handlers (callerIP)
+	peer      string    // r.RemoteAddr, for limits charged below the handlers (callerPeer)
 	principal principal
 	authed    bool
 	rec       statusRecorder

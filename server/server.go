@@ -114,6 +114,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.RefreshReuseInterval < 0 || cfg.RefreshReuseInterval > MaxRefreshReuseInterval {
 		return nil, fmt.Errorf("server: the refresh reuse interval must be between 0 and %v, not %v", MaxRefreshReuseInterval, cfg.RefreshReuseInterval)
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	if err := checkIPv6Prefix(cfg.Limits.IPv6Prefix); err != nil {
+		return nil, err
+	}
 	base, err := normalizeBaseURL(cfg.BaseURL)
 	if err != nil {
 		return nil, err
@@ -142,7 +146,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		csrfKey:   deriveKey(key, "csrf"),
 		userCodeK: deriveKey(key, "user code"),
 		cookieKey: deriveKey(key, "login cookie"),
-		limits:    newLimiters(cfg.Limits.withDefaults(), cfg.Clock, cfg.Metrics),
+		limits:    newLimiters(cfg.Limits, cfg.Clock, cfg.Metrics),
 		metrics:   cfg.Metrics,
 		clients:   clientCache{m: map[string]store.Client{}},
 		grants:    newGrantRegistry(),

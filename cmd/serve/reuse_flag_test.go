@@ -31,3 +31,30 @@ func TestRefreshReuseIntervalFlag(t *testing.T) {
 		t.Fatalf("a 2m interval: Run returned %v, want it refused", err)
 	}
 }
+
+// --ipv6-prefix is 64 unless the flag or MCPAUTH_IPV6_PREFIX sets it, and
+// a prefix the server cannot use is refused at start.
+func TestIPv6PrefixFlag(t *testing.T) {
+	for _, tt := range []struct {
+		env  map[string]string
+		args []string
+		want int
+	}{
+		{nil, nil, 64},
+		{nil, []string{"--ipv6-prefix", "56"}, 56},
+		{map[string]string{"MCPAUTH_IPV6_PREFIX": "128"}, nil, 128},
+	} {
+		if got := parse(t, tt.env, tt.args...).IPv6Prefix; got != tt.want {
+			t.Errorf("%v %v: %v, want %v", tt.env, tt.args, got, tt.want)
+		}
+	}
+	for _, bits := range []string{"16", "129"} {
+		opts := parse(t, nil, "--addr", "127.0.0.1:0", "--db", ":memory:", "--ipv6-prefix", bits)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := Run(ctx, opts)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "IPv6 prefix") {
+			t.Fatalf("--ipv6-prefix %s: Run returned %v, want it refused", bits, err)
+		}
+	}
+}

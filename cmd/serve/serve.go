@@ -50,6 +50,7 @@ type Options struct {
 	TestClock                      bool
 	Limits                         string
 	NoRateLimits                   bool
+	IPv6Prefix                     int // bits of an IPv6 peer that make one caller for rate limits; 0: the server's 64
 	AllowUnregisteredDeviceClients bool
 	CIMDAllowPrivate               bool
 	RefreshReuseInterval           time.Duration // 0: a spent refresh token always revokes its family
@@ -129,6 +130,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.BoolVar(&opts.TestClock, "test-clock", false, "expose /api/test/clock to move the server's time (loopback only; for conformance runs)")
 	fl.StringVar(&opts.Limits, "limits", "", `rate limits as name=rate:burst, rate per second; names: device, authorize, register, usercode, cimd (e.g. "device=0.5:30,register=1:20")`)
 	fl.BoolVar(&opts.NoRateLimits, "no-rate-limits", false, "turn rate limiting off (benchmarks only)")
+	fl.IntVar(&opts.IPv6Prefix, "ipv6-prefix", server.DefaultIPv6Prefix, "rate limits count IPv6 callers by network of this many leading bits (32 to 128; 128 counts each address), since one host commonly has a whole /64")
 	fl.BoolVar(&opts.AllowUnregisteredDeviceClients, "allow-unregistered-device-clients", false, "accept any client_id at the device endpoints")
 	fl.BoolVar(&opts.CIMDAllowPrivate, "cimd-allow-private", false, "fetch client metadata documents from loopback and private addresses too (local testing only)")
 	fl.IntVar(&opts.CIMDMaxFetches, "cimd-max-fetches", 8, "client metadata document fetches in flight across the server at most; a request that waits 2 s for one gets 503")
@@ -174,6 +176,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return clierr.FlagErrorf("--limits: %v", err)
 	}
 	limits.Disabled = opts.NoRateLimits
+	limits.IPv6Prefix = opts.IPv6Prefix
 	if opts.CIMDMaxFetches < 0 || opts.CIMDFailureCache < 0 {
 		return clierr.FlagErrorf("--cimd-max-fetches and --cimd-failure-cache cannot be negative")
 	}

@@ -49,6 +49,8 @@ type Options struct {
 	MetadataDocuments server.MetadataDocumentConfig
 	// Metrics, when set, records the server's metrics (the test serves them).
 	Metrics *server.Metrics
+	// Addr is the server's listen address (default 127.0.0.1:0).
+	Addr string
 }
 
 // Env is a running reference server.
@@ -86,7 +88,7 @@ func New(t testing.TB, opts Options) *Env {
 		logger = opts.Logger
 	}
 	inst, err := local.Start(context.Background(), local.Options{
-		Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
+		Addr: opts.Addr, Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
 		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
 		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
 		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,

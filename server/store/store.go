@@ -43,7 +43,16 @@ type Client struct {
 	TokenEndpointAuthMethod string
 	ApplicationType         string // "native" or "web"; "" for clients registered before it was recorded
 	CreatedAt               time.Time
+	// UsedAt is when a login first issued the client a token (set by
+	// MarkClientUsed); zero while it has never been used, and GC removes
+	// it UnusedClientLifetime after CreatedAt.
+	UsedAt time.Time
 }
+
+// UnusedClientLifetime is how long a registered client never used for a
+// login is kept (RFC 7591 lets a server expire clients): registering costs
+// nothing, so registrations nobody logs in with must not pile up.
+const UnusedClientLifetime = 24 * time.Hour
 
 // AuthCode is an issued authorization code, keyed by the hash of the code.
 type AuthCode struct {
@@ -184,6 +193,9 @@ type Store interface {
 	CreateClient(ctx context.Context, c Client) error
 	// GetClient returns the client or ErrNotFound.
 	GetClient(ctx context.Context, id string) (Client, error)
+	// MarkClientUsed sets the client's UsedAt to at unless it is set
+	// already (the first use counts); ErrNotFound for an unknown client.
+	MarkClientUsed(ctx context.Context, id string, at time.Time) error
 
 	// CreateAuthCode stores a new code; ErrAlreadyExists if the hash is taken.
 	CreateAuthCode(ctx context.Context, c AuthCode) error
@@ -285,9 +297,10 @@ type Store interface {
 	// ExpiresAt, used ones once their token (TokenExp) has expired too (so a
 	// late replay can still revoke it), device codes past ExpiresAt,
 	// revocations past their token's expiry, metadata documents past
-	// ExpiresAt, and refresh token families past ExpiresAt once every
-	// access token issued in them has expired too. It returns how many
-	// records it removed.
+	// ExpiresAt, refresh token families past ExpiresAt once every
+	// access token issued in them has expired too, and clients never used
+	// whose CreatedAt is more than UnusedClientLifetime past. It returns
+	// how many records it removed.
 	GC(ctx context.Context, now time.Time) (int, error)
 
 	// Close releases the backend's resources.

@@ -167,6 +167,12 @@ func (s *Store) GC(_ context.Context, now time.Time) (int, error) {
 			n++
 		}
 	}
+	for id, c := range s.clients {
+		if c.UsedAt.IsZero() && c.CreatedAt.Add(store.UnusedClientLifetime).Before(now) {
+			delete(s.clients, id)
+			n++
+		}
+	}
 	n += s.gcRefresh(now)
 	return n, nil
 }

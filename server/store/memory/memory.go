@@ -129,6 +129,17 @@ func (s *Store) GetClient(_ context.Context, id string) (store.Client, error) {
 	return cloneClient(c), err
 }
 
+func (s *Store) MarkClientUsed(_ context.Context, id string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := find(s.clients, id, "mark client used")
+	if err == nil && c.UsedAt.IsZero() {
+		c.UsedAt = at
+		s.clients[id] = c
+	}
+	return err
+}
+
 func (s *Store) CreateAuthCode(_ context.Context, c store.AuthCode) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -106,16 +106,21 @@ func (s *Store) ListAPIKeys(ctx context.Context) ([]store.APIKey, error) {
 // ResealAPIKey is one conditional UPDATE: it cannot overwrite a key that
 // was regenerated since it was read.
 func (s *Store) ResealAPIKey(ctx context.Context, userID, hash string, sealed []byte) error {
-	res, err := s.exec(ctx, `UPDATE api_keys SET sealed = ? WHERE user_id = ? AND hash = ?`, sealed, userID, hash)
+	return s.updateOne(ctx, "reseal api key", `UPDATE api_keys SET sealed = ? WHERE user_id = ? AND hash = ?`, sealed, userID, hash)
+}
+
+// updateOne runs an UPDATE of one row; ErrNotFound when no row matched.
+func (s *Store) updateOne(ctx context.Context, what, query string, args ...any) error {
+	res, err := s.exec(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("reseal api key: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("reseal api key: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("reseal api key: %w", store.ErrNotFound)
+		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
 	}
 	return nil
 }
@@ -207,6 +212,7 @@ func (s *Store) GC(ctx context.Context, now time.Time) (int, error) {
 		{`DELETE FROM device_codes WHERE expires_at < ?`, []any{t}},
 		{`DELETE FROM revoked_tokens WHERE expires_at < ?`, []any{t}},
 		{`DELETE FROM client_metadata_documents WHERE expires_at < ?`, []any{t}},
+		{`DELETE FROM clients WHERE used_at = ? AND created_at < ?`, []any{zeroMS, ms(now.Add(-store.UnusedClientLifetime))}},
 		// Refresh families past their end whose access tokens have all
 		// expired: their tokens, then the families left without any.
 		{`DELETE FROM refresh_tokens WHERE family_id IN (

@@ -57,7 +57,7 @@ func (s *Store) insertErr(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-const clientCols = `id, name, redirect_uris, grant_types, response_types, scope, token_endpoint_auth_method, created_at, application_type`
+const clientCols = `id, name, redirect_uris, grant_types, response_types, scope, token_endpoint_auth_method, created_at, application_type, used_at`
 
 func (s *Store) CreateClient(ctx context.Context, c store.Client) error {
 	var lists [3]string
@@ -67,8 +67,8 @@ func (s *Store) CreateClient(ctx context.Context, c store.Client) error {
 			return fmt.Errorf("create client: %w", err)
 		}
 	}
-	_, err := s.exec(ctx, `INSERT INTO clients (`+clientCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.ID, c.Name, lists[0], lists[1], lists[2], c.Scope, c.TokenEndpointAuthMethod, ms(c.CreatedAt), c.ApplicationType)
+	_, err := s.exec(ctx, `INSERT INTO clients (`+clientCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, c.Name, lists[0], lists[1], lists[2], c.Scope, c.TokenEndpointAuthMethod, ms(c.CreatedAt), c.ApplicationType, ms(c.UsedAt))
 	if err != nil {
 		return s.insertErr("create client", err)
 	}
@@ -78,9 +78,9 @@ func (s *Store) CreateClient(ctx context.Context, c store.Client) error {
 func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) {
 	var c store.Client
 	var lists [3]string
-	var created int64
+	var created, used int64
 	err := s.queryRow(ctx, `SELECT `+clientCols+` FROM clients WHERE id = ?`, id).Scan(
-		&c.ID, &c.Name, &lists[0], &lists[1], &lists[2], &c.Scope, &c.TokenEndpointAuthMethod, &created, &c.ApplicationType)
+		&c.ID, &c.Name, &lists[0], &lists[1], &lists[2], &c.Scope, &c.TokenEndpointAuthMethod, &created, &c.ApplicationType, &used)
 	if err != nil {
 		return store.Client{}, notFound("get client", err)
 	}
@@ -89,8 +89,19 @@ func (s *Store) GetClient(ctx context.Context, id string) (store.Client, error) 
 			return store.Client{}, fmt.Errorf("get client %q: %w", id, err)
 		}
 	}
-	c.CreatedAt = fromMS(created)
+	c.CreatedAt, c.UsedAt = fromMS(created), fromMS(used)
 	return c, nil
+}
+
+// zeroMS is the zero time.Time as stored: a client's used_at until its
+// first use.
+var zeroMS = ms(time.Time{})
+
+// MarkClientUsed is one UPDATE, so it cannot interleave with GC's DELETE:
+// a client is either marked and kept, or gone and ErrNotFound.
+func (s *Store) MarkClientUsed(ctx context.Context, id string, at time.Time) error {
+	return s.updateOne(ctx, "mark client used",
+		`UPDATE clients SET used_at = CASE WHEN used_at = ? THEN ? ELSE used_at END WHERE id = ?`, zeroMS, ms(at), id)
 }
 
 const authCodeCols = `hash, client_id, redirect_uri, code_challenge, scope, resource, user_id,

@@ -121,6 +121,13 @@ var migrations = [][]string{
 		`ALTER TABLE refresh_families ADD COLUMN spent_hash TEXT NOT NULL DEFAULT ''`, // the token it spent
 		`ALTER TABLE refresh_families ADD COLUMN successor BLOB`,
 	},
+	{ // 7: when a client was first used for a login, so GC can remove those never used
+		`ALTER TABLE clients ADD COLUMN used_at BIGINT NOT NULL DEFAULT -62135596800000`,
+		// Clients registered before use was recorded may hold live grants:
+		// they count as used, at their registration.
+		`UPDATE clients SET used_at = created_at`,
+		`CREATE INDEX clients_used_at_created_at ON clients (used_at, created_at)`,
+	},
 }
 
 // migrate applies the missing steps in one transaction. On SQLite the

@@ -46,6 +46,7 @@ func testGC(t *testing.T, s store.Store) {
 	// Records GC never touches, however old.
 	old := base.Add(-365 * 24 * time.Hour)
 	must(t, "CreateClient", s.CreateClient(ctx, store.Client{ID: "client-old", CreatedAt: old}))
+	must(t, "MarkClientUsed", s.MarkClientUsed(ctx, "client-old", old)) // unused ones: testUnusedClientGC
 	must(t, "UpsertUser", s.UpsertUser(ctx, store.User{ID: "user-old", Subject: "s", CreatedAt: old}))
 	must(t, "SetAPIKey", s.SetAPIKey(ctx, store.APIKey{UserID: "user-old", Hash: "key-old", CreatedAt: old}))
 	_, err := s.GetOrCreateSecret(ctx, "secret-old", func() ([]byte, error) { return []byte("v"), nil })

@@ -48,6 +48,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Counters", testCounters},
 		{"ConcurrentAddCounter", testConcurrentCounter},
 		{"GC", testGC},
+		{"ClientUsage", testClientUsage},
+		{"UnusedClientGC", testUnusedClientGC},
+		{"ConcurrentMarkClientUsedAndGC", testConcurrentMarkUsedGC},
 		{"ConcurrentConsumeAuthCode", testConcurrentConsume},
 		{"ConcurrentConsumeManyAuthCodes", testConcurrentConsumeMany},
 		{"ConcurrentUpdateDeviceCode2", func(t *testing.T, s store.Store) { testConcurrentUpdate(t, s, 2) }},
@@ -79,7 +82,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
 func normClient(c store.Client) store.Client {
-	c.CreatedAt = ms(c.CreatedAt)
+	c.CreatedAt, c.UsedAt = ms(c.CreatedAt), ms(c.UsedAt)
 	return c
 }
 
