@@ -71,7 +71,7 @@ func apiKeyChecks() []Check {
 			Source: "contract §API key; §Errors (regenerated key's predecessor rejected)",
 			Needs:  []Need{NeedApproval, NeedDestructive},
 			Run: func(ctx context.Context, e *Env) error {
-				old, next, err := e.target.Approver.RegenerateAPIKey(ctx)
+				old, next, err := e.approver().RegenerateAPIKey(ctx)
 				if err != nil {
 					return setupFail("regenerating the key in Settings", err)
 				}

@@ -143,7 +143,7 @@ func discoveryChecks() []Check {
 					return Fail("member %q missing", "client_id_metadata_document_supported")
 				}
 				if string(raw) != "true" {
-					return Fail("client_id_metadata_document_supported: want true, got %s", raw)
+					return Fail("client_id_metadata_document_supported: want true, got %s", compactJSON(raw))
 				}
 				return nil
 			}),

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/redact"
 )
 
 // Env is what a running check sees: the target, HTTP helpers and the state
@@ -45,6 +47,9 @@ type runState struct {
 	// The mcp profile's discovery and client.
 	site       lazy[*mcpSite]
 	mcpClients [2]lazy[string]
+	// secrets are every secret value the run obtained, masked in whatever
+	// it reports.
+	secrets *redact.Secrets
 }
 
 type lazy[T any] struct {
@@ -104,6 +109,9 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	// secrets are the run's, so that a snippet of the body is masked
+	// before it is cut (a cut secret is no longer found).
+	secrets *redact.Secrets
 }
 
 // maxBody bounds every response the suite reads.
@@ -118,9 +126,19 @@ func (r *Response) ContentType() string {
 	return mt
 }
 
-// Snippet is a short description for failure messages.
+// Snippet is a short description for failure messages: what a token
+// answer granted (never the token), or the body on one line with its
+// secrets masked.
 func (r *Response) Snippet() string {
-	b := strings.Join(strings.Fields(string(r.Body)), " ")
+	if g := grantedToken(r.Status, r.Body); g != "" {
+		return fmt.Sprintf("HTTP %d that %s", r.Status, g)
+	}
+	body := r.Body
+	var compact bytes.Buffer
+	if json.Compact(&compact, body) == nil {
+		body = compact.Bytes()
+	}
+	b := r.secrets.Mask(strings.Join(strings.Fields(string(body)), " "))
 	if len(b) > 160 {
 		b = b[:160] + "…"
 	}
@@ -228,8 +246,9 @@ func (rt *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			continue
 		}
-		rt.last = &Response{Method: req.Method, URL: req.URL.String(), Status: resp.StatusCode, Header: resp.Header, Body: b}
-		rt.e.log.add(newExchange(req, sent, rt.last))
+		rt.last = &Response{Method: req.Method, URL: req.URL.String(), Status: resp.StatusCode, Header: resp.Header, Body: b, secrets: rt.e.run.secrets}
+		rt.e.run.learn(req, sent, rt.last)
+		rt.e.log.add(newRecord(req, sent, rt.last))
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 		return resp, nil
 	}
@@ -333,6 +352,7 @@ func (e *Env) SessionCookies(ctx context.Context) ([]*http.Cookie, error) {
 			if err != nil {
 				return nil, fmt.Errorf("logging in: %w", err)
 			}
+			e.run.learnCookies(cs)
 			return cs, nil
 		}
 		return nil, Skip("no browser session (give one, or use an approver that can log in)")
@@ -363,7 +383,7 @@ func cookieHeader(cs []*http.Cookie) string {
 func (e *Env) approveConsent(ctx context.Context, authURL string) (*url.URL, error) {
 	e.approving.Add(1)
 	defer e.approving.Add(-1)
-	u, err := e.target.Approver.ApproveConsent(ctx, authURL)
+	u, err := e.approver().ApproveConsent(ctx, authURL)
 	if err != nil {
 		return nil, approverFail(err)
 	}

@@ -135,9 +135,9 @@ func (e *Env) consent(ctx context.Context, a *authRequest, approve bool) (*url.U
 	if e.target.Approver == nil {
 		return nil, Skip("needs an approver")
 	}
-	send := e.target.Approver.DenyConsent
+	send := e.approver().DenyConsent
 	if approve {
-		send = e.target.Approver.ApproveConsent
+		send = e.approver().ApproveConsent
 	}
 	u, err := send(ctx, a.URL())
 	if err != nil {
@@ -249,7 +249,7 @@ func (e *Env) apiKey(ctx context.Context) (string, error) {
 		if e.target.Approver == nil {
 			return "", Skip("no API key (give one, or an approver that can read Settings)")
 		}
-		k, err := e.target.Approver.APIKey(ctx)
+		k, err := e.approver().APIKey(ctx)
 		if err != nil {
 			return "", setupFail("reading the API key from Settings", err)
 		}
@@ -290,9 +290,9 @@ func (e *Env) approveDevice(ctx context.Context, d *flows.DeviceAuthorization, c
 	if e.target.Approver == nil {
 		return Skip("needs an approver")
 	}
-	send := e.target.Approver.DenyDevice
+	send := e.approver().DenyDevice
 	if approve {
-		send = e.target.Approver.ApproveDevice
+		send = e.approver().ApproveDevice
 	}
 	if err := send(ctx, d.VerificationURI, code); err != nil {
 		return setupFail("approving the device code", err)

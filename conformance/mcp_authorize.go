@@ -54,7 +54,7 @@ func (e *Env) wantAuthorizationRefused(ctx context.Context, authURL, forbidden s
 		return Skip("the server shows a page or asks for sign-in before judging the request: needs an approver (--approve=form, --approve=manual or --browser-command)")
 	}
 	e.approving.Add(1)
-	loc, err := e.target.Approver.ApproveConsent(ctx, authURL)
+	loc, err := e.approver().ApproveConsent(ctx, authURL)
 	e.approving.Add(-1)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -177,7 +177,7 @@ func mcpAuthorizeChecks() []Check {
 					return err
 				}
 				e.approving.Add(1)
-				u, err := e.target.Approver.DenyConsent(ctx, g.req.URL())
+				u, err := e.approver().DenyConsent(ctx, g.req.URL())
 				e.approving.Add(-1)
 				if err != nil {
 					return approverFail(err)

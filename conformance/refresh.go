@@ -52,7 +52,7 @@ func (e *Env) codeFor(ctx context.Context, clientID, scope string) (*grant, erro
 	if err != nil {
 		return nil, setupFail("building an authorization request", err)
 	}
-	code, err := cfg.Authorize(ctx, req, e.target.Approver.ApproveConsent)
+	code, err := cfg.Authorize(ctx, req, e.approver().ApproveConsent)
 	if err != nil {
 		return nil, setupFail("approving consent", err)
 	}

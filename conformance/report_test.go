@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/redact"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -150,7 +152,12 @@ func sampleExchange() Exchange {
 	resp := &Response{Status: 500, Header: http.Header{
 		"Content-Type": {"application/json"}, "Set-Cookie": {"auth_token=secret-cookie"}, "X-Noise": {"dropped"},
 	}, Body: []byte(`{"error":"server_error","refresh_token":"secret-refresh","note":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"}`)}
-	return newExchange(req, []byte("grant_type=authorization_code&code=secret-code-2&code_verifier=secret-verifier&client_id=c1"), resp)
+	sent := []byte("grant_type=authorization_code&code=secret-code-2&code_verifier=secret-verifier&client_id=c1")
+	run := &runState{secrets: &redact.Secrets{}}
+	run.learn(req, sent, resp)
+	var t transcript
+	t.add(newRecord(req, sent, resp))
+	return t.exchanges(run.secrets)[0]
 }
 
 // Secrets never reach a report: tokens, codes, verifiers and cookies are
@@ -164,8 +171,8 @@ func TestExchangeRedaction(t *testing.T) {
 			t.Errorf("the transcript shows %q:\n%s", secret, text)
 		}
 	}
-	for _, kept := range []string{"> POST https://mcp.example.com/oauth/token?", "x=1", "Authorization: Bearer [redacted]", "client_id=c1",
-		"grant_type=authorization_code", "< 500 Internal Server Error", `"error":"server_error"`, "Set-Cookie: [redacted]"} {
+	for _, kept := range []string{"> POST https://mcp.example.com/oauth/token?", "x=1", "Authorization: Bearer [redacted 19 chars]", "client_id=c1",
+		"grant_type=authorization_code", "< 500 Internal Server Error", `"error":"server_error"`, "Set-Cookie: auth_token=[redacted 13 chars]"} {
 		if !strings.Contains(text, kept) {
 			t.Errorf("the transcript lacks %q:\n%s", kept, text)
 		}

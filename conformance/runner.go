@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/redact"
 )
 
 // Options tune a run.
@@ -84,7 +86,8 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 		}
 	}
 	rep.Results = make([]Result, len(selected))
-	run := &runState{}
+	run := &runState{secrets: &redact.Secrets{}}
+	run.learnTarget(target)
 	var parallel, sequential []int
 	for i, c := range selected {
 		rep.Results[i] = Result{ID: c.ID, Title: c.Title, Area: c.Area, Source: c.Source, Severity: c.Severity}
@@ -124,6 +127,9 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 
 	if h, err := run.docs.peek(); err == nil && h != nil {
 		_ = h.Close()
+	}
+	for i := range rep.Results {
+		run.finish(&rep.Results[i])
 	}
 	rep.applyBaseline(opts.Baseline, checks)
 	rep.Duration = opts.Now().Sub(rep.Started)
@@ -228,8 +234,9 @@ func runOne(ctx context.Context, e *Env, r *Result) {
 	r.Duration = e.opts.Now().Sub(start)
 	r.Verdict, r.Reason, r.Flag = verdict(c, err)
 	if r.Verdict != VerdictPass && r.Verdict != VerdictSkip {
-		r.Exchanges = e.log.list()
+		r.Exchanges = e.log.exchanges(e.run.secrets)
 	}
+	e.run.finish(r)
 	if e.opts.OnProgress != nil {
 		res := *r
 		e.opts.OnProgress(Progress{CheckID: c.ID, Event: EventDone, Result: &res})

@@ -1,14 +1,14 @@
 package conformance
 
 import (
-	"encoding/json"
+	"bytes"
 	"net/http"
-	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mcpauth/mcpauth/internal/redact"
 )
 
 // Exchange is one HTTP request the suite sent for a check and the answer it
@@ -32,130 +32,123 @@ const (
 	maxBodyInReport = 4 << 10
 )
 
+// wireRecord is one request and its answer as sent and read. It becomes an
+// Exchange, secrets masked, only when the check's verdict becomes report
+// data: by then the run knows every secret the exchange carries.
+type wireRecord struct {
+	method, url string
+	reqHeader   http.Header
+	reqBody     []byte
+	status      int
+	respHeader  http.Header
+	respBody    []byte
+}
+
+// keptBody bounds what a record keeps of a body: well over what a report
+// shows, so that masking (which changes lengths) happens before the cut.
+const keptBody = 64 << 10
+
+func newRecord(req *http.Request, reqBody []byte, resp *Response) wireRecord {
+	keep := func(b []byte) []byte { return bytes.Clone(b[:min(len(b), keptBody)]) }
+	return wireRecord{method: req.Method, url: req.URL.String(), reqHeader: req.Header.Clone(), reqBody: keep(reqBody),
+		status: resp.Status, respHeader: resp.Header.Clone(), respBody: keep(resp.Body)}
+}
+
 // transcript collects a check's exchanges; checks may send from several
 // goroutines at once.
 type transcript struct {
-	mu  sync.Mutex
-	exs []Exchange
+	mu   sync.Mutex
+	recs []wireRecord
 }
 
-func (t *transcript) add(x Exchange) {
+func (t *transcript) add(r wireRecord) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.exs) < maxExchanges {
-		t.exs = append(t.exs, x)
+	if len(t.recs) < maxExchanges {
+		t.recs = append(t.recs, r)
 	}
 }
 
-func (t *transcript) list() []Exchange {
+// exchanges are the check's records as report data, secrets masked.
+func (t *transcript) exchanges(secrets *redact.Secrets) []Exchange {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return slices.Clone(t.exs)
-}
-
-// Secrets are redacted by name wherever they appear: headers, query and
-// form parameters, JSON members.
-var (
-	secretHeaders = []string{"Authorization", "Cookie", "Set-Cookie", "Dpop", "Proxy-Authorization"}
-	secretParams  = []string{"access_token", "refresh_token", "id_token", "code", "code_verifier", "client_secret",
-		"password", "token", "assertion", "client_assertion", "subject_token", "device_code", "api_key"}
-	// shownHeaders are the headers worth a reader's time; the rest is noise.
-	shownHeaders = []string{"Accept", "Authorization", "Cache-Control", "Content-Type", "Cookie", "Location",
-		"Mcp-Method", "Mcp-Protocol-Version", "Mcp-Session-Id", "Pragma", "Set-Cookie", "Www-Authenticate", "Dpop"}
-	jwtLike = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)
-	}) // compiled on first use, not at start-up
-)
-
-const redacted = "[redacted]"
-
-// newExchange records req and its answer, redacted.
-func newExchange(req *http.Request, reqBody []byte, resp *Response) Exchange {
-	return Exchange{
-		Method: req.Method, URL: redactURL(req.URL.String()),
-		RequestHeaders: redactHeaders(req.Header), RequestBody: redactBody(req.Header.Get("Content-Type"), reqBody),
-		Status: resp.Status, ResponseHeaders: redactHeaders(resp.Header), ResponseBody: redactBody(resp.Header.Get("Content-Type"), resp.Body),
-	}
-}
-
-func redactHeaders(h http.Header) map[string]string {
-	out := map[string]string{}
-	for _, k := range shownHeaders {
-		vs := h.Values(k)
-		if len(vs) == 0 {
-			continue
+	out := make([]Exchange, len(t.recs))
+	for i, r := range t.recs {
+		out[i] = Exchange{
+			Method: r.method, URL: secrets.Mask(r.url),
+			RequestHeaders: reportHeaders(r.reqHeader, secrets), RequestBody: reportBody(r.reqBody, secrets),
+			Status: r.status, ResponseHeaders: reportHeaders(r.respHeader, secrets), ResponseBody: reportBody(r.respBody, secrets),
 		}
-		v := strings.Join(vs, ", ")
-		switch {
-		case slices.Contains(secretHeaders, k):
-			// Keep the scheme: "Bearer" against "bearer" is a verdict.
-			if scheme, _, ok := strings.Cut(v, " "); ok && (k == "Authorization" || k == "Proxy-Authorization") {
-				v = scheme + " " + redacted
-			} else {
-				v = redacted
-			}
-		case k == "Location":
-			v = redactURL(v)
-		}
-		out[k] = v
 	}
 	return out
 }
 
-// redactURL hides secret query parameters and fragments.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return jwtLike().ReplaceAllString(raw, redacted)
-	}
-	if u.RawQuery != "" {
-		u.RawQuery = redactValues(u.Query())
-	}
-	if u.Fragment != "" {
-		if f, err := url.ParseQuery(u.Fragment); err == nil {
-			u.Fragment = redactValues(f)
+// remask masks in x the secrets the run learnt after x was built.
+func (x *Exchange) remask(secrets *redact.Secrets) {
+	x.URL, x.RequestBody, x.ResponseBody = secrets.Mask(x.URL), secrets.Mask(x.RequestBody), secrets.Mask(x.ResponseBody)
+	for _, h := range []map[string]string{x.RequestHeaders, x.ResponseHeaders} {
+		for k, v := range h {
+			h[k] = secrets.Mask(v)
 		}
 	}
-	return u.String()
 }
 
-// redactValues encodes v with its secret parameters redacted; the marker
-// stays readable rather than percent-encoded.
-func redactValues(v url.Values) string {
-	for _, k := range secretParams {
-		if v.Has(k) {
-			v.Set(k, redacted)
+var (
+	// Credential headers are masked whole, whatever the run knows: the
+	// scheme of Authorization and the names and attributes of cookies
+	// stay, since they can be what a verdict is about.
+	secretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "Dpop"}
+	// shownHeaders are the headers worth a reader's time; the rest is noise.
+	shownHeaders = []string{"Accept", "Authorization", "Cache-Control", "Content-Type", "Cookie", "Location",
+		"Mcp-Method", "Mcp-Protocol-Version", "Mcp-Session-Id", "Pragma", "Set-Cookie", "Www-Authenticate", "Dpop"}
+)
+
+func reportHeaders(h http.Header, secrets *redact.Secrets) map[string]string {
+	out := map[string]string{}
+	for _, k := range shownHeaders {
+		vs := slices.Clone(h.Values(k))
+		if len(vs) == 0 {
+			continue
 		}
+		if slices.Contains(secretHeaders, k) {
+			for i, v := range vs {
+				vs[i] = maskCredential(k, v)
+			}
+		}
+		out[k] = secrets.Mask(strings.Join(vs, ", "))
 	}
-	return strings.ReplaceAll(v.Encode(), url.QueryEscape(redacted), redacted)
+	return out
 }
 
-// redactBody hides secrets in a form or JSON body, and any JWT elsewhere;
-// it keeps the first maxBodyInReport bytes.
-func redactBody(contentType string, b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	s := string(b)
-	switch {
-	case strings.HasPrefix(contentType, "application/x-www-form-urlencoded"):
-		if v, err := url.ParseQuery(s); err == nil {
-			s = redactValues(v)
+// maskCredential masks the credential in a value of header k.
+func maskCredential(k, v string) string {
+	switch k {
+	case "Authorization", "Proxy-Authorization":
+		if scheme, cred, ok := strings.Cut(v, " "); ok {
+			return scheme + " " + redact.Redacted(cred)
 		}
-	case strings.Contains(contentType, "json"):
-		var m map[string]any
-		if json.Unmarshal(b, &m) == nil {
-			for k := range m {
-				if slices.Contains(secretParams, k) {
-					m[k] = redacted
-				}
-			}
-			if out, err := json.Marshal(m); err == nil {
-				s = string(out)
+	case "Set-Cookie":
+		pair, attrs, _ := strings.Cut(v, ";")
+		if name, val, ok := strings.Cut(pair, "="); ok {
+			return name + "=" + redact.Redacted(val) + strings.TrimSuffix(";"+attrs, ";")
+		}
+	case "Cookie":
+		pairs := strings.Split(v, ";")
+		for i, p := range pairs {
+			if name, val, ok := strings.Cut(p, "="); ok {
+				pairs[i] = name + "=" + redact.Redacted(val)
 			}
 		}
+		return strings.Join(pairs, ";")
 	}
-	s = jwtLike().ReplaceAllString(s, redacted)
+	return redact.Redacted(v)
+}
+
+// reportBody is a body with its secrets masked whatever its type, cut to
+// maxBodyInReport bytes.
+func reportBody(b []byte, secrets *redact.Secrets) string {
+	s := secrets.Mask(string(b))
 	if len(s) > maxBodyInReport {
 		s = s[:maxBodyInReport] + "… (cut)"
 	}

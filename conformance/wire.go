@@ -55,7 +55,7 @@ func (o object) str(k string) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", Fail("member %q: want a string, got %s", k, raw)
+		return "", Fail("member %q: want a string, got %s", k, compactJSON(raw))
 	}
 	return s, nil
 }
@@ -85,7 +85,7 @@ func (o object) strs(k string) ([]string, error) {
 	}
 	var s []string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, Fail("member %q: want an array of strings, got %s", k, raw)
+		return nil, Fail("member %q: want an array of strings, got %s", k, compactJSON(raw))
 	}
 	return s, nil
 }
@@ -97,7 +97,7 @@ func (o object) integer(k string) (int64, error) {
 	}
 	var n int64
 	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, Fail("member %q: want an integer, got %s", k, raw)
+		return 0, Fail("member %q: want an integer, got %s", k, compactJSON(raw))
 	}
 	return n, nil
 }

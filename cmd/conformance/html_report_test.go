@@ -62,7 +62,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		t.Fatalf("reading the report: %v", err)
 	}
 	for _, want := range []string{"FAIL", "MCP-14", "a token the server never issued gets 401", "< 500 Internal Server Error",
-		"Authorization: Bearer [redacted]", "resource-metadata", "transport"} {
+		"Authorization: Bearer [redacted ", "resource-metadata", "transport"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page does not show %q", want)
 		}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -91,18 +92,19 @@ func redactHeader(name, value string) string {
 	return RedactBody(value)
 }
 
-// secretParams are the parameter names whose values never reach a trace.
-var secretParams = []string{"access_token", "refresh_token", "id_token", "code", "device_code", "user_code", "code_verifier", "client_secret", "api_key", "registration_access_token", "state", "nonce", "token", "password", "client_assertion", "assertion", "subject_token", "actor_token"}
+// traceParams are the parameter and member names whose values never reach
+// a trace: the secrets, and what ties a trace to a user's session.
+var traceParams = append(slices.Clone(secretParams), "user_code", "state", "nonce")
 
 // The redaction patterns are compiled on first use, not at start-up: every
 // command paid for them (70 KB, a tenth of a millisecond) though only
 // --debug traces use them.
 var (
 	jsonSecret = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`"(` + strings.Join(secretParams, "|") + `)"\s*:\s*"(?:[^"\\]|\\.)*"`)
+		return regexp.MustCompile(`"(` + strings.Join(traceParams, "|") + `)"\s*:\s*"(?:[^"\\]|\\.)*"`)
 	})
 	formSecret = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(^|[&?])(` + strings.Join(secretParams, "|") + `)=[^&\s]*`)
+		return regexp.MustCompile(`(^|[&?])(` + strings.Join(traceParams, "|") + `)=[^&\s]*`)
 	})
 	bareSecret = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`mcpa_[0-9A-Za-z]+|eyJ[0-9A-Za-z_-]+\.[0-9A-Za-z_-]+\.[0-9A-Za-z_-]*`)
