@@ -3,85 +3,12 @@ package conformance
 import (
 	"context"
 	"net/url"
-	"strings"
 )
 
 // The mcp profile's authorization endpoint checks: PKCE, exact redirect
 // URIs, state and iss.
 
 const srcPKCE = srcMCPAuth + " §Authorization code protection"
-
-// wantAuthorizationRefused judges an authorization request that must be
-// refused: no code is ever issued for it, and when forbidden is set (an
-// unregistered redirect URI) nothing is sent there, not even an error. It
-// reads the server's first answer (with a session when the approver can
-// give one); a sign-in page or redirect is seen through by the approver.
-// When the approver cannot get past it, the check is inconclusive: an error
-// page and a sign-in page the approver cannot drive look alike.
-func (e *Env) wantAuthorizationRefused(ctx context.Context, authURL, forbidden string) error {
-	au, _ := url.Parse(authURL)
-	redirect := au.Query().Get("redirect_uri")
-	judge := func(loc *url.URL) (bool, error) {
-		switch {
-		case forbidden != "" && sameEndpoint(loc, forbidden):
-			return true, Fail("the server redirected to the unregistered redirect URI: %s", loc)
-		case sameEndpoint(loc, redirect) && (loc.Query().Get("code") != "" || strings.Contains(loc.Fragment, "access_token")):
-			return true, Fail("want the request refused, got a grant: %s", loc)
-		case sameEndpoint(loc, redirect) && loc.Query().Get("error") != "":
-			return true, nil
-		}
-		return false, nil
-	}
-	hdr := []string{"Accept", "text/html"}
-	if e.target.hasSession() {
-		if cs, err := e.SessionCookies(ctx); err == nil {
-			hdr = append(hdr, "Cookie", cookieHeader(cs))
-		}
-	}
-	r, err := e.Get(ctx, authURL, hdr...)
-	if err != nil {
-		return err
-	}
-	if r.Status >= 400 {
-		return nil // an error page
-	}
-	if loc, err := location(r); err == nil {
-		if judged, err := judge(loc); judged {
-			return err
-		}
-	}
-	if e.target.Approver == nil {
-		return Skip("the server shows a page or asks for sign-in before judging the request: needs an approver (--approve=form, --approve=manual or --browser-command)")
-	}
-	e.approving.Add(1)
-	loc, err := e.target.Approver.ApproveConsent(ctx, authURL)
-	e.approving.Add(-1)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &InconclusiveError{Reason: "could not see past the sign-in page to tell whether the request is refused: " + err.Error(),
-			Flag: "--browser-command or --approve=manual"}
-	}
-	if judged, err := judge(loc); judged {
-		return err
-	}
-	return nil // sent elsewhere: not a grant
-}
-
-// mcpRefusal is a check that an authorization request edited by edit is
-// refused; forbidden as for wantAuthorizationRefused.
-func mcpRefusal(id, area, title, source string, sev Severity, edit func(e *Env, q url.Values) (forbidden string)) Check {
-	return mcpCheck(id, area, title, source, sev, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-		g, err := e.mcpRequest(ctx, s, "", s.scope())
-		if err != nil {
-			return err
-		}
-		forbidden := ""
-		authURL := editQuery(g.req.URL(), func(q url.Values) { forbidden = edit(e, q) })
-		return e.wantAuthorizationRefused(ctx, authURL, forbidden)
-	})
-}
 
 // badRedirect sets the request's redirect_uri to the registered one
 // changed by change, and returns it.
