@@ -53,7 +53,7 @@ func mcpAuthorizeChecks() []Check {
 				return wantOAuthError(r, 400, "invalid_grant", "invalid_request")
 			}),
 		mcpRefusal("MCP-46", areaPKCE, "a code_challenge that is not 43 base64url characters (S256) is refused",
-			"RFC 7636 §4.2 and §4.4.1", Should, func(_ *Env, q url.Values) string {
+			"OAuth 2.1 §4.1.1 (code_challenge: 43 to 128 unreserved characters; S256's is 43) and §4.1.2.1 (invalid_request); RFC 7636 §4.2", Should, func(_ *Env, q url.Values) string {
 				q.Set("code_challenge", "too-short")
 				return ""
 			}),
@@ -99,25 +99,46 @@ func mcpAuthorizeChecks() []Check {
 			}),
 		mcpCheck("MCP-53", areaAuthorize, "denying consent redirects with error=access_denied and the state",
 			"RFC 6749 §4.1.2.1", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				g, err := e.mcpRequest(ctx, s, "", s.scope())
+				// A client of its own, and prompt=consent (OpenID Connect
+				// Core §3.1.2.1; ignored where unknown, RFC 6749 §3.1):
+				// consent the test user gave the shared clients is
+				// remembered by many servers, and there is nothing to deny.
+				cid, err := e.freshMCPClient(ctx, s)
+				if err != nil {
+					return err
+				}
+				g, err := e.mcpRequest(ctx, s, cid, s.scope())
 				if err != nil {
 					return err
 				}
 				e.approving.Add(1)
-				u, err := e.target.Approver.DenyConsent(ctx, g.req.URL())
+				u, err := e.target.Approver.DenyConsent(ctx, editQuery(g.req.URL(), func(q url.Values) { q.Set("prompt", "consent") }))
 				e.approving.Add(-1)
 				if err != nil {
 					return approverFail(err)
 				}
 				if u.Query().Get("code") != "" && u.Query().Get("error") == "" {
-					// No consent page was shown, so there was nothing to deny.
-					return &InconclusiveError{Reason: "the server granted without a consent page the approver could deny: " + u.String(),
+					return &InconclusiveError{Reason: "consent was remembered or not asked for: the server granted at once, without a consent page to deny, " +
+						"to a newly registered client asking prompt=consent (" + shown(u) + "); denial could not be tried",
 						Flag: "--browser-command with a driver that can deny"}
 				}
 				if u.Query().Get("error") != "access_denied" || u.Query().Get("state") != g.req.State || u.Query().Get("code") != "" {
-					return Fail("want error=access_denied with state %s and no code, got %s", g.req.State, u)
+					return Fail("want error=access_denied with state %s and no code, got %s", g.req.State, shown(u))
 				}
 				return nil
 			}),
 	}
+}
+
+// freshMCPClient is a client registered for the calling check alone, where
+// the server has dynamic registration; else the profile's client.
+func (e *Env) freshMCPClient(ctx context.Context, s *mcpSite) (string, error) {
+	if s.meta.RegistrationEndpoint == "" {
+		return e.mcpClient(ctx)
+	}
+	cid, err := e.registerMCPClient(ctx, s)
+	if err != nil {
+		return "", setupFail("registering a client of the check's own", err)
+	}
+	return cid, nil
 }
