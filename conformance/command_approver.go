@@ -37,6 +37,10 @@ type CommandApprover struct {
 
 	mu      sync.Mutex
 	waiting map[string]chan *url.URL // by state
+	// strays are the last requests no authorization request waited for
+	// (no state, or an unknown one); arrived counts them all.
+	strays  []string
+	arrived int
 }
 
 var _ Approver = (*CommandApprover)(nil)
@@ -74,19 +78,53 @@ func (a *CommandApprover) Close() error { return a.srv.Close() }
 func (a *CommandApprover) callback(w http.ResponseWriter, r *http.Request) {
 	u := *r.URL
 	u.Scheme, u.Host = "http", r.Host
-	a.mu.Lock()
-	ch := a.waiting[r.URL.Query().Get("state")]
-	a.mu.Unlock()
-	if ch == nil || r.URL.Path != "/callback" {
-		http.Error(w, "mcpauth conformance: no authorization request is waiting for this redirect", http.StatusNotFound)
+	if r.URL.Path == "/favicon.ico" { // a browser's, not the server's
+		http.NotFound(w, r)
 		return
 	}
+	a.mu.Lock()
+	ch := a.waiting[r.URL.Query().Get("state")]
+	if ch == nil {
+		a.strays = append(a.strays[max(0, len(a.strays)-maxStrays+1):], arrival(r))
+		a.arrived++
+	}
+	a.mu.Unlock()
+	if ch == nil {
+		// Kept, not lost: the check's reason says what came.
+		http.Error(w, "mcpauth conformance: no authorization request is waiting for this redirect; it was recorded", http.StatusNotFound)
+		return
+	}
+	// Any path: a redirect to an extended redirect URI (/callback/extra)
+	// is what MCP-48 must see.
 	select {
 	case ch <- &u:
 	default: // a second redirect for the same request: the first one counts
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, "mcpauth conformance received the redirect; this window can be closed.\n")
+}
+
+// maxStrays bounds the unexpected arrivals the listener keeps.
+const maxStrays = 8
+
+// arrival describes a request no authorization request waited for: its
+// path and parameters, without the values of what a grant carries.
+func arrival(r *http.Request) string {
+	u := *r.URL
+	u.Scheme, u.Host = "http", r.Host
+	return r.Method + " " + shown(&u)
+}
+
+// straysSince are the unexpected arrivals after the first n, for the
+// reason of a drive that did not reach the redirect.
+func (a *CommandApprover) straysSince(n int) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k := min(a.arrived-n, len(a.strays))
+	if k <= 0 {
+		return ""
+	}
+	return "; meanwhile the redirect listener received, for no waiting request: " + strings.Join(a.strays[len(a.strays)-k:], ", ")
 }
 
 // ApproveConsent implements Approver.
@@ -114,6 +152,7 @@ func (a *CommandApprover) drive(ctx context.Context, authURL, action string) (*u
 	ch := make(chan *url.URL, 1)
 	a.mu.Lock()
 	a.waiting[state] = ch
+	seen := a.arrived
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
@@ -135,12 +174,12 @@ func (a *CommandApprover) drive(ctx context.Context, authURL, action string) (*u
 	default:
 	}
 	if runErr != nil {
-		return nil, fmt.Errorf("browser command %s: %w%s", a.argv[0], runErr, lastWords(errOut.String()))
+		return nil, fmt.Errorf("browser command %s: %w%s%s", a.argv[0], runErr, lastWords(errOut.String()), a.straysSince(seen))
 	}
 	if u, ok := printedRedirect(out.String(), redirect); ok {
 		return u, nil
 	}
-	return nil, fmt.Errorf("browser command %s exited without reaching the redirect URI %s", a.argv[0], redirect)
+	return nil, fmt.Errorf("browser command %s exited without reaching the redirect URI %s%s", a.argv[0], redirect, a.straysSince(seen))
 }
 
 // lastWords is the end of what a program said on stderr, for the reason of

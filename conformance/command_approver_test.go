@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -91,5 +92,65 @@ func TestCommandApproverRefusesUnlaunchableURLs(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the browser command ran")
+	}
+}
+
+// The redirect listener keeps what reaches it: a redirect for a waiting
+// request at another path than /callback is handed to the check (MCP-48
+// must see it), and one no request waits for (a fragment's error, which
+// the browser does not send, leaves no state) is named in the reason.
+func TestCommandApproverKeepsUnexpectedRedirects(t *testing.T) {
+	flag := filepath.Join(t.TempDir(), "done")
+	a, err := NewCommandApprover(script(t, `while [ ! -e '`+flag+`' ]; do sleep 0.05; done
+echo 'no consent page' >&2
+exit 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	arrive := func(path string) {
+		// The program waits until the "browser" has arrived.
+		defer func() {
+			if err := os.WriteFile(flag, nil, 0o600); err != nil {
+				t.Error(err)
+			}
+		}()
+		for ctx.Err() == nil {
+			a.mu.Lock()
+			n := len(a.waiting)
+			a.mu.Unlock()
+			if n > 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		resp, err := http.Get(strings.TrimSuffix(a.RedirectURI(), "/callback") + path)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+	}
+	authURL := func(state string) string {
+		return "https://as.example/authorize?" + url.Values{"state": {state}, "redirect_uri": {a.RedirectURI() + "/extra"}}.Encode()
+	}
+
+	go arrive("/callback/extra?code=stolen&state=s-extra")
+	u, err := a.ApproveConsent(ctx, authURL("s-extra"))
+	if err != nil || u.Path != "/callback/extra" || u.Query().Get("state") != "s-extra" {
+		t.Fatalf("a redirect to /callback/extra: %v, %v; want it handed to the check", u, err)
+	}
+
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	go arrive("/callback")
+	_, err = a.ApproveConsent(ctx, authURL("s-lost"))
+	if err == nil || !strings.Contains(err.Error(), "listener received, for no waiting request: GET http://127.0.0.1:") ||
+		!strings.Contains(err.Error(), "/callback") || !strings.Contains(err.Error(), "no consent page") {
+		t.Errorf("a redirect without state: %v; want it named in the error, with the program's last words", err)
 	}
 }

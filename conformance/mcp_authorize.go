@@ -3,85 +3,12 @@ package conformance
 import (
 	"context"
 	"net/url"
-	"strings"
 )
 
 // The mcp profile's authorization endpoint checks: PKCE, exact redirect
 // URIs, state and iss.
 
 const srcPKCE = srcMCPAuth + " §Authorization code protection"
-
-// wantAuthorizationRefused judges an authorization request that must be
-// refused: no code is ever issued for it, and when forbidden is set (an
-// unregistered redirect URI) nothing is sent there, not even an error. It
-// reads the server's first answer (with a session when the approver can
-// give one); a sign-in page or redirect is seen through by the approver.
-// When the approver cannot get past it, the check is inconclusive: an error
-// page and a sign-in page the approver cannot drive look alike.
-func (e *Env) wantAuthorizationRefused(ctx context.Context, authURL, forbidden string) error {
-	au, _ := url.Parse(authURL)
-	redirect := au.Query().Get("redirect_uri")
-	judge := func(loc *url.URL) (bool, error) {
-		switch {
-		case forbidden != "" && sameEndpoint(loc, forbidden):
-			return true, Fail("the server redirected to the unregistered redirect URI: %s", loc)
-		case sameEndpoint(loc, redirect) && (loc.Query().Get("code") != "" || strings.Contains(loc.Fragment, "access_token")):
-			return true, Fail("want the request refused, got a grant: %s", loc)
-		case sameEndpoint(loc, redirect) && loc.Query().Get("error") != "":
-			return true, nil
-		}
-		return false, nil
-	}
-	hdr := []string{"Accept", "text/html"}
-	if e.target.hasSession() {
-		if cs, err := e.SessionCookies(ctx); err == nil {
-			hdr = append(hdr, "Cookie", cookieHeader(cs))
-		}
-	}
-	r, err := e.Get(ctx, authURL, hdr...)
-	if err != nil {
-		return err
-	}
-	if r.Status >= 400 {
-		return nil // an error page
-	}
-	if loc, err := location(r); err == nil {
-		if judged, err := judge(loc); judged {
-			return err
-		}
-	}
-	if e.target.Approver == nil {
-		return Skip("the server shows a page or asks for sign-in before judging the request: needs an approver (--approve=form, --approve=manual or --browser-command)")
-	}
-	e.approving.Add(1)
-	loc, err := e.approver().ApproveConsent(ctx, authURL)
-	e.approving.Add(-1)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &InconclusiveError{Reason: "could not see past the sign-in page to tell whether the request is refused: " + err.Error(),
-			Flag: "--browser-command or --approve=manual"}
-	}
-	if judged, err := judge(loc); judged {
-		return err
-	}
-	return nil // sent elsewhere: not a grant
-}
-
-// mcpRefusal is a check that an authorization request edited by edit is
-// refused; forbidden as for wantAuthorizationRefused.
-func mcpRefusal(id, area, title, source string, sev Severity, edit func(e *Env, q url.Values) (forbidden string)) Check {
-	return mcpCheck(id, area, title, source, sev, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-		g, err := e.mcpRequest(ctx, s, "", s.scope())
-		if err != nil {
-			return err
-		}
-		forbidden := ""
-		authURL := editQuery(g.req.URL(), func(q url.Values) { forbidden = edit(e, q) })
-		return e.wantAuthorizationRefused(ctx, authURL, forbidden)
-	})
-}
 
 // badRedirect sets the request's redirect_uri to the registered one
 // changed by change, and returns it.
@@ -126,7 +53,7 @@ func mcpAuthorizeChecks() []Check {
 				return wantOAuthError(r, 400, "invalid_grant", "invalid_request")
 			}),
 		mcpRefusal("MCP-46", areaPKCE, "a code_challenge that is not 43 base64url characters (S256) is refused",
-			"RFC 7636 §4.2 and §4.4.1", Should, func(_ *Env, q url.Values) string {
+			"OAuth 2.1 §4.1.1 (code_challenge: 43 to 128 unreserved characters; S256's is 43) and §4.1.2.1 (invalid_request); RFC 7636 §4.2", Should, func(_ *Env, q url.Values) string {
 				q.Set("code_challenge", "too-short")
 				return ""
 			}),
@@ -172,25 +99,46 @@ func mcpAuthorizeChecks() []Check {
 			}),
 		mcpCheck("MCP-53", areaAuthorize, "denying consent redirects with error=access_denied and the state",
 			"RFC 6749 §4.1.2.1", Must, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
-				g, err := e.mcpRequest(ctx, s, "", s.scope())
+				// A client of its own, and prompt=consent (OpenID Connect
+				// Core §3.1.2.1; ignored where unknown, RFC 6749 §3.1):
+				// consent the test user gave the shared clients is
+				// remembered by many servers, and there is nothing to deny.
+				cid, err := e.freshMCPClient(ctx, s)
+				if err != nil {
+					return err
+				}
+				g, err := e.mcpRequest(ctx, s, cid, s.scope())
 				if err != nil {
 					return err
 				}
 				e.approving.Add(1)
-				u, err := e.approver().DenyConsent(ctx, g.req.URL())
+				u, err := e.approver().DenyConsent(ctx, editQuery(g.req.URL(), func(q url.Values) { q.Set("prompt", "consent") }))
 				e.approving.Add(-1)
 				if err != nil {
 					return approverFail(err)
 				}
 				if u.Query().Get("code") != "" && u.Query().Get("error") == "" {
-					// No consent page was shown, so there was nothing to deny.
-					return &InconclusiveError{Reason: "the server granted without a consent page the approver could deny: " + u.String(),
+					return &InconclusiveError{Reason: "consent was remembered or not asked for: the server granted at once, without a consent page to deny, " +
+						"to a newly registered client asking prompt=consent (" + shown(u) + "); denial could not be tried",
 						Flag: "--browser-command with a driver that can deny"}
 				}
 				if u.Query().Get("error") != "access_denied" || u.Query().Get("state") != g.req.State || u.Query().Get("code") != "" {
-					return Fail("want error=access_denied with state %s and no code, got %s", g.req.State, u)
+					return Fail("want error=access_denied with state %s and no code, got %s", g.req.State, shown(u))
 				}
 				return nil
 			}),
 	}
+}
+
+// freshMCPClient is a client registered for the calling check alone, where
+// the server has dynamic registration; else the profile's client.
+func (e *Env) freshMCPClient(ctx context.Context, s *mcpSite) (string, error) {
+	if s.meta.RegistrationEndpoint == "" {
+		return e.mcpClient(ctx)
+	}
+	cid, err := e.registerMCPClient(ctx, s)
+	if err != nil {
+		return "", setupFail("registering a client of the check's own", err)
+	}
+	return cid, nil
 }

@@ -262,8 +262,11 @@ func mcpTokenChecks() []Check {
 				}
 				return e.mcpWantRefused(ctx, s, tok, fmt.Sprintf("a token issued for %s was accepted by %s", other, s.mcpURL))
 			}),
+		// Information: the MCP specification asks clients to send resource
+		// (RFC 8707), not authorization servers to implement it; MCP-64
+		// judges what matters, the token's audience at the MCP server.
 		mcpCheck("MCP-65", areaAudience, "the token endpoint refuses a resource the authorization request did not name",
-			"RFC 8707 §2.2; "+srcAudience, Should, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
+			"RFC 8707 §2.2; "+srcAudience, Info, approval, func(ctx context.Context, e *Env, s *mcpSite) error {
 				r, err := e.mcpRedeemEdited(ctx, s, func(f url.Values) { f.Set("resource", "https://other-resource.example/mcp") })
 				if err != nil {
 					return err

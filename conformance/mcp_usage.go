@@ -1,9 +1,13 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -27,21 +31,80 @@ func (e *Env) mcpToolsList(ctx context.Context, s *mcpSite, tok string, kv ...st
 	return e.Do(ctx, http.MethodPost, s.mcpURL, h, []byte(body))
 }
 
-// speaksLatest returns a token when the server serves tools/list at
-// latestMCP with its routing headers, and skips the check otherwise.
+// speaksLatest returns a token when the server negotiates latestMCP, and
+// skips the check otherwise: a server of an earlier revision owes nothing
+// to latestMCP's headers, and one that serves any request whatever its
+// headers say fails MCP-75, not these checks as well.
 func (e *Env) speaksLatest(ctx context.Context, s *mcpSite) (string, error) {
 	tok, err := e.mcpAccessToken(ctx, s)
 	if err != nil {
 		return "", err
 	}
-	r, err := e.mcpToolsList(ctx, s, tok, "MCP-Protocol-Version", latestMCP, "Mcp-Method", "tools/list")
+	v, seen, err := e.negotiatedVersion(ctx, s, tok)
 	if err != nil {
 		return "", err
 	}
-	if r.Status != 200 {
-		return "", Skip("the server does not serve MCP " + latestMCP + " requests without a session (" + r.Snippet() + ")")
+	if v != latestMCP {
+		return "", Skip("the server does not speak MCP " + latestMCP + ": " + seen)
 	}
 	return tok, nil
+}
+
+// negotiatedVersion is the protocol version the server agrees to, as
+// latestMCP negotiates it (server/discover's supportedVersions), else as
+// earlier revisions do (the protocolVersion initialize answers); seen says
+// where it came from.
+func (e *Env) negotiatedVersion(ctx context.Context, s *mcpSite, tok string) (version, seen string, err error) {
+	discover := `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + latestMCP +
+		`","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcpauth-conformance","version":"0"}}}}`
+	r, err := e.Do(ctx, http.MethodPost, s.mcpURL, headers("Content-Type", "application/json", "Accept", "application/json, text/event-stream",
+		"Authorization", "Bearer "+tok, "MCP-Protocol-Version", latestMCP, "Mcp-Method", "server/discover"), []byte(discover))
+	if err != nil {
+		return "", "", err
+	}
+	var found struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if rpcResult(r, &found) == nil && slices.Contains(found.SupportedVersions, latestMCP) {
+		return latestMCP, "", nil
+	}
+	init := bytes.Replace(mcpInitialize, []byte(`"2025-11-25"`), []byte(`"`+latestMCP+`"`), 1)
+	if r, err = e.Do(ctx, http.MethodPost, s.mcpURL, headers("Content-Type", "application/json", "Accept", "application/json, text/event-stream",
+		"Authorization", "Bearer "+tok), init); err != nil {
+		return "", "", err
+	}
+	var answered struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := rpcResult(r, &answered); err != nil {
+		return "", fmt.Sprintf("server/discover does not list it, and initialize asking for it was not answered with a version (%v)", err), nil
+	}
+	return answered.ProtocolVersion, fmt.Sprintf("server/discover does not list it, and initialize asking for it was answered with protocolVersion %q", answered.ProtocolVersion), nil
+}
+
+// rpcResult decodes the result of the JSON-RPC response r carries, as
+// JSON or as the first event of an event stream.
+func rpcResult(r *Response, v any) error {
+	if r.Status != http.StatusOK {
+		return fmt.Errorf("HTTP %d", r.Status)
+	}
+	body := r.Body
+	if r.ContentType() == "text/event-stream" {
+		body = nil
+		for _, line := range strings.Split(string(r.Body), "\n") {
+			if data, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "data:"); ok {
+				body = []byte(strings.TrimSpace(data))
+				break
+			}
+		}
+	}
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || len(msg.Result) == 0 {
+		return fmt.Errorf("no JSON-RPC result: %s", r.Snippet())
+	}
+	return json.Unmarshal(msg.Result, v)
 }
 
 func mcpUsageChecks() []Check {

@@ -176,25 +176,29 @@ func (e *Env) mcpClientN(ctx context.Context, which int) (string, error) {
 	if s.meta.RegistrationEndpoint == "" {
 		return "", Skip("the authorization server has no registration_endpoint (give the suite a client another way: not supported yet)")
 	}
-	id, err := e.run.mcpClients[which].get(ctx, func(ctx context.Context) (string, error) {
-		grants := []string{"authorization_code"}
-		if s.offers("grant_types_supported", "refresh_token") {
-			grants = append(grants, "refresh_token")
-		}
-		hc, _ := e.wire()
-		ci, err := flows.Register(ctx, hc, s.meta.RegistrationEndpoint, flows.ClientMetadata{
-			ClientName: "mcpauth conformance (mcp profile)", RedirectURIs: []string{e.redirectURI()},
-			GrantTypes: grants, ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: flows.AuthMethodNone,
-		})
-		if err != nil {
-			return "", err
-		}
-		return ci.ClientID, nil
-	})
+	id, err := e.run.mcpClients[which].get(ctx, func(ctx context.Context) (string, error) { return e.registerMCPClient(ctx, s) })
 	if err != nil {
 		return "", setupFail("registering a client", err)
 	}
 	return id, nil
+}
+
+// registerMCPClient registers a public native client by dynamic
+// registration, with refresh_token when the server offers it.
+func (e *Env) registerMCPClient(ctx context.Context, s *mcpSite) (string, error) {
+	grants := []string{"authorization_code"}
+	if s.offers("grant_types_supported", "refresh_token") {
+		grants = append(grants, "refresh_token")
+	}
+	hc, _ := e.wire()
+	ci, err := flows.Register(ctx, hc, s.meta.RegistrationEndpoint, flows.ClientMetadata{
+		ClientName: "mcpauth conformance (mcp profile)", RedirectURIs: []string{e.redirectURI()},
+		GrantTypes: grants, ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: flows.AuthMethodNone,
+	})
+	if err != nil {
+		return "", err
+	}
+	return ci.ClientID, nil
 }
 
 // mcpRequest builds an authorization request of client cid (""; the

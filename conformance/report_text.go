@@ -138,6 +138,9 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	}
 	fmt.Fprintf(&b, "\n%s  %d passed, %d failed, %d warned, %d skipped%s in %s\n",
 		verdict, s.Pass, s.Fail, s.Warn, s.Skip, extra, fmtDuration(r.Duration))
+	if note := unsignedNote(r.Results); note != "" {
+		lay.note(&b, reason.UnsetPaddingLeft().Inherit(warn), note)
+	}
 	lay.writeSkipHints(&b, r.SkipHints())
 	if s.Inconclusive > 0 {
 		lay.note(&b, reason.UnsetPaddingLeft().Inherit(warn), fmt.Sprintf(

@@ -19,7 +19,8 @@ type SkipHint struct {
 func needOptions(n Need) string {
 	switch n {
 	case NeedApproval:
-		return "--approve=form (signs in as --username at a development identity provider), or --approve=manual to approve yourself"
+		return "--approve=form (signs in as --username at a development identity provider), --approve=manual to approve yourself, " +
+			"or --browser-command CMD (your program drives a browser through any sign-in page)"
 	case NeedTimeTravel:
 		return "--clock-url <base_url>/api/test/clock (mcpauth serve --test-clock), or --real-time for waits of up to a minute"
 	case NeedAPIKey:
@@ -57,6 +58,23 @@ func (r *Report) SkipHints() []SkipHint {
 		return int(a.Need) - int(b.Need)
 	})
 	return hints
+}
+
+// unsignedNote says plainly, under the verdict line, how many checks did
+// not run for want of a sign-in: a PASS without them says little about the
+// authorization flow. "" when none.
+func unsignedNote(results []Result) string {
+	n := 0
+	for _, res := range results {
+		if res.Verdict == VerdictSkip && res.Unmet == NeedApproval {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d %s that need a sign-in did not run: no approver (--approve=form, --approve=manual or --browser-command); the verdict above is without them",
+		n, plural(n, "check"))
 }
 
 // writeSkipHints closes the text report: which options would run the

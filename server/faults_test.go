@@ -304,7 +304,7 @@ func faults() []fault {
 				res.editJSON(func(m map[string]any) { m["refresh_token"] = r.PostForm.Get("refresh_token") })
 			}
 		})), wantFail: []string{"REFRESH-03"}},
-		{name: "spent refresh token answered again (reuse grace period)", wrap: noClock(refreshGracePeriod()),
+		{name: "spent refresh token answered again (reuse grace period)", wrap: refreshReuseWindow(forever),
 			wantFail: []string{"REFRESH-03", "REFRESH-04", "REFRESH-05"}},
 		{name: "refresh families never revoked", store: func(s store.Store) store.Store { return noFamilyRevocation{s} },
 			wantFail: []string{"REFRESH-04", "REFRESH-07", "REVOKE-01"}},
@@ -871,41 +871,6 @@ func refreshRequests(r *http.Request) bool {
 	return route("POST", "/oauth/token")(r) && formOf(r).Get("grant_type") == "refresh_token"
 }
 
-// refreshGracePeriod answers a refresh token presented again with the
-// tokens its first refresh got, as servers with a "reuse interval" do; the
-// refreshes pass one at a time so that the winner is always remembered.
-func refreshGracePeriod() func(http.Handler) http.Handler {
-	var mu sync.Mutex
-	answered := map[string][]byte{}
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !refreshRequests(r) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			rt := r.PostForm.Get("refresh_token")
-			if body, ok := answered[rt]; ok {
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Cache-Control", "no-store")
-				_, _ = w.Write(body)
-				return
-			}
-			rec := httptest.NewRecorder()
-			next.ServeHTTP(rec, r)
-			if rec.Code == http.StatusOK {
-				answered[rt] = rec.Body.Bytes()
-			}
-			for k, v := range rec.Header() {
-				w.Header()[k] = v
-			}
-			w.WriteHeader(rec.Code)
-			_, _ = w.Write(rec.Body.Bytes())
-		})
-	}
-}
-
 // actAsOwner remembers which client each refresh and access token was issued
 // to, and on path (the token or revocation endpoint) presents a token as its
 // owner whoever sends it, as a server that does not bind tokens to clients.
@@ -1214,6 +1179,11 @@ func mcpProfileFaults() []fault {
 		reuse("token in the query string accepted", "MCP-13"),
 		reuse("token in the query string accepted on /mcp", "MCP-13"),
 		reuse("auth scheme case-sensitive", "MCP-78"),
+		{name: "Mcp-Method header not checked", wrap: noClock(mcpMethodIgnored), wantFail: []string{"MCP-76", "MCP-77"}},
+		{name: "resource ignored at the token endpoint", wrap: noClock(tokenResourceIgnored), wantFail: []string{"MCP-65"}},
+		{name: "implicit grant issues a token", wrap: noClock(implicitGranted), wantFail: []string{"MCP-51"}},
+		{name: "error forwarded to any redirect URI, one hop away", wrap: noClock(errorForwardedToAnyRedirect),
+			wantFail: []string{"MCP-42", "MCP-43", "MCP-47", "MCP-48", "MCP-50"}},
 	}
 }
 

@@ -538,7 +538,13 @@ func TestSkippedChecksNameTheirFlags(t *testing.T) {
 	if len(first) < 3 || first[0] != strconv.Itoa(approvals) || first[2] != "--approve=form" {
 		t.Errorf("first hint %q; want the %d checks that need an approver, naming --approve=form", lines[0], approvals)
 	}
-	for _, want := range []string{"--clock-url", "--cimd-private", "--api-key-file", "--session-cookie-file"} {
+	// The summary says plainly what a PASS without an approver leaves out,
+	// and every way to approve is named.
+	if !strings.Contains(pipe.stdout, fmt.Sprintf("\n%d checks that need a sign-in did not run: no approver", approvals)) {
+		t.Errorf("the summary does not say that the %d checks needing a sign-in did not run:\n%s", approvals, pipe.stdout)
+	}
+	for _, want := range []string{"--clock-url", "--cimd-private", "--api-key-file", "--session-cookie-file",
+		"--approve=manual", "--browser-command"} {
 		if !strings.Contains(hints, want) {
 			t.Errorf("the hint does not name %s:\n%s", want, hints)
 		}

@@ -38,6 +38,13 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 	if err := preflight(ctx, hc, probe); err != nil {
 		return conformance.Target{}, so, nop, clierr.WithExit(clierr.ExitNetwork, fmt.Errorf("cannot reach %s: %w", base, err))
 	}
+	if opts.Profile == conformance.ProfileMCP {
+		// One clear stop, not a failure for every check that needs
+		// discovery.
+		if err := conformance.CheckMCPServer(ctx, hc, base); err != nil {
+			return conformance.Target{}, so, nop, clierr.WithExit(clierr.ExitNetwork, err)
+		}
+	}
 	t := conformance.Target{BaseURL: base, HTTP: hc, APIKey: opts.APIKey, CIMDPrivate: opts.CIMDPrivate}
 	if opts.CIMDPrivate || opts.CIMDCert != "" {
 		h, err := documentHost(opts)
