@@ -72,7 +72,7 @@ func (e *Env) wantAuthorizationRefused(ctx context.Context, authURL, forbidden s
 // mcpRefusal is a check that an authorization request edited by edit is
 // refused; forbidden as for wantAuthorizationRefused.
 func mcpRefusal(id, area, title, source string, sev Severity, edit func(e *Env, q url.Values) (forbidden string)) Check {
-	return mcpCheck(id, area, title, source, sev, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
+	c := mcpCheck(id, area, title, source, sev, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
 		g, err := e.mcpRequest(ctx, s, "", s.scope())
 		if err != nil {
 			return err
@@ -81,6 +81,8 @@ func mcpRefusal(id, area, title, source string, sev Severity, edit func(e *Env, 
 		authURL := editQuery(g.req.URL(), func(q url.Values) { forbidden = edit(e, q) })
 		return e.wantAuthorizationRefused(ctx, authURL, forbidden)
 	})
+	c.SignsIn = true // the approver sees past a sign-in page
+	return c
 }
 
 // badRedirect sets the request's redirect_uri to the registered one

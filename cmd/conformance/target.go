@@ -39,6 +39,12 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 		return conformance.Target{}, so, nop, clierr.WithExit(clierr.ExitNetwork, fmt.Errorf("cannot reach %s: %w", base, err))
 	}
 	t := conformance.Target{BaseURL: base, HTTP: hc, APIKey: opts.APIKey, CIMDPrivate: opts.CIMDPrivate}
+	if opts.ClientID != "" {
+		t.Clients = append(t.Clients, conformance.PreRegisteredClient{ID: opts.ClientID, Secret: opts.ClientSecret})
+	}
+	if opts.ClientID2 != "" {
+		t.Clients = append(t.Clients, conformance.PreRegisteredClient{ID: opts.ClientID2, Secret: opts.ClientSecret2})
+	}
 	if opts.CIMDPrivate || opts.CIMDCert != "" {
 		h, err := documentHost(opts)
 		if err != nil {
