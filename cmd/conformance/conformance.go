@@ -118,10 +118,16 @@ A check whose setup the suite itself could not complete (its approver could
 not drive the authorization server's sign-in page, or hung on it) is
 inconclusive: the server was not judged there, the reason names the flag that
 would run it (--browser-command, --approve=manual), and it does not fail the
-run.
+run. A check whose setup step another check reports (a refused registration,
+a sign-in that gave no token) is blocked by that check: the failure is
+reported once, there, and blocked checks do not fail the run.
+
+--client-id (and --client-id-2 for the checks that need two clients) use
+clients registered beforehand, for an authorization server without dynamic
+registration; the checks that sign in then run one at a time.
 
 Exit status: 0 when no Must check failed (after the baseline; warnings,
-information and inconclusive checks included), 8 when one did or the baseline
+information, inconclusive and blocked checks included), 8 when one did or the baseline
 is stale, 2 on usage errors, 6 when the target or its test
 clock cannot be reached, 130 when interrupted.`,
 		Example: `  mcpauth conformance --local
