@@ -390,8 +390,9 @@ func TestPreRegisteredClient(t *testing.T) {
 	secondClient := map[string]bool{"MCP-63": true, "MCP-69": true}
 
 	// Without dynamic registration, and no client given: the code flow
-	// cannot run.
-	_, rep := mcpVerdicts(t, nil, mcpURL, "--run", "^MCP-07$")
+	// cannot run. (login's secret in the environment belongs to no client
+	// here, and is no usage error.)
+	_, rep := mcpVerdicts(t, env, mcpURL, "--run", "^MCP-07$")
 	if v := rep.Checks[0]; v.Verdict != "skip" || !strings.Contains(v.Reason, "--client-id") {
 		t.Errorf("no client: MCP-07 %s %q, want a skip naming --client-id", v.Verdict, v.Reason)
 	}
