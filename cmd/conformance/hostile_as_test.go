@@ -320,6 +320,7 @@ func TestRefusedRegistrationBlocksInsteadOfFailing(t *testing.T) {
 	if blocked < 40 || !strings.Contains(res.stderr, " blocked in ") {
 		t.Errorf("%d blocked checks, want every check that signs in; summary:\n%s", blocked, res.stderr)
 	}
+	t.Logf("refused registration: %+v, %d blocked", rep.Summary, blocked)
 }
 
 // confidentialNoRegistration has no dynamic registration (Dex) and knows
