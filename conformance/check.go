@@ -89,8 +89,17 @@ type Check struct {
 	// Options.RealTime and no clock it is waited for real, so it also bounds
 	// which checks can run that way.
 	Wait time.Duration
-	Run  func(ctx context.Context, e *Env) error
+	// SignsIn marks a check that may have the approver sign the test user
+	// in without needing approval to run (it sees past a sign-in page).
+	// Where every check shares one client (pre-registered), a sign-in can
+	// replace the grant another check holds: such checks, and those that
+	// need approval, then run one at a time.
+	SignsIn bool
+	Run     func(ctx context.Context, e *Env) error
 }
+
+// signsIn reports whether the check may sign the test user in.
+func (c Check) signsIn() bool { return c.SignsIn || c.Has(NeedApproval) }
 
 // Has reports whether the check declares need n.
 func (c Check) Has(n Need) bool {
@@ -118,6 +127,14 @@ func (e *SkipError) Error() string { return "skipped: " + e.Reason }
 type InconclusiveError struct{ Reason, Flag string }
 
 func (e *InconclusiveError) Error() string { return "inconclusive: " + e.Reason }
+
+// BlockedError means a setup step the check depends on (registering a
+// client, signing in) failed, and check By is the one that reports that
+// failure: this check was not judged. Flag, as for InconclusiveError, names
+// what would let it run when the blocker is inconclusive.
+type BlockedError struct{ By, Reason, Flag string }
+
+func (e *BlockedError) Error() string { return "blocked by " + e.By + ": " + e.Reason }
 
 // Fail returns a check failure. Say what was expected and what came.
 func Fail(format string, args ...any) error {

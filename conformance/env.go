@@ -33,6 +33,8 @@ type Env struct {
 	approving atomic.Int32
 	// log is the check's HTTP transcript, for the report of a non-pass.
 	log transcript
+	// ownClient is the client a check that signs in holds while it runs.
+	ownClient lazy[string]
 }
 
 // runState is shared by the checks of one run and built lazily: a check that
@@ -47,6 +49,7 @@ type runState struct {
 	// The mcp profile's discovery and client.
 	site       lazy[*mcpSite]
 	mcpClients [2]lazy[string]
+	idle       idleClients // clients of checks that signed in and are done
 	// secrets are every secret value the run obtained, masked in whatever
 	// it reports.
 	secrets *redact.Secrets
@@ -289,9 +292,12 @@ func (e *Env) PostRaw(ctx context.Context, path, contentType string, body []byte
 	return e.Do(ctx, http.MethodPost, path, h, body)
 }
 
-// PostForm sends vals as application/x-www-form-urlencoded.
+// PostForm sends vals as application/x-www-form-urlencoded, authenticated
+// as the confidential pre-registered client vals names, if any.
 func (e *Env) PostForm(ctx context.Context, path string, vals url.Values) (*Response, error) {
-	return e.PostRaw(ctx, path, "application/x-www-form-urlencoded", []byte(vals.Encode()))
+	h := headers("Content-Type", "application/x-www-form-urlencoded")
+	vals = e.authenticateForm(vals, h)
+	return e.Do(ctx, http.MethodPost, path, h, []byte(vals.Encode()))
 }
 
 // GetBearer sends GET path with Authorization: Bearer token.

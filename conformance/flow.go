@@ -23,6 +23,10 @@ const (
 	httpsRedirect    = "https://client.example.com/callback"
 )
 
+// RedirectURI is the redirect URI the suite's flows use (with an approver
+// that has no listener of its own): a pre-registered client must allow it.
+const RedirectURI = loopbackRedirect
+
 func randomString(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)

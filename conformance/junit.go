@@ -12,8 +12,8 @@ import (
 // check. Skips are <skipped>, Must failures <failure>. A Should failure is a
 // passing testcase with a "verdict=warn" property and a WARNING line in
 // <system-out>, so it is visible without turning the build red; an Info
-// finding likewise with INFO. An inconclusive check is <skipped>. A failure the
-// baseline expects is reported as skipped; a stale baseline entry as a failure.
+// finding likewise with INFO. An inconclusive or blocked check is <skipped>.
+// A failure the baseline expects is reported as skipped; a stale baseline entry as a failure.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -105,6 +105,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 				if res.Flag != "" {
 					c.Properties.Props = append(c.Properties.Props, junitProp{Name: "flag", Value: res.Flag})
 				}
+			case res.Verdict == VerdictBlocked:
+				c.Skipped = &junitSkipped{Message: res.Reason} // "blocked by MCP-xx: …"
+				c.Properties.Props = append(c.Properties.Props, junitProp{Name: "blocked_by", Value: res.BlockedBy})
 			case res.Verdict == VerdictInfo:
 				c.SystemOut = "INFO: " + res.Reason
 			}

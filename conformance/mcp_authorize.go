@@ -131,14 +131,15 @@ func mcpAuthorizeChecks() []Check {
 }
 
 // freshMCPClient is a client registered for the calling check alone, where
-// the server has dynamic registration; else the profile's client.
+// the server has dynamic registration and the run uses no pre-registered
+// client; else the check's client.
 func (e *Env) freshMCPClient(ctx context.Context, s *mcpSite) (string, error) {
-	if s.meta.RegistrationEndpoint == "" {
+	if len(e.target.Clients) > 0 || s.meta.RegistrationEndpoint == "" {
 		return e.mcpClient(ctx)
 	}
 	cid, err := e.registerMCPClient(ctx, s)
 	if err != nil {
-		return "", setupFail("registering a client of the check's own", err)
+		return "", e.blockedBy(stepRegister, setupFail("registering a client of the check's own", err))
 	}
 	return cid, nil
 }

@@ -35,7 +35,7 @@ func (e *Env) mcpOffline(ctx context.Context, s *mcpSite) (*offline, error) {
 	}
 	r, err := e.mcpTokens(ctx, scope)
 	if err != nil {
-		return nil, err
+		return nil, e.blockedBy(stepSignIn, err)
 	}
 	o, err := decodeObject(r)
 	if err == nil && !o.has("refresh_token") && r.Status == 200 {
@@ -43,7 +43,7 @@ func (e *Env) mcpOffline(ctx context.Context, s *mcpSite) (*offline, error) {
 	}
 	p, err := readPair(r)
 	if err != nil {
-		return nil, setupFail("obtaining a refresh token", err)
+		return nil, e.blockedBy(stepSignIn, setupFail("obtaining a refresh token", err))
 	}
 	granted := scope
 	if o.has("scope") {

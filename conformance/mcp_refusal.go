@@ -202,7 +202,7 @@ func (e *Env) wantFaultRefused(ctx context.Context, faulty, control string) erro
 // returns "", the edit is a fault in a request that is otherwise good, and
 // the unedited request is its control (wantFaultRefused).
 func mcpRefusal(id, area, title, source string, sev Severity, edit func(e *Env, q url.Values) (forbidden string)) Check {
-	return mcpCheck(id, area, title, source, sev, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
+	c := mcpCheck(id, area, title, source, sev, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
 		g, err := e.mcpRequest(ctx, s, "", s.scope())
 		if err != nil {
 			return err
@@ -215,4 +215,6 @@ func mcpRefusal(id, area, title, source string, sev Severity, edit func(e *Env, 
 		}
 		return e.wantFaultRefused(ctx, authURL, control)
 	})
+	c.SignsIn = true // the approver sees past a sign-in page
+	return c
 }

@@ -14,18 +14,16 @@ const (
 	srcCIMDMCP = srcMCPAuth + " §Client ID Metadata Documents"
 )
 
-// mcpRegister posts client metadata, a valid public native client's with
-// the members of extra set over it (nil values removed), to the
-// registration endpoint.
+// mcpRegister posts client metadata, the profile's own (what the CLI
+// registers) with the members of extra set over it (nil values removed),
+// to the registration endpoint.
 func (e *Env) mcpRegister(ctx context.Context, s *mcpSite, extra map[string]any) (*Response, error) {
-	if s.meta.RegistrationEndpoint == "" {
-		return nil, Skip("the authorization server has no registration_endpoint")
+	ep, err := e.registrationEndpoint(s)
+	if err != nil {
+		return nil, err
 	}
-	md := map[string]any{
-		"client_name": "mcpauth conformance " + randomString(4), "redirect_uris": []string{e.redirectURI()},
-		"grant_types": []string{"authorization_code"}, "response_types": []string{"code"},
-		"token_endpoint_auth_method": "none", "application_type": "native",
-	}
+	md := e.mcpClientFields(s)
+	md["client_name"] = "mcpauth conformance " + randomString(4)
 	for k, v := range extra {
 		if v == nil {
 			delete(md, k)
@@ -33,7 +31,14 @@ func (e *Env) mcpRegister(ctx context.Context, s *mcpSite, extra map[string]any)
 			md[k] = v
 		}
 	}
-	return e.PostJSON(ctx, s.meta.RegistrationEndpoint, md)
+	return e.PostJSON(ctx, ep, md)
+}
+
+// mcpRegistered registers the profile's client raw, for the checks of
+// what the registration response says: a refusal is MCP-10's finding.
+func (e *Env) mcpRegistered(ctx context.Context, s *mcpSite) (object, error) {
+	o, err := registered(e.mcpRegister(ctx, s, nil))
+	return o, e.blockedBy(stepRegister, err)
 }
 
 // registered reads a successful registration response; it takes the
@@ -94,14 +99,7 @@ func mcpRegistrationChecks() []Check {
 	return []Check{
 		mcpCheck("MCP-10", areaRegistration, "dynamic registration accepts a native public client and keeps its application_type",
 			srcDCR+" (application_type, 2026-07-28); RFC 7591 §3 and §3.2.1", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				if s.meta.RegistrationEndpoint == "" {
-					return Skip("the authorization server has no registration_endpoint")
-				}
-				o, err := registered(e.PostJSON(ctx, s.meta.RegistrationEndpoint, map[string]any{
-					"client_name": "mcpauth conformance " + randomString(4), "redirect_uris": []string{e.redirectURI()},
-					"grant_types": []string{"authorization_code"}, "response_types": []string{"code"},
-					"token_endpoint_auth_method": "none", "application_type": "native",
-				}))
+				o, err := e.mcpRegistered(ctx, s)
 				if err != nil {
 					return err
 				}
@@ -114,7 +112,7 @@ func mcpRegistrationChecks() []Check {
 			}),
 		mcpCheck("MCP-37", areaRegistration, "registration echoes the redirect_uris exactly as registered",
 			"RFC 7591 §3.2.1 (returns all registered metadata); "+srcDCR, Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				o, err := registered(e.mcpRegister(ctx, s, nil))
+				o, err := e.mcpRegistered(ctx, s)
 				if err != nil {
 					return err
 				}
@@ -122,7 +120,7 @@ func mcpRegistrationChecks() []Check {
 			}),
 		mcpCheck("MCP-38", areaRegistration, "a public client keeps token_endpoint_auth_method none",
 			"RFC 7591 §2 and §3.2.1; "+srcDCR+" (public clients)", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				o, err := registered(e.mcpRegister(ctx, s, nil))
+				o, err := e.mcpRegistered(ctx, s)
 				if err != nil {
 					return err
 				}
@@ -141,10 +139,11 @@ func mcpRegistrationChecks() []Check {
 			}),
 		mcpCheck("MCP-40", areaRegistration, "a body that is not JSON is refused with 400 and an RFC 7591 error",
 			"RFC 7591 §3.2.2", Must, nil, func(ctx context.Context, e *Env, s *mcpSite) error {
-				if s.meta.RegistrationEndpoint == "" {
-					return Skip("the authorization server has no registration_endpoint")
+				ep, err := e.registrationEndpoint(s)
+				if err != nil {
+					return err
 				}
-				r, err := e.PostRaw(ctx, s.meta.RegistrationEndpoint, "application/json", []byte(`{"redirect_uris": [`))
+				r, err := e.PostRaw(ctx, ep, "application/json", []byte(`{"redirect_uris": [`))
 				if err != nil {
 					return err
 				}

@@ -32,7 +32,7 @@ func (e *Env) mcpExchangedOnce(ctx context.Context, scope string) (*grant, strin
 		return nil, "", err
 	}
 	tok, err := e.redeemOnce(ctx, g, "the first exchange")
-	return g, tok, err
+	return g, tok, e.blockedBy(stepSignIn, err)
 }
 
 // mcpWantCodeRefused presents g's code to the token endpoint, raw, and

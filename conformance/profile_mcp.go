@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -43,6 +44,7 @@ type mcpSite struct {
 	challenge map[string]string // the Bearer challenge's parameters
 	prmURL    string
 	prm       object
+	prmMeta   flows.ProtectedResourceMetadata
 	resource  string
 	issuer    string
 	asURL     string
@@ -83,7 +85,7 @@ func (e *Env) site(ctx context.Context) (*mcpSite, error) {
 		s := &mcpSite{mcpURL: e.BaseURL(), challenge: map[string]string{}}
 		r, err := e.postMCPAt(ctx, s.mcpURL, "")
 		if err != nil {
-			return nil, err
+			return nil, &stepError{owner: stepChallenge, err: err}
 		}
 		for _, c := range parseChallenges(r.Header.Values("WWW-Authenticate")) {
 			if strings.EqualFold(c.Scheme, "Bearer") {
@@ -101,12 +103,15 @@ func (e *Env) site(ctx context.Context) (*mcpSite, error) {
 			}
 		}
 		if s.prm == nil {
-			return nil, fmt.Errorf("no protected resource metadata at the challenge's URL, %s or %s", pathInserted, root)
+			return nil, &stepError{owner: stepResourceMetadata,
+				err: fmt.Errorf("no protected resource metadata at the challenge's URL, %s or %s", pathInserted, root)}
 		}
 		s.resource, _ = s.prm.str("resource")
+		s.prmMeta.ScopesSupported, _ = s.prm.strs("scopes_supported")
 		as, err := s.prm.strs("authorization_servers")
 		if err != nil || len(as) == 0 {
-			return nil, fmt.Errorf("protected resource metadata at %s names no authorization_servers", s.prmURL)
+			return nil, &stepError{owner: stepResourceMetadata,
+				err: fmt.Errorf("protected resource metadata at %s names no authorization_servers", s.prmURL)}
 		}
 		s.issuer = as[0]
 		for _, u := range asURLs(s.issuer) {
@@ -126,12 +131,18 @@ func (e *Env) site(ctx context.Context) (*mcpSite, error) {
 			break
 		}
 		if s.as == nil {
-			return nil, fmt.Errorf("no authorization server metadata for issuer %s at %q", s.issuer, asURLs(s.issuer))
+			return nil, &stepError{owner: stepASMetadata,
+				err: fmt.Errorf("no authorization server metadata for issuer %s at %q", s.issuer, asURLs(s.issuer))}
 		}
 		return s, nil
 	})
 	if err != nil {
-		return nil, setupFail("discovering the MCP server's authorization", err)
+		owner := stepResourceMetadata
+		var se *stepError
+		if errors.As(err, &se) {
+			owner = se.owner
+		}
+		return nil, e.blockedBy(owner, setupFail("discovering the MCP server's authorization", err))
 	}
 	return s, nil
 }
@@ -157,44 +168,15 @@ func (s *mcpSite) flag(member string) bool {
 }
 
 func (s *mcpSite) discovery() *flows.Discovery {
-	return &flows.Discovery{MCPURL: s.mcpURL, Resource: s.resource, Issuer: s.issuer, AuthServer: s.meta, Scope: s.scope()}
+	return &flows.Discovery{MCPURL: s.mcpURL, Resource: s.resource, Issuer: s.issuer, AuthServer: s.meta, Scope: s.scope(),
+		ResourceMetadata: &s.prmMeta}
 }
 
-// mcpClient registers (once) a public native client by dynamic
-// registration, with refresh_token when the server offers it.
-func (e *Env) mcpClient(ctx context.Context) (string, error) { return e.mcpClientN(ctx, 0) }
-
-// mcpOtherClient is a second such client, for the checks that one client
-// cannot use what was issued to another.
-func (e *Env) mcpOtherClient(ctx context.Context) (string, error) { return e.mcpClientN(ctx, 1) }
-
-func (e *Env) mcpClientN(ctx context.Context, which int) (string, error) {
-	s, err := e.site(ctx)
-	if err != nil {
-		return "", err
-	}
-	if s.meta.RegistrationEndpoint == "" {
-		return "", Skip("the authorization server has no registration_endpoint (give the suite a client another way: not supported yet)")
-	}
-	id, err := e.run.mcpClients[which].get(ctx, func(ctx context.Context) (string, error) { return e.registerMCPClient(ctx, s) })
-	if err != nil {
-		return "", setupFail("registering a client", err)
-	}
-	return id, nil
-}
-
-// registerMCPClient registers a public native client by dynamic
-// registration, with refresh_token when the server offers it.
+// registerMCPClient registers a client with the profile's metadata (what
+// the CLI registers), for a check that needs one of its own.
 func (e *Env) registerMCPClient(ctx context.Context, s *mcpSite) (string, error) {
-	grants := []string{"authorization_code"}
-	if s.offers("grant_types_supported", "refresh_token") {
-		grants = append(grants, "refresh_token")
-	}
 	hc, _ := e.wire()
-	ci, err := flows.Register(ctx, hc, s.meta.RegistrationEndpoint, flows.ClientMetadata{
-		ClientName: "mcpauth conformance (mcp profile)", RedirectURIs: []string{e.redirectURI()},
-		GrantTypes: grants, ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: flows.AuthMethodNone,
-	})
+	ci, err := flows.Register(ctx, hc, s.meta.RegistrationEndpoint, e.mcpClientMetadata(s))
 	if err != nil {
 		return "", err
 	}
@@ -211,8 +193,7 @@ func (e *Env) mcpRequest(ctx context.Context, s *mcpSite, cid, scope string) (*g
 		}
 	}
 	hc, _ := e.wire()
-	cfg := flows.AuthCodeConfig{HTTPClient: hc, Discovery: s.discovery(), Scope: scope,
-		Client: flows.Client{ID: cid, AuthMethod: flows.AuthMethodNone}}
+	cfg := flows.AuthCodeConfig{HTTPClient: hc, Discovery: s.discovery(), Scope: scope, Client: e.flowsClient(s, cid)}
 	req, err := cfg.NewRequest(e.redirectURI())
 	if err != nil {
 		return nil, setupFail("building an authorization request", err)
@@ -237,11 +218,11 @@ func (e *Env) mcpAuthorize(ctx context.Context, s *mcpSite, cid, scope string, e
 	if r, err := e.Get(ctx, authURL, "Accept", "text/html"); err != nil {
 		return nil, nil, err
 	} else if r.Status >= 500 {
-		return nil, nil, Fail("the authorization endpoint answered the request with %s", r.Snippet())
+		return nil, nil, e.blockedBy(stepSignIn, Fail("the authorization endpoint answered the request with %s", r.Snippet()))
 	}
 	u, err := e.approveConsent(ctx, authURL)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, e.blockedBy(stepSignIn, err)
 	}
 	g.Code = u.Query().Get("code")
 	return g, u, nil
@@ -270,7 +251,7 @@ func (e *Env) mcpGrant(ctx context.Context, scope string) (*grant, *url.URL, err
 		return nil, nil, err
 	}
 	if u.Query().Get("state") != g.req.State || g.Code == "" {
-		return nil, u, Fail("want a redirect with a code and state %s, got %s", g.req.State, u)
+		return nil, u, e.blockedBy(stepSignIn, Fail("want a redirect with a code and state %s, got %s", g.req.State, u))
 	}
 	return g, u, nil
 }
@@ -279,9 +260,10 @@ func (e *Env) mcpGrant(ctx context.Context, scope string) (*grant, *url.URL, err
 func (e *Env) mcpAccessToken(ctx context.Context, s *mcpSite) (string, error) {
 	r, err := e.mcpTokens(ctx, s.scope())
 	if err != nil {
-		return "", err
+		return "", e.blockedBy(stepSignIn, err)
 	}
-	return accessToken(r)
+	tok, err := accessToken(r)
+	return tok, e.blockedBy(stepSignIn, err)
 }
 
 // mcpTokens runs the whole code flow and returns the token response.

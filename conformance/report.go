@@ -20,6 +20,11 @@ const (
 	// (its own automation failed), so the server was not judged. It never
 	// fails the run.
 	VerdictInconclusive Verdict = "inconclusive"
+	// VerdictBlocked: a setup step the check needed failed (a refused
+	// registration, a sign-in that gave no token) and the check named in
+	// Result.BlockedBy reports it; this one was not judged. It never fails
+	// the run: the blocker does, once, when the failure is the server's.
+	VerdictBlocked Verdict = "blocked"
 )
 
 // Result is the outcome of one check, with the check's metadata.
@@ -33,8 +38,11 @@ type Result struct {
 	Reason   string
 	// Flag names what would let an inconclusive check run (e.g.
 	// --browser-command).
-	Flag     string
-	Duration time.Duration
+	Flag string
+	// BlockedBy is the check that reports the failed setup step of a
+	// blocked check.
+	BlockedBy string
+	Duration  time.Duration
 	// Expected is set when the check failed (or warned) and the baseline lists
 	// it as an expected failure.
 	Expected bool
@@ -66,6 +74,8 @@ type Summary struct {
 	Info int `json:"info"`
 	// Inconclusive checks were not judged: the suite's setup failed.
 	Inconclusive int `json:"inconclusive"`
+	// Blocked checks were not judged: a step another check reports failed.
+	Blocked int `json:"blocked"`
 }
 
 // Summary counts the verdicts of the report.
@@ -92,6 +102,8 @@ func (s *Summary) add(v Verdict) {
 		s.Info++
 	case VerdictInconclusive:
 		s.Inconclusive++
+	case VerdictBlocked:
+		s.Blocked++
 	}
 }
 
@@ -126,8 +138,8 @@ func (r *Report) Failed() bool {
 	return false
 }
 
-// ExitCode is 1 when the run failed, else 0: inconclusive checks, warnings
-// and information never fail a run.
+// ExitCode is 1 when the run failed, else 0: inconclusive and blocked
+// checks, warnings and information never fail a run.
 func (r *Report) ExitCode() int {
 	if r.Failed() {
 		return 1
@@ -183,6 +195,7 @@ type jsonResult struct {
 	Verdict    string `json:"verdict"`
 	Reason     string `json:"reason"`
 	Flag       string `json:"flag,omitempty"`
+	BlockedBy  string `json:"blocked_by,omitempty"`
 	DurationMS int64  `json:"duration_ms"`
 	Expected   bool   `json:"expected_failure,omitempty"`
 	// Exchanges: what the server answered, for each check that did not pass.
@@ -203,7 +216,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for _, res := range r.Results {
 		out.Checks = append(out.Checks, jsonResult{
 			ID: res.ID, Title: res.Title, Area: res.Area, Source: res.Source,
-			Severity: res.Severity.String(), Verdict: string(res.Verdict), Reason: res.Reason, Flag: res.Flag,
+			Severity: res.Severity.String(), Verdict: string(res.Verdict), Reason: res.Reason, Flag: res.Flag, BlockedBy: res.BlockedBy,
 			DurationMS: res.Duration.Milliseconds(), Expected: res.Expected, Exchanges: res.Exchanges,
 		})
 	}

@@ -80,6 +80,8 @@ func verdictMark(res Result) (string, string) {
 		return "i", "info"
 	case res.Verdict == VerdictInconclusive:
 		return "?", "inconclusive"
+	case res.Verdict == VerdictBlocked:
+		return "⊘", "blocked"
 	}
 	return "−", "skip"
 }

@@ -59,6 +59,8 @@ func sampleReport(t *testing.T) *Report {
 			{ID: "PING-12", Title: "a JWT is refused 24 h + 31 s after issue", Area: "ping", Source: "contract", Verdict: VerdictSkip, Reason: "needs a test clock to move time by 24h0m31s (or real-time waiting)", Unmet: NeedTimeTravel},
 			{ID: "MCP-03", Title: "protected resource metadata is also at the root location", Area: "mcp", Source: "RFC 9728 §3.1", Severity: Info, Verdict: VerdictInfo, Reason: "GET /.well-known/oauth-protected-resource: HTTP 404"},
 			{ID: "MCP-07", Title: "the code flow gives a token the MCP endpoint accepts", Area: "mcp", Source: "MCP authorization", Verdict: VerdictInconclusive, Reason: "the approver could not complete sign-in and consent", Flag: "--browser-command"},
+			{ID: "MCP-52", Title: "state comes back unchanged", Area: "mcp", Source: "RFC 6749 §4.1.2", Verdict: VerdictBlocked,
+				Reason: "blocked by MCP-07: the approver could not complete sign-in and consent", Flag: "--browser-command", BlockedBy: "MCP-07"},
 		},
 	}
 	rep.applyBaseline(b, Catalogue())
@@ -87,6 +89,7 @@ func TestBaseline(t *testing.T) {
 		{"filtered-out entry is not stale", "DISC-08\n", []Result{{ID: "DISC-07", Verdict: VerdictPass}}, false},
 		{"expected warning", "PING-10\n", []Result{{ID: "PING-10", Verdict: VerdictWarn}}, false},
 		{"warnings do not fail", "", []Result{{ID: "PING-10", Verdict: VerdictWarn}}, false},
+		{"blocked checks do not fail", "", []Result{{ID: "MCP-52", Verdict: VerdictBlocked}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,8 +219,9 @@ func TestJUnitReport(t *testing.T) {
 	}
 	// DISC-07 expected (skipped), REG-01 stale (failure), REG-11 failure,
 	// PING-10 warning (passes, with a WARNING), PING-12 skipped, MCP-03
-	// information (passes, with INFO), MCP-07 inconclusive (skipped).
-	if back.Tests != 8 || back.Failures != 2 || back.Skipped != 3 || len(back.Suites) != 4 {
+	// information (passes, with INFO), MCP-07 inconclusive and MCP-52
+	// blocked (skipped).
+	if back.Tests != 9 || back.Failures != 2 || back.Skipped != 4 || len(back.Suites) != 4 {
 		t.Errorf("totals: tests %d failures %d skipped %d suites %d", back.Tests, back.Failures, back.Skipped, len(back.Suites))
 	}
 	warn := back.Suites[2].Cases[0]

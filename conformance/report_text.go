@@ -36,7 +36,8 @@ func ColorFromEnv(getenv func(string) string, isTerminal bool) bool {
 //
 // ✓ pass, ✗ fail, ! warning (a Should check failed), i information (an Info
 // check found something), ? inconclusive (the suite's setup failed: not a
-// failure of the server), − skipped.
+// failure of the server), ⊘ blocked (a step another check reports failed),
+// − skipped.
 func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	re := lipgloss.NewRenderer(w)
 	if opts.Color {
@@ -80,6 +81,8 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 			mark = skip.Render("i")
 		case res.Verdict == VerdictInconclusive:
 			mark = warn.Render("?")
+		case res.Verdict == VerdictBlocked:
+			mark = skip.Render("⊘")
 		default:
 			mark = skip.Render("−")
 		}
@@ -99,7 +102,7 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 		if note != "" && res.Verdict != VerdictPass {
 			st := reason
 			switch {
-			case res.Expected || res.Verdict == VerdictSkip || res.Verdict == VerdictInfo:
+			case res.Expected || res.Verdict == VerdictSkip || res.Verdict == VerdictInfo || res.Verdict == VerdictBlocked:
 				st = st.Inherit(skip)
 			case res.Verdict == VerdictFail:
 				st = st.Inherit(fail.UnsetBold())
@@ -136,8 +139,12 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	if s.Inconclusive > 0 {
 		extra += fmt.Sprintf(", %d inconclusive", s.Inconclusive)
 	}
-	fmt.Fprintf(&b, "\n%s  %d passed, %d failed, %d warned, %d skipped%s in %s\n",
-		verdict, s.Pass, s.Fail, s.Warn, s.Skip, extra, fmtDuration(r.Duration))
+	if s.Blocked > 0 {
+		extra += fmt.Sprintf(", %d blocked", s.Blocked)
+	}
+	counts := lay.wrap(fmt.Sprintf("%d passed, %d failed, %d warned, %d skipped%s in %s",
+		s.Pass, s.Fail, s.Warn, s.Skip, extra, fmtDuration(r.Duration)), lay.width-noteIndent)
+	fmt.Fprintf(&b, "\n%s  %s\n", verdict, strings.Join(counts, "\n"+strings.Repeat(" ", noteIndent)))
 	if note := unsignedNote(r.Results); note != "" {
 		lay.note(&b, reason.UnsetPaddingLeft().Inherit(warn), note)
 	}
@@ -145,6 +152,10 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	if s.Inconclusive > 0 {
 		lay.note(&b, reason.UnsetPaddingLeft().Inherit(warn), fmt.Sprintf(
 			"%d inconclusive: the suite could not complete their setup, so the server was not judged there; they do not fail the run", s.Inconclusive))
+	}
+	if s.Blocked > 0 {
+		lay.note(&b, reason.UnsetPaddingLeft().Inherit(skip), fmt.Sprintf(
+			"%d blocked: a step they need failed and the check each names reports it; they were not judged and do not fail the run", s.Blocked))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing report: %w", err)

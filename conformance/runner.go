@@ -55,8 +55,11 @@ func Run(ctx context.Context, target Target, opts Options) *Report {
 
 // RunChecks runs checks against target. Checks that move the server clock or
 // change shared state run one at a time after all others, because a clock jump
-// would disturb every check in flight; the rest run in parallel. Results keep
-// the order of checks whatever the order they finish in.
+// would disturb every check in flight; the rest run in parallel. With
+// pre-registered clients (Target.Clients) every check shares one client, and
+// an authorization server may replace the user's grant to a client on each
+// sign-in: the checks that sign in then run one at a time, beside the
+// others. Results keep the order of checks whatever the order they finish in.
 func RunChecks(ctx context.Context, target Target, checks []Check, opts Options) *Report {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 4
@@ -88,7 +91,7 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 	rep.Results = make([]Result, len(selected))
 	run := &runState{secrets: &redact.Secrets{}}
 	run.learnTarget(target)
-	var parallel, sequential []int
+	var parallel, signIns, sequential []int
 	for i, c := range selected {
 		rep.Results[i] = Result{ID: c.ID, Title: c.Title, Area: c.Area, Source: c.Source, Severity: c.Severity}
 		if need, reason := unmet(c, target, &opts); reason != "" {
@@ -99,9 +102,12 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 			}
 			continue
 		}
-		if c.Has(NeedDestructive) || (c.Has(NeedTimeTravel) && target.Clock != nil) {
+		switch {
+		case c.Has(NeedDestructive) || (c.Has(NeedTimeTravel) && target.Clock != nil):
 			sequential = append(sequential, i)
-		} else {
+		case c.signsIn() && len(target.Clients) > 0:
+			signIns = append(signIns, i)
+		default:
 			parallel = append(parallel, i)
 		}
 	}
@@ -111,6 +117,17 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, opts.Parallel)
+	// The sign-ins one after another, in one lane that takes a slot of sem
+	// for each check.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, i := range signIns {
+			sem <- struct{}{}
+			runOne(ctx, envFor(selected[i]), &rep.Results[i])
+			<-sem
+		}
+	}()
 	for _, i := range parallel {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -203,6 +220,7 @@ func runOne(ctx context.Context, e *Env, r *Result) {
 	start := e.opts.Now()
 	done := make(chan error, 1)
 	go func() {
+		defer e.releaseClient() // only once the check is done with it, even late
 		defer func() {
 			if p := recover(); p != nil {
 				done <- Fail("check panicked: %v", p)
@@ -218,8 +236,10 @@ func runOne(ctx context.Context, e *Env, r *Result) {
 		err = cctx.Err()
 	}
 	var ie *InconclusiveError
-	if errors.As(err, &ie) && ctx.Err() == nil {
-		// Already judged: the suite's own automation failed.
+	var be *BlockedError
+	if (errors.As(err, &ie) || errors.As(err, &be)) && ctx.Err() == nil {
+		// Already judged: the suite's own automation failed, or a step
+		// another check reports did.
 	} else if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		if e.approving.Load() > 0 {
 			// Our own automation hung on a page, not the server on a request.
@@ -233,6 +253,9 @@ func runOne(ctx context.Context, e *Env, r *Result) {
 	}
 	r.Duration = e.opts.Now().Sub(start)
 	r.Verdict, r.Reason, r.Flag = verdict(c, err)
+	if r.Verdict == VerdictBlocked && errors.As(err, &be) {
+		r.BlockedBy = be.By
+	}
 	if r.Verdict != VerdictPass && r.Verdict != VerdictSkip {
 		r.Exchanges = e.log.exchanges(e.run.secrets)
 	}
@@ -254,6 +277,10 @@ func verdict(c Check, err error) (v Verdict, reason, flag string) {
 	var ie *InconclusiveError
 	if errors.As(err, &ie) {
 		return VerdictInconclusive, ie.Reason, ie.Flag
+	}
+	var be *BlockedError
+	if errors.As(err, &be) {
+		return VerdictBlocked, be.Error(), be.Flag
 	}
 	switch c.Severity {
 	case Should:

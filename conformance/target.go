@@ -30,7 +30,19 @@ type Target struct {
 	// Documents serves the suite's metadata documents on loopback. Nil: the
 	// run starts one with a self-signed certificate when a check needs it.
 	Documents *DocumentHost
+	// Clients are clients registered with the authorization server
+	// beforehand, for one without dynamic registration: the mcp profile
+	// uses the first for every flow instead of registering its own (and
+	// skips the registration checks), the second where a check presents
+	// what was issued to one client as another. Their redirect URIs must
+	// include the suite's (RedirectURI). Every check then shares one
+	// client, so the checks that sign in run one at a time.
+	Clients []PreRegisteredClient
 }
+
+// PreRegisteredClient is a client the authorization server already knows;
+// Secret is empty for a public client.
+type PreRegisteredClient struct{ ID, Secret string }
 
 // Approver acts as the test user in the browser. Checks call it with URLs the
 // service produced; it must not judge the outcome, only report what happened.

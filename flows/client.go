@@ -109,28 +109,17 @@ func (cfg ClientConfig) Reregister(ctx context.Context, disc *Discovery) (Client
 	if md.RegistrationEndpoint == "" {
 		return Client{}, fmt.Errorf("%s offers no dynamic registration (no registration_endpoint): %w", disc.Issuer, ErrNoClient)
 	}
-	req := ClientMetadata{
-		ClientName:              cfg.ClientName,
-		RedirectURIs:            cfg.RedirectURIs,
-		ApplicationType:         ApplicationTypeNative,
-		GrantTypes:              []string{"authorization_code", GrantTypeRefreshToken},
-		ResponseTypes:           []string{"code"},
-		TokenEndpointAuthMethod: AuthMethodNone,
-		Scope:                   cfg.Scope,
+	name, redirects, scope := cfg.ClientName, cfg.RedirectURIs, cfg.Scope
+	if name == "" {
+		name = "mcpauth CLI"
 	}
-	if req.ClientName == "" {
-		req.ClientName = "mcpauth CLI"
+	if redirects == nil {
+		redirects = DefaultRedirectURIs(disc.Resource)
 	}
-	if req.RedirectURIs == nil {
-		req.RedirectURIs = DefaultRedirectURIs(disc.Resource)
+	if scope == "" {
+		scope = disc.Scope
 	}
-	if req.Scope == "" {
-		req.Scope = disc.Scope
-	}
-	req.Scope = WithOfflineAccess(req.Scope, md)
-	if disc.SupportsDeviceFlow() || slices.Contains(md.GrantTypesSupported, GrantTypeDeviceCode) {
-		req.GrantTypes = append(req.GrantTypes, GrantTypeDeviceCode)
-	}
+	req := NativeClientMetadata(disc, name, redirects, scope)
 	ci, err := Register(ctx, cfg.HTTPClient, md.RegistrationEndpoint, req)
 	if err != nil {
 		return Client{}, err

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 )
 
 // ClientMetadata is an RFC 7591 §2 client registration request.
@@ -60,4 +62,37 @@ func Register(ctx context.Context, hc *http.Client, endpoint string, md ClientMe
 		return nil, fmt.Errorf("register at %s: %w", endpoint, errors.New("response has no client_id"))
 	}
 	return &ci, nil
+}
+
+// NativeClientMetadata is the registration an MCP client sends for itself:
+// a native public client (application_type native, which lets a server that
+// defaults to web accept loopback http redirect URIs; OpenID Connect
+// Registration §2) using the authorization code grant with refresh (and the
+// device grant where offered). Its scope is what it will ask for plus every
+// scope the resource advertises (the PRM's scopes_supported, else the
+// authorization server's), since a server may grant a client registered
+// without a scope only its default scopes. The CLI and the conformance
+// suite both register through it.
+func NativeClientMetadata(disc *Discovery, name string, redirectURIs []string, scope string) ClientMetadata {
+	md := &AuthServerMetadata{}
+	if disc.AuthServer != nil {
+		md = disc.AuthServer
+	}
+	advertised := md.ScopesSupported
+	if disc.ResourceMetadata != nil && len(disc.ResourceMetadata.ScopesSupported) > 0 {
+		advertised = disc.ResourceMetadata.ScopesSupported
+	}
+	grants := []string{"authorization_code", GrantTypeRefreshToken}
+	if disc.SupportsDeviceFlow() || slices.Contains(md.GrantTypesSupported, GrantTypeDeviceCode) {
+		grants = append(grants, GrantTypeDeviceCode)
+	}
+	return ClientMetadata{
+		ClientName:              name,
+		RedirectURIs:            redirectURIs,
+		ApplicationType:         ApplicationTypeNative,
+		GrantTypes:              grants,
+		ResponseTypes:           []string{"code"},
+		TokenEndpointAuthMethod: AuthMethodNone,
+		Scope:                   WithOfflineAccess(UnionScopes(scope, strings.Join(advertised, " ")), md),
+	}
 }

@@ -174,6 +174,27 @@ func TestResolveClient(t *testing.T) {
 			t.Errorf("grant_types %v", g)
 		}
 	})
+	t.Run("registers native, with every advertised scope", func(t *testing.T) {
+		// The PRM's scopes_supported when it lists any, else the AS's:
+		// a server may give a client registered without scope only its
+		// defaults (Hydra), or take it for a web client (better-auth).
+		d := discFor(srv.URL, func(m *flows.AuthServerMetadata) { m.ScopesSupported = []string{"openid", "offline_access"} })
+		for _, tc := range []struct {
+			prm  *flows.ProtectedResourceMetadata
+			want string
+		}{
+			{&flows.ProtectedResourceMetadata{ScopesSupported: []string{"mcp", "files:read"}}, "mcp files:read offline_access"},
+			{&flows.ProtectedResourceMetadata{}, "mcp openid offline_access"},
+		} {
+			d.ResourceMetadata = tc.prm
+			if _, err := flows.ResolveClient(ctx, flows.ClientConfig{}, d); err != nil {
+				t.Fatal(err)
+			}
+			if sent := rg.last.Load(); sent.ApplicationType != "native" || sent.Scope != tc.want {
+				t.Errorf("PRM scopes %v: application_type %q scope %q, want native and %q", tc.prm.ScopesSupported, sent.ApplicationType, sent.Scope, tc.want)
+			}
+		}
+	})
 	t.Run("no registration endpoint", func(t *testing.T) {
 		d := discFor(srv.URL, func(m *flows.AuthServerMetadata) { m.RegistrationEndpoint = "" })
 		if _, err := flows.ResolveClient(ctx, flows.ClientConfig{}, d); !errors.Is(err, flows.ErrNoClient) {

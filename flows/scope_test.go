@@ -69,8 +69,9 @@ func TestOfflineAccessOnlyWhenListed(t *testing.T) {
 		if _, err := flows.ResolveClient(ctx, flows.ClientConfig{}, d); err != nil {
 			t.Fatal(err)
 		}
-		if got := rg.last.Load().Scope; got != want {
-			t.Errorf("listed=%v: registration scope %q, want %q", listed, got, want)
+		// The registration adds what the resource advertises (mcp).
+		if got := rg.last.Load().Scope; got != want+" mcp" {
+			t.Errorf("listed=%v: registration scope %q, want %q", listed, got, want+" mcp")
 		}
 		explicit := flows.AuthCodeConfig{Discovery: d, Client: flows.Client{ID: "c"}, Scope: "files:read"}
 		req, err := explicit.NewRequest("http://127.0.0.1:1/callback")

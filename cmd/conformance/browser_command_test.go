@@ -80,8 +80,9 @@ func buildDriver(t *testing.T) string {
 
 // --browser-command with the shipped example driver signs the test user in
 // through a sign-in page the form approver cannot drive, and every check
-// that needs consent runs and passes; with --approve=form the same checks
-// are inconclusive, not failures.
+// that needs consent runs and passes; with --approve=form MCP-07, which
+// reports the sign-in, is inconclusive and the others are blocked by it,
+// none failed.
 func TestBrowserCommandDrivesAnySignInPage(t *testing.T) {
 	inst, err := local.Start(context.Background(), local.Options{Store: memory.New(), Wrap: passwordGate})
 	if err != nil {
@@ -98,8 +99,12 @@ func TestBrowserCommandDrivesAnySignInPage(t *testing.T) {
 		t.Errorf("--approve=form: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 	for _, id := range consent {
-		if v[id] != "inconclusive" {
-			t.Errorf("--approve=form: %s %s, want inconclusive", id, v[id])
+		want := "blocked"
+		if id == "MCP-07" {
+			want = "inconclusive"
+		}
+		if v[id] != want {
+			t.Errorf("--approve=form: %s %s, want %s", id, v[id], want)
 		}
 	}
 

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/creds"
 )
 
 // Approval modes of --approve.
@@ -58,6 +60,11 @@ type Options struct {
 	CIMDPrivate bool
 	CIMDCert    string // PEM certificate and key the document host serves with
 	CIMDKey     string
+	// Pre-registered clients, for an authorization server without dynamic
+	// registration (--profile mcp): the second for the checks that need two.
+	ClientID, ClientSecret   string
+	ClientID2, ClientSecret2 string
+	AllowInsecureKeyFile     bool // secret files others may read
 
 	Timeout  time.Duration // per check; 0: 60 s, or 10 min with --approve=manual
 	Parallel int           // 0: the suite's default, 1 with --approve=manual
@@ -111,10 +118,16 @@ A check whose setup the suite itself could not complete (its approver could
 not drive the authorization server's sign-in page, or hung on it) is
 inconclusive: the server was not judged there, the reason names the flag that
 would run it (--browser-command, --approve=manual), and it does not fail the
-run.
+run. A check whose setup step another check reports (a refused registration,
+a sign-in that gave no token) is blocked by that check: the failure is
+reported once, there, and blocked checks do not fail the run.
+
+--client-id (and --client-id-2 for the checks that need two clients) use
+clients registered beforehand, for an authorization server without dynamic
+registration; the checks that sign in then run one at a time.
 
 Exit status: 0 when no Must check failed (after the baseline; warnings,
-information and inconclusive checks included), 8 when one did or the baseline
+information, inconclusive and blocked checks included), 8 when one did or the baseline
 is stale, 2 on usage errors, 6 when the target or its test
 clock cannot be reached, 130 when interrupted.`,
 		Example: `  mcpauth conformance --local
@@ -132,6 +145,8 @@ clock cannot be reached, 130 when interrupted.`,
 			if len(args) == 1 {
 				opts.BaseURL = args[0]
 			}
+			dropStraySecret(cmd.Flags(), opts.ClientID, &opts.ClientSecret, "client-secret")
+			dropStraySecret(cmd.Flags(), opts.ClientID2, &opts.ClientSecret2, "client-secret-2")
 			if opts.Local && !cmd.Flags().Changed("cimd-private") {
 				opts.CIMDPrivate = true
 			}
@@ -159,6 +174,12 @@ clock cannot be reached, 130 when interrupted.`,
 	fl.BoolVar(&opts.CIMDPrivate, "cimd-private", false, "the target fetches client metadata documents from loopback (serve --cimd-allow-private) and trusts the suite's document host (default true with --local)")
 	fl.StringVar(&opts.CIMDCert, "cimd-cert", "", "PEM certificate for the suite's document host, one the target trusts (default: self-signed, trusted by --local only)")
 	fl.StringVar(&opts.CIMDKey, "cimd-key", "", "PEM private key of --cimd-cert")
+	fl.StringVar(&opts.ClientID, "client-id", "", "with --profile mcp: a pre-registered client to use instead of registering (for a server without dynamic registration); it must allow the suite's redirect URI, http://127.0.0.1:43117/callback")
+	fl.StringVar(&opts.ClientID2, "client-id-2", "", "a second pre-registered client, for the checks that present what was issued to one client as another")
+	secrets = append(secrets,
+		cmdutil.BindSecret(fl, &opts.ClientSecret, "client-secret", "secret of the --client-id client, when it is confidential").Private(&opts.AllowInsecureKeyFile),
+		cmdutil.BindSecret(fl, &opts.ClientSecret2, "client-secret-2", "secret of the --client-id-2 client").Private(&opts.AllowInsecureKeyFile))
+	fl.BoolVar(&opts.AllowInsecureKeyFile, creds.AllowInsecureKeyFileFlag[2:], false, "use --client-secret-file and --client-secret-2-file even when group or others may read them (unsafe)")
 	fl.BoolVar(&opts.RealTime, "real-time", false, "without a test clock, wait for real for expiry checks of up to a minute")
 	fl.DurationVar(&opts.Timeout, "timeout", 0, "per-check timeout (default 60s; 10m with --approve=manual)")
 	fl.IntVar(&opts.Parallel, "parallel", 0, "checks run at once (default 4; 1 with --approve=manual)")
@@ -219,10 +240,40 @@ func (o *Options) validate() error {
 	if n := countStdout(o.JSON, o.JUnit, o.HTML); n > 1 {
 		return clierr.FlagErrorf("only one of --json, --junit and --html can write to stdout")
 	}
+	if err := o.validateClients(); err != nil {
+		return err
+	}
 	if o.Timeout < 0 || o.Parallel < 0 {
 		return clierr.FlagErrorf("--timeout and --parallel must not be negative")
 	}
 	return nil
+}
+
+// validateClients checks the pre-registered clients' flags.
+func (o *Options) validateClients() error {
+	switch {
+	case o.ClientID == "" && (o.ClientID2 != "" || o.ClientSecret != ""):
+		return clierr.FlagErrorf("--client-id-2 and --client-secret need --client-id")
+	case o.ClientID2 == "" && o.ClientSecret2 != "":
+		return clierr.FlagErrorf("--client-secret-2 needs --client-id-2")
+	case o.ClientID == "":
+		return nil
+	case o.Local:
+		return clierr.FlagErrorf("--client-id cannot be used with --local (it registers its own)")
+	case o.Profile != conformance.ProfileMCP:
+		return clierr.FlagErrorf("--client-id is for --profile mcp; the contract profile registers its own clients")
+	case o.ClientID == o.ClientID2:
+		return clierr.FlagErrorf("--client-id-2 must be another client than --client-id")
+	}
+	return nil
+}
+
+// dropStraySecret forgets a client secret that came from the environment
+// (login's MCPAUTH_CLIENT_SECRET) when its client is not given.
+func dropStraySecret(fl *pflag.FlagSet, id string, secret *string, name string) {
+	if id == "" && !fl.Changed(name) && !fl.Changed(name+"-file") {
+		*secret = ""
+	}
 }
 
 // Run runs the suite (or lists it) and writes the reports. An interrupt

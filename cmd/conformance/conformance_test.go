@@ -274,6 +274,13 @@ func TestUsageErrors(t *testing.T) {
 		{"--list", "--junit", "x.xml"},
 		{"http://127.0.0.1:1", "--browser-command", "true", "--approve", "form"},
 		{"--local", "--browser-command", "true"},
+		// Pre-registered clients: the mcp profile only, ids before secrets.
+		{"http://127.0.0.1:1", "--client-id", "c"},
+		{"--local", "--profile", "mcp", "--client-id", "c"},
+		{"--profile", "mcp", "http://127.0.0.1:1", "--client-secret", "s"},
+		{"--profile", "mcp", "http://127.0.0.1:1", "--client-id-2", "d"},
+		{"--profile", "mcp", "http://127.0.0.1:1", "--client-id", "c", "--client-secret-2", "s"},
+		{"--profile", "mcp", "http://127.0.0.1:1", "--client-id", "c", "--client-id-2", "c"},
 	} {
 		if res := runCmd(t, nil, nil, args...); res.code != clierr.ExitUsage {
 			t.Errorf("%q: exit %d, want %d\n%s", args, res.code, clierr.ExitUsage, res.stderr)

@@ -46,6 +46,12 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 		}
 	}
 	t := conformance.Target{BaseURL: base, HTTP: hc, APIKey: opts.APIKey, CIMDPrivate: opts.CIMDPrivate}
+	if opts.ClientID != "" {
+		t.Clients = append(t.Clients, conformance.PreRegisteredClient{ID: opts.ClientID, Secret: opts.ClientSecret})
+	}
+	if opts.ClientID2 != "" {
+		t.Clients = append(t.Clients, conformance.PreRegisteredClient{ID: opts.ClientID2, Secret: opts.ClientSecret2})
+	}
 	if opts.CIMDPrivate || opts.CIMDCert != "" {
 		h, err := documentHost(opts)
 		if err != nil {
