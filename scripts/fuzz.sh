@@ -29,6 +29,8 @@ targets=(
   "./flows FuzzLoopbackCallback"
   "./flows FuzzDiscoveryDocuments"
   "./flows FuzzOrigin"
+  "./internal/redact FuzzClean"
+  "./conformance FuzzReportRedaction"
 )
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
