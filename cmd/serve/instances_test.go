@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/devidp"
@@ -165,7 +166,7 @@ func waitHealthy(t *testing.T, base string) {
 
 func TestSeveralInstancesPassTheConformanceSuite(t *testing.T) {
 	c := startCluster(t, 2)
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "multi", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "multi", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestSeveralInstancesPassTheConformanceSuite(t *testing.T) {
 func TestSeveralInstancesSingleUseAndKeys(t *testing.T) {
 	c := startCluster(t, 2)
 	ctx := context.Background()
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "dana", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "dana", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func TestKilledInstanceMidDeviceFlow(t *testing.T) {
 	}
 	_ = c.instances[0].cmd.Wait()
 
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "eve", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "eve", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +337,7 @@ func decodeJSON(t *testing.T, resp *http.Response, v any) {
 func TestSeveralInstancesRefreshSingleUse(t *testing.T) {
 	c := startCluster(t, 2)
 	ctx := context.Background()
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "erin", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "erin", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
