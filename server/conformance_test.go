@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/conformance/approve"
+	"github.com/mcpauth/mcpauth/conformance/report"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server"
@@ -107,7 +108,7 @@ func runSuite(t *testing.T, target conformance.Target) *conformance.Report {
 
 func reportText(rep *conformance.Report) string {
 	var b strings.Builder
-	_ = rep.WriteText(&b, conformance.TextOptions{})
+	_ = report.WriteText(&b, rep, report.TextOptions{})
 	return b.String()
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/conformance/approve"
+	"github.com/mcpauth/mcpauth/conformance/report"
 	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/devidp"
@@ -170,25 +171,25 @@ func TestSeveralInstancesPassTheConformanceSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	report := conformance.Run(context.Background(), conformance.Target{
+	rep := conformance.Run(context.Background(), conformance.Target{
 		BaseURL:  c.proxy.URL,
 		Approver: approver,
 		Clock:    &conformance.HTTPClock{URL: c.proxy.URL + "/api/test/clock"},
 	}, conformance.Options{Destructive: true})
-	sum := report.Summary()
+	sum := rep.Summary()
 	t.Logf("suite through 2 instances: %+v", sum)
 	// The instances run without --cimd-allow-private (as in production),
 	// so the metadata-document checks that need the target to fetch from
 	// the suite's loopback host skip, saying so; any other skip is a gap.
 	unexpectedSkips := 0
-	for _, r := range report.Results {
+	for _, r := range rep.Results {
 		if r.Verdict == conformance.VerdictSkip && !strings.Contains(r.Reason, "--cimd-private") {
 			unexpectedSkips++
 		}
 	}
-	if report.Failed() || sum.Fail > 0 || unexpectedSkips > 0 {
+	if rep.Failed() || sum.Fail > 0 || unexpectedSkips > 0 {
 		var b strings.Builder
-		_ = report.WriteText(&b, conformance.TextOptions{})
+		_ = report.WriteText(&b, rep, report.TextOptions{})
 		t.Fatalf("conformance through two instances failed:\n%s", b.String())
 	}
 }
