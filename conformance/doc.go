@@ -27,10 +27,13 @@
 //
 // Run runs the catalogue: independent checks in parallel, then, one at a time,
 // the checks that move the clock or change shared state. The Report is in
-// catalogue order and renders as JSON, JUnit XML or a text table; a Baseline
-// lists expected failures.
+// catalogue order; a Baseline lists expected failures. Package report
+// renders a Report as a text table, JSON, JUnit XML or an HTML page, and
+// package approve has the approvers (a form-driving browser, a person at
+// the terminal, a program of the user's).
 //
+//	a, _ := approve.NewFormApprover(base, "conformance", nil)
 //	rep := conformance.Run(ctx, conformance.Target{BaseURL: base, Approver: a, Clock: &conformance.HTTPClock{URL: clockURL}}, conformance.Options{})
-//	_ = rep.WriteText(os.Stdout, conformance.TextOptions{Color: true})
+//	_ = report.WriteText(os.Stdout, rep, report.TextOptions{Color: true})
 //	os.Exit(rep.ExitCode())
 package conformance

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +13,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpauth/mcpauth/internal/golden"
 )
+
+var update = flag.Bool("update", false, "rewrite the catalogue snapshot, ../testdata/conformance-catalogue.txt")
 
 // The module's testdata/ (shared fixtures), seen from this package.
 var sharedTestdata = filepath.Join("..", "testdata")
@@ -32,8 +37,7 @@ func TestCatalogueSnapshot(t *testing.T) {
 			fmt.Fprintf(&b, "%s\t%s\t%s\n", c.ID, c.Severity, c.Title)
 		}
 	}
-	// golden joins the name to this package's testdata/.
-	golden(t, filepath.Join("..", sharedTestdata, "conformance-catalogue.txt"), []byte(b.String()))
+	golden.Check(t, filepath.Join(sharedTestdata, "conformance-catalogue.txt"), []byte(b.String()), *update)
 }
 
 // testdata/metadata/client-id-metadata.json is the document the CIMD checks

@@ -27,6 +27,16 @@ const (
 // that has no listener of its own): a pre-registered client must allow it.
 const RedirectURI = loopbackRedirect
 
+// redirectURI is the redirect URI the mcp profile's client registers: the
+// approver's own listener when it has one, else the fixed loopback URI
+// nothing listens on (the approver stops at the redirect).
+func (e *Env) redirectURI() string {
+	if r, ok := e.target.Approver.(interface{ RedirectURI() string }); ok {
+		return r.RedirectURI()
+	}
+	return loopbackRedirect
+}
+
 func randomString(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)

@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"net/url"
+
+	"github.com/mcpauth/mcpauth/internal/redact"
 )
 
 // The mcp profile's authorization endpoint checks: PKCE, exact redirect
@@ -119,11 +121,11 @@ func mcpAuthorizeChecks() []Check {
 				}
 				if u.Query().Get("code") != "" && u.Query().Get("error") == "" {
 					return &InconclusiveError{Reason: "consent was remembered or not asked for: the server granted at once, without a consent page to deny, " +
-						"to a newly registered client asking prompt=consent (" + shown(u) + "); denial could not be tried",
+						"to a newly registered client asking prompt=consent (" + redact.ElideGrants(u) + "); denial could not be tried",
 						Flag: "--browser-command with a driver that can deny"}
 				}
 				if u.Query().Get("error") != "access_denied" || u.Query().Get("state") != g.req.State || u.Query().Get("code") != "" {
-					return Fail("want error=access_denied with state %s and no code, got %s", g.req.State, shown(u))
+					return Fail("want error=access_denied with state %s and no code, got %s", g.req.State, redact.ElideGrants(u))
 				}
 				return nil
 			}),

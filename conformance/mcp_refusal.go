@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+
+	"github.com/mcpauth/mcpauth/internal/redact"
 )
 
 // How the mcp profile judges an authorization request that must be
@@ -49,24 +51,6 @@ func responseParams(u *url.URL) url.Values {
 	return p
 }
 
-// shown is u for a reason, with the values of what it grants elided.
-func shown(u *url.URL) string {
-	c := *u
-	for _, part := range []*string{&c.RawQuery, &c.Fragment} {
-		q, err := url.ParseQuery(*part)
-		if err != nil {
-			continue
-		}
-		for _, k := range []string{"code", "access_token", "id_token", "refresh_token"} {
-			if q.Has(k) {
-				q.Set(k, "…")
-			}
-		}
-		*part = q.Encode()
-	}
-	return c.String()
-}
-
 // readRedirect judges a redirect to loc, when it says something: to
 // forbidden (a URI that must get nothing), to the request's redirect URI,
 // or to an error page of the authorization server (at asOrigin).
@@ -74,11 +58,11 @@ func readRedirect(loc *url.URL, redirect, forbidden, asOrigin string) (authAnswe
 	p := responseParams(loc)
 	switch {
 	case forbidden != "" && sameEndpoint(loc, forbidden):
-		return authAnswer{outcomeForbidden, shown(loc)}, true
+		return authAnswer{outcomeForbidden, redact.ElideGrants(loc)}, true
 	case sameEndpoint(loc, redirect) && (p.Get("code") != "" || p.Get("access_token") != ""):
-		return authAnswer{outcomeGranted, shown(loc)}, true
+		return authAnswer{outcomeGranted, redact.ElideGrants(loc)}, true
 	case sameEndpoint(loc, redirect), origin(loc) == asOrigin && p.Get("error") != "":
-		return authAnswer{outcomeRefused, "a redirect to " + shown(loc)}, true
+		return authAnswer{outcomeRefused, "a redirect to " + redact.ElideGrants(loc)}, true
 	}
 	return authAnswer{}, false
 }
@@ -118,7 +102,7 @@ func (e *Env) firstAnswer(ctx context.Context, authURL, forbidden string) (authA
 			return a, nil
 		}
 		if origin(loc) != asOrigin || hop == maxAuthHops {
-			return authAnswer{outcomePage, "a redirect to " + shown(loc)}, nil
+			return authAnswer{outcomePage, "a redirect to " + redact.ElideGrants(loc)}, nil
 		}
 		next = loc.String()
 	}
@@ -148,7 +132,7 @@ func (e *Env) authorizationAnswer(ctx context.Context, authURL, forbidden string
 	if b, ok := readRedirect(loc, au.Query().Get("redirect_uri"), forbidden, origin(au)); ok {
 		return b, nil
 	}
-	return authAnswer{outcomeRefused, "sent to " + shown(loc)}, nil // elsewhere: not a grant
+	return authAnswer{outcomeRefused, "sent to " + redact.ElideGrants(loc)}, nil // elsewhere: not a grant
 }
 
 // wantAuthorizationRefused judges an authorization request that must be

@@ -154,8 +154,8 @@ func RunChecks(ctx context.Context, target Target, checks []Check, opts Options)
 }
 
 // unmet returns why check c cannot run against target, and the need that
-// is not met (which SkipHints turns into the options that would meet it);
-// "" when it can run.
+// is not met (which report.SkipHints turns into the options that would
+// meet it); "" when it can run.
 func unmet(c Check, t Target, o *Options) (Need, string) {
 	for _, n := range c.Needs {
 		switch n {

@@ -1,4 +1,4 @@
-package conformance
+package conformance_test
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/report"
 )
 
 // secretGen builds one random run: secrets, the places they travel in (each
@@ -134,7 +137,7 @@ func mustJSON(v any) string {
 }
 
 // request sends one request carrying secrets the way the suite does.
-func (g *secretGen) request(ctx context.Context, e *Env) (*Response, error) {
+func (g *secretGen) request(ctx context.Context, e *conformance.Env) (*conformance.Response, error) {
 	path := "/x/" + url.PathEscape(g.stray()) + "?code=" + url.QueryEscape(g.homed()) + "&state=" + g.keep(g.word())
 	switch g.rng.IntN(3) {
 	case 0:
@@ -158,8 +161,8 @@ func FuzzReportRedaction(f *testing.F) {
 		gen := make(chan func(http.ResponseWriter), 1)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { (<-gen)(w) }))
 		defer srv.Close()
-		check := Check{ID: "FUZZ-01", Title: "secrets stay secret", Area: "fuzz", Run: func(ctx context.Context, e *Env) error {
-			var last *Response
+		check := conformance.Check{ID: "FUZZ-01", Title: "secrets stay secret", Area: "fuzz", Run: func(ctx context.Context, e *conformance.Env) error {
+			var last *conformance.Response
 			for range 1 + g.rng.IntN(5) {
 				gen <- g.answer
 				r, err := g.request(ctx, e)
@@ -170,20 +173,20 @@ func FuzzReportRedaction(f *testing.F) {
 			}
 			// A secret named in the reason only never reached the wire: the
 			// run cannot know it, so only a short one is put there.
-			return Fail("want %s, got %s; %s=%s, saw %s and %s", g.keep(g.word()), last.Snippet(), g.pick(secretParamNames), g.shortSecret(), g.stray(), g.stray())
+			return conformance.Fail("want %s, got %s; %s=%s, saw %s and %s", g.keep(g.word()), last.Snippet(), g.pick(secretParamNames), g.shortSecret(), g.stray(), g.stray())
 		}}
 		apiKey := g.secret()
-		rep := RunChecks(context.Background(), Target{BaseURL: srv.URL, APIKey: apiKey}, []Check{check}, Options{Parallel: 1})
-		if got := rep.Results[0].Verdict; got != VerdictFail {
+		rep := conformance.RunChecks(context.Background(), conformance.Target{BaseURL: srv.URL, APIKey: apiKey}, []conformance.Check{check}, conformance.Options{Parallel: 1})
+		if got := rep.Results[0].Verdict; got != conformance.VerdictFail {
 			t.Fatalf("verdict %s: %s", got, rep.Results[0].Reason)
 		}
 
 		outputs := map[string]*bytes.Buffer{"text": {}, "json": {}, "junit": {}, "html": {}}
 		for name, write := range map[string]func(*bytes.Buffer) error{
-			"text":  func(b *bytes.Buffer) error { return rep.WriteText(b, TextOptions{}) },
-			"json":  func(b *bytes.Buffer) error { return rep.WriteJSON(b) },
-			"junit": func(b *bytes.Buffer) error { return rep.WriteJUnit(b) },
-			"html":  func(b *bytes.Buffer) error { return rep.WriteHTML(b) },
+			"text":  func(b *bytes.Buffer) error { return report.WriteText(b, rep, report.TextOptions{}) },
+			"json":  func(b *bytes.Buffer) error { return report.WriteJSON(b, rep) },
+			"junit": func(b *bytes.Buffer) error { return report.WriteJUnit(b, rep) },
+			"html":  func(b *bytes.Buffer) error { return report.WriteHTML(b, rep) },
 		} {
 			if err := write(outputs[name]); err != nil {
 				t.Fatal(err)
@@ -206,9 +209,9 @@ func FuzzReportRedaction(f *testing.F) {
 			}
 		}
 		var whole strings.Builder
-		whole.WriteString(rep.Results[0].Reason + "\n" + transcriptText(rep.Results[0].Exchanges))
+		whole.WriteString(rep.Results[0].Reason + "\n")
 		for _, x := range rep.Results[0].Exchanges {
-			fmt.Fprintln(&whole, x.RequestHeaders, x.ResponseHeaders)
+			fmt.Fprintln(&whole, x.Text(), x.RequestHeaders, x.ResponseHeaders)
 		}
 		for _, k := range g.kept {
 			if !strings.Contains(whole.String(), k) {

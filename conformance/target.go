@@ -46,6 +46,7 @@ type PreRegisteredClient struct{ ID, Secret string }
 
 // Approver acts as the test user in the browser. Checks call it with URLs the
 // service produced; it must not judge the outcome, only report what happened.
+// Package approve has the suite's approvers.
 type Approver interface {
 	// ApproveConsent opens authURL (a GET /oauth/authorize request), logs in if
 	// needed, approves, and returns the URL the browser was sent to at the
@@ -64,7 +65,7 @@ type Approver interface {
 }
 
 // SessionSource is implemented by approvers that can log in and hand over the
-// session cookies (FormApprover does).
+// session cookies (approve.FormApprover does).
 type SessionSource interface {
 	// Session returns the cookies to send to the service. When the approver
 	// saw the Set-Cookie of the login callback, the auth_token cookie carries
@@ -72,10 +73,10 @@ type SessionSource interface {
 	Session(ctx context.Context) ([]*http.Cookie, error)
 }
 
-// SignInFollower is implemented by approvers that can sign in afresh from a
-// given page of the service (FormApprover does): it returns the raw Location
-// the service redirects to once the session is set, and the base URL a
-// browser would resolve it against.
+// SignInFollower is implemented by approvers that can sign in afresh from
+// a given page of the service (approve.FormApprover does): it returns the
+// raw Location the service redirects to once the session is set, and the
+// base URL a browser would resolve it against.
 type SignInFollower interface {
 	SignInFrom(ctx context.Context, path string) (location string, base *url.URL, err error)
 }

@@ -182,12 +182,3 @@ func writeHeaders(b *strings.Builder, prefix string, h map[string]string) {
 		b.WriteString(prefix + k + ": " + h[k] + "\n")
 	}
 }
-
-// transcriptText renders exchanges one after another.
-func transcriptText(exs []Exchange) string {
-	parts := make([]string, len(exs))
-	for i, x := range exs {
-		parts[i] = x.Text()
-	}
-	return strings.Join(parts, "\n")
-}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
+	"github.com/mcpauth/mcpauth/conformance/report"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server"
@@ -68,7 +70,7 @@ func startSuiteTargetCIMD(t *testing.T, opts local.Options, clk *clock.Offset, c
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inst.Close() })
-	a, err := conformance.NewFormApprover(inst.URL, "conformance", nil)
+	a, err := approve.NewFormApprover(inst.URL, "conformance", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func runSuite(t *testing.T, target conformance.Target) *conformance.Report {
 
 func reportText(rep *conformance.Report) string {
 	var b strings.Builder
-	_ = rep.WriteText(&b, conformance.TextOptions{})
+	_ = report.WriteText(&b, rep, report.TextOptions{})
 	return b.String()
 }
 
@@ -212,7 +214,7 @@ func TestConformanceMissingCapabilitiesSkip(t *testing.T) {
 
 func TestFormApproverReportsMissingPages(t *testing.T) {
 	base := startSuiteTarget(t, local.Options{Store: memory.New()}, nil).BaseURL
-	a, err := conformance.NewFormApprover(base, "", nil)
+	a, err := approve.NewFormApprover(base, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +229,7 @@ func TestFormApproverReportsMissingPages(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "HTTP 400") {
 		t.Errorf("unknown client: err = %v", err)
 	}
-	if _, err := conformance.NewFormApprover("not a url", "", nil); err == nil {
+	if _, err := approve.NewFormApprover("not a url", "", nil); err == nil {
 		t.Errorf("relative base URL accepted")
 	}
 	cs, err := a.Session(ctx)
@@ -262,7 +264,7 @@ func TestFormApproverFollowsLoginOnTheRedirectPort(t *testing.T) {
 	}
 	q := url.Values{"response_type": {"code"}, "client_id": {reg.ClientID}, "redirect_uri": {redirect},
 		"state": {"s-123"}, "code_challenge": {pkce.S256(verifier)}, "code_challenge_method": {"S256"}, "scope": {"mcp"}}
-	a, err := conformance.NewFormApprover(inst.URL, "port-sharer", nil)
+	a, err := approve.NewFormApprover(inst.URL, "port-sharer", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/internal/tsserver"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/servertest"
@@ -87,7 +87,7 @@ func runTSClient(t *testing.T, dir string, env *servertest.Env, redirect, metada
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	approver, err := conformance.NewFormApprover(env.URL, "ts-client", nil)
+	approver, err := approve.NewFormApprover(env.URL, "ts-client", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

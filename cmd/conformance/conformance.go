@@ -19,6 +19,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/report"
 	"github.com/mcpauth/mcpauth/creds"
 )
 
@@ -363,27 +364,23 @@ func writeReports(opts *Options, rep *conformance.Report) error {
 		}
 	}
 	// A pipe or a CI log gets every title whole: width 0.
-	err := rep.WriteText(text, conformance.TextOptions{
-		Color:   conformance.ColorFromEnv(opts.Getenv, tty),
+	err := report.WriteText(text, rep, report.TextOptions{
+		Color:   report.ColorFromEnv(opts.Getenv, tty),
 		Verbose: opts.Verbose,
 		Width:   width,
 	})
 	if err != nil {
 		return err
 	}
-	if opts.JSON != "" {
-		if err := writeTo(opts, opts.JSON, rep.WriteJSON); err != nil {
-			return fmt.Errorf("--json: %w", err)
+	for _, f := range []struct {
+		flag, path string
+		write      func(io.Writer, *conformance.Report) error
+	}{{"--json", opts.JSON, report.WriteJSON}, {"--junit", opts.JUnit, report.WriteJUnit}, {"--html", opts.HTML, report.WriteHTML}} {
+		if f.path == "" {
+			continue
 		}
-	}
-	if opts.JUnit != "" {
-		if err := writeTo(opts, opts.JUnit, rep.WriteJUnit); err != nil {
-			return fmt.Errorf("--junit: %w", err)
-		}
-	}
-	if opts.HTML != "" {
-		if err := writeTo(opts, opts.HTML, rep.WriteHTML); err != nil {
-			return fmt.Errorf("--html: %w", err)
+		if err := writeTo(opts, f.path, func(w io.Writer) error { return f.write(w, rep) }); err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
 		}
 	}
 	return nil

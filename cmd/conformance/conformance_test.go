@@ -19,6 +19,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/cmd/serve"
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/internal/iostreams"
 )
 
@@ -455,7 +456,7 @@ func TestMCPProfileAgainstServe(t *testing.T) {
 func TestSessionCookieAndAPIKey(t *testing.T) {
 	base := startServe(t)
 	ctx := context.Background()
-	a, err := conformance.NewFormApprover(base, "key-holder", nil)
+	a, err := approve.NewFormApprover(base, "key-holder", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

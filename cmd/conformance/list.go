@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/internal/tablefmt"
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/report"
 	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
@@ -51,7 +52,7 @@ func writeList(opts *Options, checks []conformance.Check) error {
 		tablefmt.Col("ID", tablefmt.Fixed), tablefmt.Col("AREA", tablefmt.Fixed), tablefmt.Col("SEVERITY", tablefmt.Fixed),
 		tablefmt.Col("NEEDS", tablefmt.Text), tablefmt.Col("TITLE", tablefmt.Text), tablefmt.Col("SOURCE", tablefmt.Text),
 	}}
-	if conformance.ColorFromEnv(opts.Getenv, opts.IO.StdoutTTY) {
+	if report.ColorFromEnv(opts.Getenv, opts.IO.StdoutTTY) {
 		re := lipgloss.NewRenderer(opts.IO.Out)
 		re.SetColorProfile(termenv.ANSI256)
 		bold := re.NewStyle().Bold(true)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/local"
@@ -72,7 +73,7 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 		t.Clock = c
 	}
 	if opts.BrowserCommand != "" {
-		a, err := conformance.NewCommandApprover(opts.BrowserCommand)
+		a, err := approve.NewCommandApprover(opts.BrowserCommand)
 		if err != nil {
 			return t, so, nop, err
 		}
@@ -82,13 +83,13 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 	}
 	switch opts.Approve {
 	case ApproveForm:
-		a, err := conformance.NewFormApprover(base, opts.Username, hc)
+		a, err := approve.NewFormApprover(base, opts.Username, hc)
 		if err != nil {
 			return t, so, nop, clierr.FlagErrorf("%v", err)
 		}
 		t.Approver = a
 	case ApproveManual:
-		t.Approver = conformance.NewManualApprover(opts.IO.In, opts.IO.ErrOut)
+		t.Approver = approve.NewManualApprover(opts.IO.In, opts.IO.ErrOut)
 		// One prompt at a time, and time for a person to answer it.
 		so.Parallel = 1
 		if so.PerCheckTimeout == 0 {
@@ -148,7 +149,7 @@ func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conforma
 		docs.Close()
 		st.Close()
 	}
-	a, err := conformance.NewFormApprover(inst.URL, opts.Username, hc)
+	a, err := approve.NewFormApprover(inst.URL, opts.Username, hc)
 	if err != nil {
 		cleanup()
 		return conformance.Target{}, so, func() {}, err

@@ -11,7 +11,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/internal/testenv"
 )
 
@@ -43,7 +43,7 @@ func init() {
 func approveInForms(base, authURL string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a, err := conformance.NewFormApprover(base, "locked-user", nil)
+	a, err := approve.NewFormApprover(base, "locked-user", nil)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/internal/syncbuf"
 )
 
@@ -47,7 +48,7 @@ func browse(authURL string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	a, err := conformance.NewFormApprover(u.Scheme+"://"+u.Host, "proxy-user", nil)
+	a, err := approve.NewFormApprover(u.Scheme+"://"+u.Host, "proxy-user", nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -321,7 +322,7 @@ func TestProxyE2ENoCredentialExits3(t *testing.T) {
 // MCPAUTH_TOKEN works as elsewhere: an API key read from Settings.
 func TestProxyE2EWithMCPAUTHTOKEN(t *testing.T) {
 	e := serve(t)
-	a, err := conformance.NewFormApprover(e.base, "key-user", nil)
+	a, err := approve.NewFormApprover(e.base, "key-user", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func TestProxyE2EWithMCPAUTHTOKEN(t *testing.T) {
 // the median and p99 of each. Run: go test ./cmd/proxy -run '^$' -bench ProxyLatency -benchtime 2000x
 func BenchmarkProxyLatency(b *testing.B) {
 	e := serve(b)
-	a, err := conformance.NewFormApprover(e.base, "bench-user", nil)
+	a, err := approve.NewFormApprover(e.base, "bench-user", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -552,7 +553,7 @@ func TestProxyE2EDeviceLoginWithoutBrowser(t *testing.T) {
 	if m == nil {
 		t.Fatalf("cannot read the verification URL and code:\n%s", stderr.String())
 	}
-	a, err := conformance.NewFormApprover(e.base, "device-proxy-user", nil)
+	a, err := approve.NewFormApprover(e.base, "device-proxy-user", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

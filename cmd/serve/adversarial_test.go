@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/cmd/serve"
-	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/internal/iostreams"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -104,7 +104,7 @@ func TestAdversarialLoad(t *testing.T) {
 
 	// Valid state created before the attack: an API key, a client, an
 	// authorization code not yet exchanged, six device codes.
-	approver, err := conformance.NewFormApprover(base, "victim", valid)
+	approver, err := approve.NewFormApprover(base, "victim", valid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestAdversarialLoad(t *testing.T) {
 	for i, dc := range devices {
 		wg.Go(func() {
 			time.Sleep(time.Duration(i) * 300 * time.Millisecond)
-			a, err := conformance.NewFormApprover(base, fmt.Sprintf("dev%d", i), valid)
+			a, err := approve.NewFormApprover(base, fmt.Sprintf("dev%d", i), valid)
 			if err == nil {
 				err = a.ApproveDevice(context.Background(), base+"/auth/device", dc.user)
 			}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
+	"github.com/mcpauth/mcpauth/conformance/report"
 	"github.com/mcpauth/mcpauth/pkce"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/devidp"
@@ -165,29 +167,29 @@ func waitHealthy(t *testing.T, base string) {
 
 func TestSeveralInstancesPassTheConformanceSuite(t *testing.T) {
 	c := startCluster(t, 2)
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "multi", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "multi", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	report := conformance.Run(context.Background(), conformance.Target{
+	rep := conformance.Run(context.Background(), conformance.Target{
 		BaseURL:  c.proxy.URL,
 		Approver: approver,
 		Clock:    &conformance.HTTPClock{URL: c.proxy.URL + "/api/test/clock"},
 	}, conformance.Options{Destructive: true})
-	sum := report.Summary()
+	sum := rep.Summary()
 	t.Logf("suite through 2 instances: %+v", sum)
 	// The instances run without --cimd-allow-private (as in production),
 	// so the metadata-document checks that need the target to fetch from
 	// the suite's loopback host skip, saying so; any other skip is a gap.
 	unexpectedSkips := 0
-	for _, r := range report.Results {
+	for _, r := range rep.Results {
 		if r.Verdict == conformance.VerdictSkip && !strings.Contains(r.Reason, "--cimd-private") {
 			unexpectedSkips++
 		}
 	}
-	if report.Failed() || sum.Fail > 0 || unexpectedSkips > 0 {
+	if rep.Failed() || sum.Fail > 0 || unexpectedSkips > 0 {
 		var b strings.Builder
-		_ = report.WriteText(&b, conformance.TextOptions{})
+		_ = report.WriteText(&b, rep, report.TextOptions{})
 		t.Fatalf("conformance through two instances failed:\n%s", b.String())
 	}
 }
@@ -195,7 +197,7 @@ func TestSeveralInstancesPassTheConformanceSuite(t *testing.T) {
 func TestSeveralInstancesSingleUseAndKeys(t *testing.T) {
 	c := startCluster(t, 2)
 	ctx := context.Background()
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "dana", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "dana", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +272,7 @@ func TestKilledInstanceMidDeviceFlow(t *testing.T) {
 	}
 	_ = c.instances[0].cmd.Wait()
 
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "eve", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "eve", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +338,7 @@ func decodeJSON(t *testing.T, resp *http.Response, v any) {
 func TestSeveralInstancesRefreshSingleUse(t *testing.T) {
 	c := startCluster(t, 2)
 	ctx := context.Background()
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "erin", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "erin", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

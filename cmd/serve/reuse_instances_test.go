@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 )
 
 // Two `mcpauth serve` processes on one PostgreSQL database, both with a
@@ -33,7 +33,7 @@ func TestSeveralInstancesRefreshReuseInterval(t *testing.T) {
 		VerificationURI string `json:"verification_uri"`
 	}
 	decodeJSON(t, resp, &d)
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "fay", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "fay", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

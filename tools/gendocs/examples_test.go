@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/internal/testenv"
 )
 
@@ -28,7 +28,7 @@ const browserEnv = "MCPAUTH_DOCS_BROWSER"
 
 func TestMain(m *testing.M) {
 	if base := os.Getenv(browserEnv); base != "" {
-		if err := approve(base, os.Args[len(os.Args)-1]); err != nil {
+		if err := browse(base, os.Args[len(os.Args)-1]); err != nil {
 			fmt.Fprintf(os.Stderr, "docs browser: %v\n", err)
 			os.Exit(1)
 		}
@@ -37,10 +37,10 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m))
 }
 
-func approve(base, authURL string) error {
+func browse(base, authURL string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	a, err := conformance.NewFormApprover(base, "reader", nil)
+	a, err := approve.NewFormApprover(base, "reader", nil)
 	if err != nil {
 		return err
 	}

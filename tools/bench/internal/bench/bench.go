@@ -22,7 +22,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/local"
@@ -453,7 +453,7 @@ const benchRedirect = "http://127.0.0.1:9/callback"
 // returns the measured paths of the reference server.
 func localPaths(ctx context.Context, base, bareURL string, client *http.Client, storeLabel string, codesPerSlice int, progress func(string, ...any)) ([]*path, error) {
 	targets := storeTargets[storeLabel]
-	approver, err := conformance.NewFormApprover(base, "bench", nil)
+	approver, err := approve.NewFormApprover(base, "bench", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +478,7 @@ func localPaths(ctx context.Context, base, bareURL string, client *http.Client, 
 		req  *flows.AuthRequest
 		code string
 	}
-	issue := func(ctx context.Context, a *conformance.FormApprover) (grant, error) {
+	issue := func(ctx context.Context, a *approve.FormApprover) (grant, error) {
 		req, err := authCfg.NewRequest(benchRedirect)
 		if err != nil {
 			return grant{}, err
@@ -508,9 +508,9 @@ func localPaths(ctx context.Context, base, bareURL string, client *http.Client, 
 	// the ratio for a reason outside the server.
 	// An approver takes one consent at a time: several, each with a session
 	// of its own, issue a slice's supply in a fraction of the time.
-	issuers := []*conformance.FormApprover{approver}
+	issuers := []*approve.FormApprover{approver}
 	for len(issuers) < 8 {
-		a, err := conformance.NewFormApprover(base, "bench", nil)
+		a, err := approve.NewFormApprover(base, "bench", nil)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package conformance
+package approve
 
 import (
 	"bytes"
@@ -15,7 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/redact"
 )
 
 // CommandApprover hands each authorization request to a program of the
@@ -43,7 +45,7 @@ type CommandApprover struct {
 	arrived int
 }
 
-var _ Approver = (*CommandApprover)(nil)
+var _ conformance.Approver = (*CommandApprover)(nil)
 
 // ActionEnv names the environment variable that tells the program what to
 // press.
@@ -112,7 +114,7 @@ const maxStrays = 8
 func arrival(r *http.Request) string {
 	u := *r.URL
 	u.Scheme, u.Host = "http", r.Host
-	return r.Method + " " + shown(&u)
+	return r.Method + " " + redact.ElideGrants(&u)
 }
 
 // straysSince are the unexpected arrivals after the first n, for the
@@ -127,12 +129,12 @@ func (a *CommandApprover) straysSince(n int) string {
 	return "; meanwhile the redirect listener received, for no waiting request: " + strings.Join(a.strays[len(a.strays)-k:], ", ")
 }
 
-// ApproveConsent implements Approver.
+// ApproveConsent implements conformance.Approver.
 func (a *CommandApprover) ApproveConsent(ctx context.Context, authURL string) (*url.URL, error) {
 	return a.drive(ctx, authURL, "approve")
 }
 
-// DenyConsent implements Approver.
+// DenyConsent implements conformance.Approver.
 func (a *CommandApprover) DenyConsent(ctx context.Context, authURL string) (*url.URL, error) {
 	return a.drive(ctx, authURL, "deny")
 }
@@ -224,32 +226,22 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 
 const commandScope = "--browser-command drives authorization requests only; use --approve=form or --approve=manual for "
 
-// ApproveDevice implements Approver: out of the program's reach.
+// ApproveDevice implements conformance.Approver: out of the program's reach.
 func (a *CommandApprover) ApproveDevice(context.Context, string, string) error {
-	return Skip(commandScope + "device codes")
+	return conformance.Skip(commandScope + "device codes")
 }
 
-// DenyDevice implements Approver: out of the program's reach.
+// DenyDevice implements conformance.Approver: out of the program's reach.
 func (a *CommandApprover) DenyDevice(context.Context, string, string) error {
-	return Skip(commandScope + "device codes")
+	return conformance.Skip(commandScope + "device codes")
 }
 
-// APIKey implements Approver: out of the program's reach.
+// APIKey implements conformance.Approver: out of the program's reach.
 func (a *CommandApprover) APIKey(context.Context) (string, error) {
-	return "", Skip(commandScope + "the API key in Settings")
+	return "", conformance.Skip(commandScope + "the API key in Settings")
 }
 
-// RegenerateAPIKey implements Approver: out of the program's reach.
+// RegenerateAPIKey implements conformance.Approver: out of the program's reach.
 func (a *CommandApprover) RegenerateAPIKey(context.Context) (string, string, error) {
-	return "", "", Skip(commandScope + "the API key in Settings")
-}
-
-// redirectURI is the redirect URI the mcp profile's client registers: the
-// approver's own listener when it has one, else the fixed loopback URI
-// nothing listens on (the approver stops at the redirect).
-func (e *Env) redirectURI() string {
-	if r, ok := e.target.Approver.(interface{ RedirectURI() string }); ok {
-		return r.RedirectURI()
-	}
-	return loopbackRedirect
+	return "", "", conformance.Skip(commandScope + "the API key in Settings")
 }

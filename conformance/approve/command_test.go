@@ -1,4 +1,4 @@
-package conformance
+package approve
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -48,7 +49,7 @@ echo "http://127.0.0.1:43117/callback?code=c-$MCPAUTH_CONFORMANCE_ACTION&state=$
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	authURL := "https://as.example/authorize?" + url.Values{"state": {"s1"}, "redirect_uri": {loopbackRedirect}}.Encode()
+	authURL := "https://as.example/authorize?" + url.Values{"state": {"s1"}, "redirect_uri": {conformance.RedirectURI}}.Encode()
 	for action, send := range map[string]func(context.Context, string) (*url.URL, error){"approve": a.ApproveConsent, "deny": a.DenyConsent} {
 		u, err := send(ctx, authURL)
 		if err != nil {

@@ -1,37 +1,39 @@
-package conformance
+package report
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/conformance"
 )
 
 // SkipHint is one way to run checks a report skipped: the options of
 // `mcpauth conformance` that meet a need, and how many skipped checks
 // lacked exactly that.
 type SkipHint struct {
-	Need    Need
+	Need    conformance.Need
 	Checks  int
 	Options string
 }
 
 // needOptions names, in the CLI's flags, what meets n.
-func needOptions(n Need) string {
+func needOptions(n conformance.Need) string {
 	switch n {
-	case NeedApproval:
+	case conformance.NeedApproval:
 		return "--approve=form (signs in as --username at a development identity provider), --approve=manual to approve yourself, " +
 			"or --browser-command CMD (your program drives a browser through any sign-in page)"
-	case NeedTimeTravel:
+	case conformance.NeedTimeTravel:
 		return "--clock-url <base_url>/api/test/clock (mcpauth serve --test-clock), or --real-time for waits of up to a minute"
-	case NeedAPIKey:
+	case conformance.NeedAPIKey:
 		return "--api-key-file FILE, or --approve=form to read the key from Settings"
-	case NeedDestructive:
+	case conformance.NeedDestructive:
 		return "--destructive (the test user's API key is regenerated)"
-	case NeedSession:
+	case conformance.NeedSession:
 		return "--session-cookie-file FILE, or --approve=form to sign in"
-	case NeedClockURL:
+	case conformance.NeedClockURL:
 		return "--clock-url <base_url>/api/test/clock (mcpauth serve --test-clock)"
-	case NeedCIMDPrivate:
+	case conformance.NeedCIMDPrivate:
 		return "--cimd-private (mcpauth serve --cimd-allow-private, trusting --cimd-cert)"
 	}
 	return n.String()
@@ -40,10 +42,10 @@ func needOptions(n Need) string {
 // SkipHints groups the checks skipped for an unmet need, largest group
 // first. Checks that skipped themselves (the target lacks what they test)
 // are not in it: no option runs them.
-func (r *Report) SkipHints() []SkipHint {
-	count := map[Need]int{}
+func SkipHints(r *conformance.Report) []SkipHint {
+	count := map[conformance.Need]int{}
 	for _, res := range r.Results {
-		if res.Verdict == VerdictSkip && res.Unmet != 0 {
+		if res.Verdict == conformance.VerdictSkip && res.Unmet != 0 {
 			count[res.Unmet]++
 		}
 	}
@@ -63,10 +65,10 @@ func (r *Report) SkipHints() []SkipHint {
 // unsignedNote says plainly, under the verdict line, how many checks did
 // not run for want of a sign-in: a PASS without them says little about the
 // authorization flow. "" when none.
-func unsignedNote(results []Result) string {
+func unsignedNote(results []conformance.Result) string {
 	n := 0
 	for _, res := range results {
-		if res.Verdict == VerdictSkip && res.Unmet == NeedApproval {
+		if res.Verdict == conformance.VerdictSkip && res.Unmet == conformance.NeedApproval {
 			n++
 		}
 	}

@@ -1,4 +1,4 @@
-package conformance
+package approve
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
 
@@ -51,8 +52,12 @@ type FormApprover struct {
 	sessions int          // times auth_token was set
 }
 
-var _ Approver = (*FormApprover)(nil)
-var _ SessionSource = (*FormApprover)(nil)
+var _ conformance.Approver = (*FormApprover)(nil)
+var _ conformance.SessionSource = (*FormApprover)(nil)
+
+// maxPage bounds every page the approver reads, as the suite bounds every
+// answer it reads.
+const maxPage = 4 << 20
 
 // NewFormApprover returns an approver for the service at baseURL, logging in as
 // username. hc supplies the transport and timeout (nil: defaults); the
@@ -148,7 +153,7 @@ func (a *FormApprover) visit(ctx context.Context, req request, stop func(*url.UR
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s %s: %w", req.method, req.url, err)
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxPage))
 		resp.Body.Close()
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", req.url, err)
@@ -221,7 +226,7 @@ func (a *FormApprover) get(path string) request {
 	return request{method: "GET", url: u}
 }
 
-// ApproveConsent implements Approver.
+// ApproveConsent implements conformance.Approver.
 func (a *FormApprover) ApproveConsent(ctx context.Context, authURL string) (*url.URL, error) {
 	return a.consent(ctx, authURL, "approve")
 }
@@ -245,7 +250,7 @@ func (a *FormApprover) Browse(ctx context.Context, authURL string) error {
 	return resp.Body.Close()
 }
 
-// DenyConsent implements Approver.
+// DenyConsent implements conformance.Approver.
 func (a *FormApprover) DenyConsent(ctx context.Context, authURL string) (*url.URL, error) {
 	return a.consent(ctx, authURL, "deny")
 }
@@ -282,12 +287,12 @@ func (a *FormApprover) consent(ctx context.Context, authURL, action string) (*ur
 	return loc, nil
 }
 
-// ApproveDevice implements Approver.
+// ApproveDevice implements conformance.Approver.
 func (a *FormApprover) ApproveDevice(ctx context.Context, verificationURI, userCode string) error {
 	return a.device(ctx, verificationURI, userCode, "approve")
 }
 
-// DenyDevice implements Approver.
+// DenyDevice implements conformance.Approver.
 func (a *FormApprover) DenyDevice(ctx context.Context, verificationURI, userCode string) error {
 	return a.device(ctx, verificationURI, userCode, "deny")
 }
@@ -328,7 +333,7 @@ func (a *FormApprover) device(ctx context.Context, verificationURI, userCode, ac
 	return nil
 }
 
-// APIKey implements Approver: it reads the key from /settings.
+// APIKey implements conformance.Approver: it reads the key from /settings.
 func (a *FormApprover) APIKey(ctx context.Context) (string, error) {
 	release, err := a.acquire(ctx)
 	if err != nil {
@@ -353,7 +358,7 @@ func (a *FormApprover) readKey(ctx context.Context) (string, error) {
 	return k, nil
 }
 
-// RegenerateAPIKey implements Approver.
+// RegenerateAPIKey implements conformance.Approver.
 func (a *FormApprover) RegenerateAPIKey(ctx context.Context) (string, string, error) {
 	release, err := a.acquire(ctx)
 	if err != nil {
@@ -388,7 +393,7 @@ func (a *FormApprover) RegenerateAPIKey(ctx context.Context) (string, string, er
 	return old, next, nil
 }
 
-// Session implements SessionSource: it logs in unless the jar already holds
+// Session implements conformance.SessionSource: it logs in unless the jar already holds
 // auth_token, and returns the service's cookies.
 func (a *FormApprover) Session(ctx context.Context) ([]*http.Cookie, error) {
 	release, err := a.acquire(ctx)
@@ -418,7 +423,7 @@ func (a *FormApprover) Session(ctx context.Context) ([]*http.Cookie, error) {
 	return cs, nil
 }
 
-// SignInFrom implements SignInFollower: a fresh browser (its own cookie
+// SignInFrom implements conformance.SignInFollower: a fresh browser (its own cookie
 // jar, so the approver's session is untouched) opens path and signs in at
 // the identity provider; the response that sets the session cookie is
 // intercepted before Go's client parses its Location (a hostile one may not

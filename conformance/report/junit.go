@@ -1,4 +1,4 @@
-package conformance
+package report
 
 import (
 	"encoding/xml"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/mcpauth/mcpauth/conformance"
 )
 
 // JUnit XML as CI systems read it: one testsuite per area, one testcase per
@@ -67,7 +69,7 @@ type junitSkipped struct {
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
 // WriteJUnit writes the report as JUnit XML.
-func (r *Report) WriteJUnit(w io.Writer) error {
+func WriteJUnit(w io.Writer, r *conformance.Report) error {
 	stale := map[string]string{}
 	for _, s := range r.Stale {
 		id, _, _ := strings.Cut(s, ":")
@@ -93,22 +95,22 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			case res.Expected:
 				c.Properties.Props = append(c.Properties.Props, junitProp{Name: "expected_failure", Value: "true"})
 				c.Skipped = &junitSkipped{Message: "expected failure (baseline): " + res.Reason}
-			case res.Verdict == VerdictFail:
+			case res.Verdict == conformance.VerdictFail:
 				c.Failure = &junitMessage{Message: res.Reason, Type: "must", Body: res.Reason}
-			case res.Verdict == VerdictWarn:
+			case res.Verdict == conformance.VerdictWarn:
 				c.SystemOut = "WARNING: " + res.Reason
-			case res.Verdict == VerdictSkip:
+			case res.Verdict == conformance.VerdictSkip:
 				c.Skipped = &junitSkipped{Message: res.Reason}
-			case res.Verdict == VerdictInconclusive:
+			case res.Verdict == conformance.VerdictInconclusive:
 				// Not judged: skipped, so no CI turns red on the suite's own limits.
 				c.Skipped = &junitSkipped{Message: "inconclusive: " + res.Reason}
 				if res.Flag != "" {
 					c.Properties.Props = append(c.Properties.Props, junitProp{Name: "flag", Value: res.Flag})
 				}
-			case res.Verdict == VerdictBlocked:
+			case res.Verdict == conformance.VerdictBlocked:
 				c.Skipped = &junitSkipped{Message: res.Reason} // "blocked by MCP-xx: …"
 				c.Properties.Props = append(c.Properties.Props, junitProp{Name: "blocked_by", Value: res.BlockedBy})
-			case res.Verdict == VerdictInfo:
+			case res.Verdict == conformance.VerdictInfo:
 				c.SystemOut = "INFO: " + res.Reason
 			}
 			if len(res.Exchanges) > 0 {
@@ -148,4 +150,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		return fmt.Errorf("writing JUnit report: %w", err)
 	}
 	return nil
+}
+
+// transcriptText renders exchanges one after another.
+func transcriptText(exs []conformance.Exchange) string {
+	parts := make([]string, len(exs))
+	for i, x := range exs {
+		parts[i] = x.Text()
+	}
+	return strings.Join(parts, "\n")
 }

@@ -1,4 +1,4 @@
-package conformance
+package report
 
 import (
 	_ "embed"
@@ -7,14 +7,16 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/mcpauth/mcpauth/conformance"
 )
 
 // WriteHTML writes the report as one self-contained HTML page (no scripts,
 // styles inline, nothing fetched): the summary, the checks grouped by area
 // and, under each check that did not pass, its reason and the HTTP
 // exchanges that led to the verdict, secrets redacted.
-func (r *Report) WriteHTML(w io.Writer) error {
-	if err := htmlReport().Execute(w, r.htmlView()); err != nil {
+func WriteHTML(w io.Writer, r *conformance.Report) error {
+	if err := htmlReport().Execute(w, newHTMLView(r)); err != nil {
 		return fmt.Errorf("writing HTML report: %w", err)
 	}
 	return nil
@@ -30,35 +32,34 @@ type htmlView struct {
 	Started  string
 	Duration string
 	Failed   bool
-	Summary  Summary
+	Summary  conformance.Summary
 	Areas    []htmlArea
 	Stale    []string
 }
 
 type htmlArea struct {
 	Name    string
-	Summary Summary
+	Summary conformance.Summary
 	Results []htmlResult
 }
 
 type htmlResult struct {
-	Result
+	conformance.Result
 	Mark     string
 	Class    string
 	Duration string
 	Open     bool // a failure is shown unfolded
 }
 
-func (r *Report) htmlView() htmlView {
+func newHTMLView(r *conformance.Report) htmlView {
 	v := htmlView{Target: r.Target, Started: r.Started.UTC().Format(time.RFC3339), Duration: fmtDuration(r.Duration),
 		Failed: r.Failed(), Summary: r.Summary(), Stale: r.Stale}
 	for _, results := range byArea(r.Results) {
-		a := htmlArea{Name: results[0].Area}
+		a := htmlArea{Name: results[0].Area, Summary: (&conformance.Report{Results: results}).Summary()}
 		for _, res := range results {
-			a.Summary.add(res.Verdict)
 			mark, class := verdictMark(res)
 			a.Results = append(a.Results, htmlResult{Result: res, Mark: mark, Class: class, Duration: fmtDuration(res.Duration),
-				Open: res.Verdict == VerdictFail && !res.Expected})
+				Open: res.Verdict == conformance.VerdictFail && !res.Expected})
 		}
 		v.Areas = append(v.Areas, a)
 	}
@@ -66,21 +67,21 @@ func (r *Report) htmlView() htmlView {
 }
 
 // verdictMark is the symbol the text report uses, and a CSS class.
-func verdictMark(res Result) (string, string) {
+func verdictMark(res conformance.Result) (string, string) {
 	switch {
 	case res.Expected:
 		return "x", "expected"
-	case res.Verdict == VerdictPass:
+	case res.Verdict == conformance.VerdictPass:
 		return "✓", "pass"
-	case res.Verdict == VerdictFail:
+	case res.Verdict == conformance.VerdictFail:
 		return "✗", "fail"
-	case res.Verdict == VerdictWarn:
+	case res.Verdict == conformance.VerdictWarn:
 		return "!", "warn"
-	case res.Verdict == VerdictInfo:
+	case res.Verdict == conformance.VerdictInfo:
 		return "i", "info"
-	case res.Verdict == VerdictInconclusive:
+	case res.Verdict == conformance.VerdictInconclusive:
 		return "?", "inconclusive"
-	case res.Verdict == VerdictBlocked:
+	case res.Verdict == conformance.VerdictBlocked:
 		return "⊘", "blocked"
 	}
 	return "−", "skip"

@@ -1,4 +1,4 @@
-package conformance
+package report
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
@@ -38,7 +39,7 @@ func ColorFromEnv(getenv func(string) string, isTerminal bool) bool {
 // check found something), ? inconclusive (the suite's setup failed: not a
 // failure of the server), ⊘ blocked (a step another check reports failed),
 // − skipped.
-func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
+func WriteText(w io.Writer, r *conformance.Report, opts TextOptions) error {
 	re := lipgloss.NewRenderer(w)
 	if opts.Color {
 		re.SetColorProfile(termenv.ANSI256)
@@ -71,17 +72,17 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 		switch {
 		case res.Expected:
 			mark = skip.Render("x")
-		case res.Verdict == VerdictPass:
+		case res.Verdict == conformance.VerdictPass:
 			mark = pass.Render("✓")
-		case res.Verdict == VerdictFail:
+		case res.Verdict == conformance.VerdictFail:
 			mark = fail.Render("✗")
-		case res.Verdict == VerdictWarn:
+		case res.Verdict == conformance.VerdictWarn:
 			mark = warn.Render("!")
-		case res.Verdict == VerdictInfo:
+		case res.Verdict == conformance.VerdictInfo:
 			mark = skip.Render("i")
-		case res.Verdict == VerdictInconclusive:
+		case res.Verdict == conformance.VerdictInconclusive:
 			mark = warn.Render("?")
-		case res.Verdict == VerdictBlocked:
+		case res.Verdict == conformance.VerdictBlocked:
 			mark = skip.Render("⊘")
 		default:
 			mark = skip.Render("−")
@@ -99,14 +100,14 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 		if res.Flag != "" {
 			note += " (to run it: " + res.Flag + ")"
 		}
-		if note != "" && res.Verdict != VerdictPass {
+		if note != "" && res.Verdict != conformance.VerdictPass {
 			st := reason
 			switch {
-			case res.Expected || res.Verdict == VerdictSkip || res.Verdict == VerdictInfo || res.Verdict == VerdictBlocked:
+			case res.Expected || res.Verdict == conformance.VerdictSkip || res.Verdict == conformance.VerdictInfo || res.Verdict == conformance.VerdictBlocked:
 				st = st.Inherit(skip)
-			case res.Verdict == VerdictFail:
+			case res.Verdict == conformance.VerdictFail:
 				st = st.Inherit(fail.UnsetBold())
-			case res.Verdict == VerdictWarn || res.Verdict == VerdictInconclusive:
+			case res.Verdict == conformance.VerdictWarn || res.Verdict == conformance.VerdictInconclusive:
 				st = st.Inherit(warn)
 			}
 			lay.note(&b, st, note)
@@ -148,7 +149,7 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	if note := unsignedNote(r.Results); note != "" {
 		lay.note(&b, reason.UnsetPaddingLeft().Inherit(warn), note)
 	}
-	lay.writeSkipHints(&b, r.SkipHints())
+	lay.writeSkipHints(&b, SkipHints(r))
 	if s.Inconclusive > 0 {
 		lay.note(&b, reason.UnsetPaddingLeft().Inherit(warn), fmt.Sprintf(
 			"%d inconclusive: the suite could not complete their setup, so the server was not judged there; they do not fail the run", s.Inconclusive))
@@ -178,7 +179,7 @@ type layout struct {
 }
 
 // newLayout gives titles the columns a row leaves beside its duration.
-func newLayout(results []Result, width int) layout {
+func newLayout(results []conformance.Result, width int) layout {
 	l := layout{width: width}
 	durW := 0
 	for _, res := range results {

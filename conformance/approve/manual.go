@@ -1,4 +1,4 @@
-package conformance
+package approve
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/mcpauth/mcpauth/conformance"
 )
 
 // ManualApprover asks a person to act as the test user: it prints what to do
@@ -22,7 +24,7 @@ type ManualApprover struct {
 	key string
 }
 
-var _ Approver = (*ManualApprover)(nil)
+var _ conformance.Approver = (*ManualApprover)(nil)
 
 // NewManualApprover reads answers from in, one per line, and prompts on out.
 func NewManualApprover(in io.Reader, out io.Writer) *ManualApprover {
@@ -61,12 +63,12 @@ func (m *ManualApprover) ask(ctx context.Context, format string, args ...any) (s
 	}
 }
 
-// ApproveConsent implements Approver.
+// ApproveConsent implements conformance.Approver.
 func (m *ManualApprover) ApproveConsent(ctx context.Context, authURL string) (*url.URL, error) {
 	return m.consent(ctx, authURL, "APPROVE")
 }
 
-// DenyConsent implements Approver.
+// DenyConsent implements conformance.Approver.
 func (m *ManualApprover) DenyConsent(ctx context.Context, authURL string) (*url.URL, error) {
 	return m.consent(ctx, authURL, "DENY")
 }
@@ -89,19 +91,19 @@ func (m *ManualApprover) consent(ctx context.Context, authURL, action string) (*
 	return u, nil
 }
 
-// ApproveDevice implements Approver.
+// ApproveDevice implements conformance.Approver.
 func (m *ManualApprover) ApproveDevice(ctx context.Context, verificationURI, userCode string) error {
 	_, err := m.ask(ctx, "Open %s, enter the code %s and APPROVE. Press Enter when done.", verificationURI, userCode)
 	return err
 }
 
-// DenyDevice implements Approver.
+// DenyDevice implements conformance.Approver.
 func (m *ManualApprover) DenyDevice(ctx context.Context, verificationURI, userCode string) error {
 	_, err := m.ask(ctx, "Open %s, enter the code %s and DENY. Press Enter when done.", verificationURI, userCode)
 	return err
 }
 
-// APIKey implements Approver.
+// APIKey implements conformance.Approver.
 func (m *ManualApprover) APIKey(ctx context.Context) (string, error) {
 	m.mu.Lock()
 	k := m.key
@@ -119,7 +121,7 @@ func (m *ManualApprover) APIKey(ctx context.Context) (string, error) {
 	return k, nil
 }
 
-// RegenerateAPIKey implements Approver.
+// RegenerateAPIKey implements conformance.Approver.
 func (m *ManualApprover) RegenerateAPIKey(ctx context.Context) (string, string, error) {
 	old, err := m.APIKey(ctx)
 	if err != nil {
