@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/tsserver"
@@ -28,27 +27,8 @@ func labOIDCProvider(t *testing.T, bin string, g *grid) {
 	c.loginArgs = []string{"--no-dpop"}
 	serverFlowsWith(t, g, r, c, rs.MCPURL, issuer, as, map[string]func(t *testing.T) outcome{
 		"conformance": func(t *testing.T) outcome { return oidcConformance(t, newCLI(t, bin), rs.MCPURL) },
-		"DPoP": func(t *testing.T) outcome {
-			d := newCLI(t, bin)
-			d.must("login", rs.MCPURL, "--timeout", "60s")
-			code, out, stderr := d.run("ping", rs.MCPURL)
-			if code == 0 {
-				t.Errorf("ping with a DPoP-bound token passes now against a Bearer-only MCP server: make this cell a pass\n%s%s", out, stderr)
-				return pass("")
-			}
-			if code != 3 || !strings.Contains(stderr, "takes only Bearer tokens") || !strings.Contains(stderr, "--no-dpop") {
-				t.Fatalf("ping with a DPoP-bound token: exit %d, want 3 naming --no-dpop\n%s", code, stderr)
-			}
-			return known(dpopQuirk)
-		},
-		"device": func(t *testing.T) outcome {
-			d := newCLI(t, bin)
-			d.device(rs.MCPURL, "--no-dpop")
-			if status := initializeStatus(t, rs.MCPURL, d.token(rs.MCPURL)); status != 200 {
-				t.Fatalf("the MCP server answered %d to the device login's token", status)
-			}
-			return pass("")
-		},
+		"DPoP":        func(t *testing.T) outcome { return dpopRefused(t, newCLI(t, bin), rs.MCPURL) },
+		"device":      func(t *testing.T) outcome { return deviceLogin(t, newCLI(t, bin), rs.MCPURL, "--no-dpop") },
 		"machine": func(t *testing.T) outcome {
 			m := newCLI(t, bin)
 			m.must("login", rs.MCPURL, "--client-credentials", "--client-id", ccID, "--client-secret", ccSecret, "--no-dpop")

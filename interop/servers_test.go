@@ -128,3 +128,13 @@ func concurrentRefresh(t *testing.T, c *cli, mcpURL string, as *nodeProc, ttl ti
 	}
 	return pass("")
 }
+
+// deviceLogin is the device cell: mcpauth device (with args), approved in
+// the lab's browser, and its token accepted by the MCP server.
+func deviceLogin(t *testing.T, d *cli, mcpURL string, args ...string) outcome {
+	d.device(mcpURL, args...)
+	if status := initializeStatus(t, mcpURL, d.token(mcpURL)); status != 200 {
+		t.Fatalf("the MCP server answered %d to the device login's token", status)
+	}
+	return pass("")
+}
