@@ -52,6 +52,7 @@ func TestLab(t *testing.T) {
 		component(t, "oauth2-mock-server", func(t *testing.T) { labOAuth2Mock(t, bin, servers) })
 		component(t, "workers-oauth-provider", func(t *testing.T) { labWorkers(t, bin, servers) })
 		component(t, "better-auth", func(t *testing.T) { labBetterAuth(t, bin, servers) })
+		component(t, "hydra", func(t *testing.T) { labHydra(t, bin, servers) })
 		component(t, "ts-demo", func(t *testing.T) { labTSDemo(t, bin, servers) })
 		component(t, "mcp-remote", func(t *testing.T) { labMCPRemote(t, clients) })
 		component(t, "ts-client", func(t *testing.T) { labTSClient(t, clients) })

@@ -65,18 +65,19 @@ func oidcConformance(t *testing.T, c *cli, mcpURL string) outcome {
 // runWithDriver runs the MCP profile with --browser-command and the example
 // driver, signing in as the lab's user (the password every AS of the lab
 // takes for alice).
-func runWithDriver(t *testing.T, c *cli, mcpURL string) (int, labReport) {
+func runWithDriver(t *testing.T, c *cli, mcpURL string, args ...string) (int, labReport) {
 	t.Helper()
 	driver := buildDriver(t)
-	c.env = append(c.env, "MCPAUTH_DRIVER_USERNAME=alice", "MCPAUTH_DRIVER_PASSWORD=alice-password")
-	return runConformance(t, c, mcpURL, "--browser-command", driver)
+	c.env = append(c.env, "MCPAUTH_DRIVER_USERNAME=alice", "MCPAUTH_DRIVER_PASSWORD="+labPassword)
+	return runConformance(t, c, mcpURL, append([]string{"--browser-command", driver}, args...)...)
 }
 
 // driverConformance is the conformance cell with the example driver on an
 // AS's sign-in and consent pages (named by pages), without a list of
 // expected findings: the note names them, as conformanceReport's does.
-func driverConformance(t *testing.T, c *cli, mcpURL, pages string) outcome {
-	_, rep := runWithDriver(t, c, mcpURL)
+// args are more flags for the suite.
+func driverConformance(t *testing.T, c *cli, mcpURL, pages string, args ...string) outcome {
+	_, rep := runWithDriver(t, c, mcpURL, args...)
 	t.Logf("verdicts: %v", rep.Summary)
 	return pass("`--browser-command` with the example driver (`conformance/drivers/formlogin`) on " + pages + ": " + rep.note())
 }

@@ -24,7 +24,7 @@ const dpopQuirk = "the AS advertises DPoP (`dpop_signing_alg_values_supported`, 
 // in front of the lab's resource server at mcpURL, in order (each flow
 // after login uses the stored credential): the common flows here, the
 // AS-specific ones (device, machine, and any override) from own.
-func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer string, as *nodeProc, own map[string]func(t *testing.T) outcome) {
+func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer string, as grantCounter, own map[string]func(t *testing.T) outcome) {
 	common := map[string]func(t *testing.T) outcome{
 		"discover": func(t *testing.T) outcome {
 			out, _ := c.must("discover", mcpURL, "-o", "json")
@@ -85,6 +85,10 @@ func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer s
 	}
 }
 
+// grantCounter counts the lines of an AS's log that contain a string: its
+// refreshLine for each refresh grant it answered.
+type grantCounter interface{ count(s string) int }
+
 // concurrentRefresh waits until the stored access token (lifetime ttl) is
 // inside the CLI's refresh margin (a quarter of its lifetime,
 // flows.RefreshMargin), then starts four mcpauth token processes at once:
@@ -93,7 +97,7 @@ func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer s
 // refreshes; the others find its fresh token under the lock. The AS logs
 // each refresh grant it answers (a line "GRANT refresh_token"), which
 // proves it happened, and that a fresh token is not refreshed again.
-func concurrentRefresh(t *testing.T, c *cli, mcpURL string, as *nodeProc, ttl time.Duration) outcome {
+func concurrentRefresh(t *testing.T, c *cli, mcpURL string, as grantCounter, ttl time.Duration) outcome {
 	c.token(mcpURL)
 	time.Sleep(ttl - flows.RefreshMargin(ttl) + time.Second) // real time: the AS's clock is real
 	before := as.count(refreshLine)
