@@ -61,6 +61,10 @@ func labHydra(t *testing.T, bin string, g *grid) {
 			// concurrent update"), which would make the verdicts vary.
 			return driverConformance(t, newCLI(t, bin), rs.MCPURL, "the sign-in and consent pages of the lab's login and consent app, one check at a time (`--parallel 1`: the in-memory SQLite of `DSN=memory` refuses concurrent writes)", "--parallel", "1")
 		},
+		"refresh": func(t *testing.T) outcome {
+			concurrentRefresh(t, c, rs.MCPURL, p, labAccessTTL)
+			return pass("refresh tokens rotate. Hydra checks a refreshed grant's audience against the client's registered audiences, not the consent's, so the login and consent app also adds the granted resource to the client's audiences (admin API); without that Hydra refuses the refresh (`invalid_request`: \"Requested audience … has not been whitelisted by the OAuth 2.0 Client\")")
+		},
 		"device": func(t *testing.T) outcome {
 			return na("no `device_authorization_endpoint` (Hydra 2.3 has no device flow)")
 		},
