@@ -39,9 +39,10 @@ func init() {
 }
 
 // browse opens start and keeps submitting the page's form, filling fields
-// from signIn and fill, until a request leaves the authorization server
-// for another origin (a client's loopback callback, which is then
-// requested as a browser would and returned), or a page has no form left
+// from signIn and fill, until a request goes to the client's callback (its
+// loopback redirect_uri, which is then requested as a browser would and
+// returned; the pages may be on other origins than the AS's, as Hydra's
+// login and consent app), or a page has no form left
 // (the end of a device flow: nil, nil). Bounded to 12 pages.
 func browse(start string, fill map[string]string, timeout time.Duration) (*url.URL, error) {
 	first, err := url.Parse(start)
@@ -49,12 +50,18 @@ func browse(start string, fill map[string]string, timeout time.Duration) (*url.U
 		return nil, fmt.Errorf("browser: %w", err)
 	}
 	var callback *url.URL
+	// The client's callback is the request's redirect_uri; without one
+	// (the device flow's page), any other origin than the AS's.
+	isCallback := func(u *url.URL) bool { return u.Host != first.Host }
+	if r, err := url.Parse(first.Query().Get("redirect_uri")); err == nil && r.Host != "" {
+		isCallback = func(u *url.URL) bool { return u.Scheme == r.Scheme && u.Host == r.Host && u.Path == r.Path }
+	}
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar, Timeout: timeout, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 10 {
 			return errors.New("more than 10 redirects")
 		}
-		if req.URL.Host != first.Host && callback == nil {
+		if callback == nil && isCallback(req.URL) {
 			callback = req.URL
 		}
 		return nil

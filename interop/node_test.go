@@ -34,8 +34,15 @@ func (p *nodeProc) count(s string) int { return strings.Count(p.out.String(), s)
 // nobody can take it in between), and waits until ready answers 200.
 func startNode(t *testing.T, name, dir string, args, env []string, ln *net.TCPListener, ready string) *nodeProc {
 	t.Helper()
+	return startProgram(t, name, "node", dir, args, env, ln, ready)
+}
+
+// startProgram is startNode for any program of the lab (Ory Hydra's binary
+// too, which binds its ports itself: ln nil).
+func startProgram(t *testing.T, name, program, dir string, args, env []string, ln *net.TCPListener, ready string) *nodeProc {
+	t.Helper()
 	p := &nodeProc{name: name, out: &syncbuf.Buffer{}, exited: make(chan struct{})}
-	cmd := exec.Command("node", args...)
+	cmd := exec.Command(program, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = p.out, p.out

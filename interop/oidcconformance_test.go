@@ -54,15 +54,32 @@ func buildDriver(t *testing.T) string {
 // and approves (or cancels, for the deny check) on the provider's own
 // pages. The run exits 0, and its verdicts are oidcFindings and passes.
 func oidcConformance(t *testing.T, c *cli, mcpURL string) outcome {
-	driver := buildDriver(t)
-	// The development pages take any login with any password.
-	c.env = append(c.env, "MCPAUTH_DRIVER_USERNAME=alice", "MCPAUTH_DRIVER_PASSWORD=alice-password")
-	code, rep := runConformance(t, c, mcpURL, "--browser-command", driver)
+	code, rep := runWithDriver(t, c, mcpURL)
 	if code != 0 {
 		t.Errorf("exit %d, want 0 (no must check fails)", code)
 	}
 	checkFindings(t, rep, oidcFindings)
 	return pass("`--browser-command` with the example driver (`conformance/drivers/formlogin`) on the provider's own sign-in and consent pages: " + rep.note() + "; no fail, none inconclusive; each finding explained in interop/oidcconformance_test.go")
+}
+
+// runWithDriver runs the MCP profile with --browser-command and the example
+// driver, signing in as the lab's user (the password every AS of the lab
+// takes for alice).
+func runWithDriver(t *testing.T, c *cli, mcpURL string, args ...string) (int, labReport) {
+	t.Helper()
+	driver := buildDriver(t)
+	c.env = append(c.env, "MCPAUTH_DRIVER_USERNAME=alice", "MCPAUTH_DRIVER_PASSWORD="+labPassword)
+	return runConformance(t, c, mcpURL, append([]string{"--browser-command", driver}, args...)...)
+}
+
+// driverConformance is the conformance cell with the example driver on an
+// AS's sign-in and consent pages (named by pages), without a list of
+// expected findings: the note names them, as conformanceReport's does.
+// args are more flags for the suite.
+func driverConformance(t *testing.T, c *cli, mcpURL, pages string, args ...string) outcome {
+	_, rep := runWithDriver(t, c, mcpURL, args...)
+	t.Logf("verdicts: %v", rep.Summary)
+	return pass("`--browser-command` with the example driver (`conformance/drivers/formlogin`) on " + pages + ": " + rep.note())
 }
 
 // checkFindings asserts that every verdict of rep other than pass is the

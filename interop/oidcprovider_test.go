@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/tsserver"
@@ -25,28 +24,8 @@ func labOIDCProvider(t *testing.T, bin string, g *grid) {
 	c := newCLI(t, bin)
 	serverFlowsWith(t, g, r, c, rs.MCPURL, issuer, as, map[string]func(t *testing.T) outcome{
 		"conformance": func(t *testing.T) outcome { return oidcConformance(t, newCLI(t, bin), rs.MCPURL) },
-		// node-oidc-provider 9 advertises DPoP; the lab's MCP server (the
-		// go-sdk's RequireBearerToken) takes only the Bearer scheme and
-		// offers no DPoP challenge: a login with no flag must use Bearer.
-		"DPoP": func(t *testing.T) outcome {
-			d := newCLI(t, bin)
-			d.must("login", rs.MCPURL, "--timeout", "60s")
-			if code, out, stderr := d.run("ping", rs.MCPURL); code != 0 {
-				t.Fatalf("ping after a login with no flag: exit %d\n%s%s", code, out, stderr)
-			}
-			if code, out, _ := d.run("token", "--header", rs.MCPURL); code != 0 || !strings.HasPrefix(out, "Authorization: Bearer ") {
-				t.Fatalf("token --header: exit %d %q", code, out)
-			}
-			return pass("the AS advertises DPoP (`dpop_signing_alg_values_supported`, on by default) and the MCP server takes only Bearer (no `DPoP` challenge, RFC 9449 §7.1): login, ping, proxy and token use Bearer with no flag, as the resource decides")
-		},
-		"device": func(t *testing.T) outcome {
-			d := newCLI(t, bin)
-			d.device(rs.MCPURL)
-			if status := initializeStatus(t, rs.MCPURL, d.token(rs.MCPURL)); status != 200 {
-				t.Fatalf("the MCP server answered %d to the device login's token", status)
-			}
-			return pass("")
-		},
+		"DPoP":        func(t *testing.T) outcome { return dpopBearerOnly(t, newCLI(t, bin), rs.MCPURL) },
+		"device":      func(t *testing.T) outcome { return deviceLogin(t, newCLI(t, bin), rs.MCPURL) },
 		"machine": func(t *testing.T) outcome {
 			m := newCLI(t, bin)
 			m.must("login", rs.MCPURL, "--client-credentials", "--client-id", ccID, "--client-secret", ccSecret)

@@ -21,7 +21,7 @@ var accessTTLEnv = "ACCESS_TTL=" + strconv.Itoa(int(labAccessTTL/time.Second))
 // in front of the lab's resource server at mcpURL, in order (each flow
 // after login uses the stored credential): the common flows here, the
 // AS-specific ones (device, machine, and any override) from own.
-func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer string, as *nodeProc, own map[string]func(t *testing.T) outcome) {
+func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer string, as grantCounter, own map[string]func(t *testing.T) outcome) {
 	common := map[string]func(t *testing.T) outcome{
 		"discover": func(t *testing.T) outcome {
 			out, _ := c.must("discover", mcpURL, "-o", "json")
@@ -82,6 +82,10 @@ func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer s
 	}
 }
 
+// grantCounter counts the lines of an AS's log that contain a string: its
+// refreshLine for each refresh grant it answered.
+type grantCounter interface{ count(s string) int }
+
 // concurrentRefresh waits until the stored access token (lifetime ttl) is
 // inside the CLI's refresh margin (a quarter of its lifetime,
 // flows.RefreshMargin), then starts four mcpauth token processes at once:
@@ -90,7 +94,7 @@ func serverFlowsWith(t *testing.T, g *grid, r *gridRow, c *cli, mcpURL, issuer s
 // refreshes; the others find its fresh token under the lock. The AS logs
 // each refresh grant it answers (a line "GRANT refresh_token"), which
 // proves it happened, and that a fresh token is not refreshed again.
-func concurrentRefresh(t *testing.T, c *cli, mcpURL string, as *nodeProc, ttl time.Duration) outcome {
+func concurrentRefresh(t *testing.T, c *cli, mcpURL string, as grantCounter, ttl time.Duration) outcome {
 	c.token(mcpURL)
 	time.Sleep(ttl - flows.RefreshMargin(ttl) + time.Second) // real time: the AS's clock is real
 	before := as.count(refreshLine)
@@ -124,4 +128,29 @@ func concurrentRefresh(t *testing.T, c *cli, mcpURL string, as *nodeProc, ttl ti
 		t.Fatalf("after %d concurrent refreshes the MCP server answered %d", n, status)
 	}
 	return pass("")
+}
+
+// deviceLogin is the device cell: mcpauth device (with args), approved in
+// the lab's browser, and its token accepted by the MCP server.
+func deviceLogin(t *testing.T, d *cli, mcpURL string, args ...string) outcome {
+	d.device(mcpURL, args...)
+	if status := initializeStatus(t, mcpURL, d.token(mcpURL)); status != 200 {
+		t.Fatalf("the MCP server answered %d to the device login's token", status)
+	}
+	return pass("")
+}
+
+// dpopBearerOnly is the DPoP cell where the AS advertises DPoP in front of
+// the lab's Bearer-only MCP server (the go-sdk's RequireBearerToken, no
+// DPoP challenge): a login with no flag must use Bearer, as the resource
+// decides, and ping and token --header work.
+func dpopBearerOnly(t *testing.T, d *cli, mcpURL string) outcome {
+	d.must("login", mcpURL, "--timeout", "60s")
+	if code, out, stderr := d.run("ping", mcpURL); code != 0 {
+		t.Fatalf("ping after a login with no flag: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, out, _ := d.run("token", "--header", mcpURL); code != 0 || !strings.HasPrefix(out, "Authorization: Bearer ") {
+		t.Fatalf("token --header: exit %d %q", code, out)
+	}
+	return pass("the AS advertises DPoP (`dpop_signing_alg_values_supported`) and the MCP server takes only Bearer (no `DPoP` challenge, RFC 9449 §7.1): login, ping, proxy and token use Bearer with no flag, as the resource decides")
 }

@@ -211,14 +211,14 @@ func RequireNodePackage(tb testing.TB, rel, pkg, what string) (dir, version stri
 	install := "npm ci --prefix " + rel
 	node, err := exec.LookPath("node")
 	if err != nil {
-		unavailable(tb, what, "no node on PATH", "install Node.js 20 or newer with npm, then "+install)
+		Unavailable(tb, what, "no node on PATH", "install Node.js 20 or newer with npm, then "+install)
 	}
 	if v, err := exec.Command(node, "-p", "process.versions.node").Output(); err != nil {
-		unavailable(tb, what, fmt.Sprintf("%s does not run: %v", node, err), "install Node.js 20 or newer")
+		Unavailable(tb, what, fmt.Sprintf("%s does not run: %v", node, err), "install Node.js 20 or newer")
 	} else if major, _, _ := strings.Cut(strings.TrimSpace(string(v)), "."); atoi(major) < 20 {
 		// The SDK says 18, but its Streamable HTTP server imports
 		// @hono/node-server, which needs 20.
-		unavailable(tb, what, fmt.Sprintf("node %s is too old for the %s", strings.TrimSpace(string(v)), what), "install Node.js 20 or newer")
+		Unavailable(tb, what, fmt.Sprintf("node %s is too old for the %s", strings.TrimSpace(string(v)), what), "install Node.js 20 or newer")
 	}
 	want, err := pinned(filepath.Join(dir, "package.json"), pkg)
 	if err != nil {
@@ -227,18 +227,18 @@ func RequireNodePackage(tb testing.TB, rel, pkg, what string) (dir, version stri
 	got, err := packageVersion(filepath.Join(dir, "node_modules", filepath.FromSlash(pkg), "package.json"))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		unavailable(tb, what, fmt.Sprintf("%s is not installed in %s", pkg, rel), install)
+		Unavailable(tb, what, fmt.Sprintf("%s is not installed in %s", pkg, rel), install)
 	case err != nil:
 		tb.Fatalf("reading the installed %s version: %v", pkg, err)
 	case got != want:
-		unavailable(tb, what, fmt.Sprintf("%s has %s %s installed, package.json pins %s", rel, pkg, got, want), install)
+		Unavailable(tb, what, fmt.Sprintf("%s has %s %s installed, package.json pins %s", rel, pkg, got, want), install)
 	}
 	return dir, got
 }
 
-// unavailable skips tb with a one-line reason and the command that fixes
+// Unavailable skips tb with a one-line reason and the command that fixes
 // it, or fails it under CI=true, where these tests must run.
-func unavailable(tb testing.TB, what, why, fix string) {
+func Unavailable(tb testing.TB, what, why, fix string) {
 	tb.Helper()
 	if os.Getenv("CI") == "true" {
 		tb.Fatalf("%s required with CI=true: %s (run: %s)", what, why, fix)
