@@ -27,6 +27,20 @@ func WithOfflineAccess(scope string, md *AuthServerMetadata) string {
 	return UnionScopes(scope, ScopeOfflineAccess)
 }
 
+// MachineScope is the scope a machine grant (client credentials, JWT
+// bearer) asks for when none was given: the discovered scope without
+// offline_access, since such grants get no refresh token (RFC 6749
+// §4.4.3), and an authorization server may refuse the scope for them.
+func MachineScope(discovered string) string {
+	var kept []string
+	for _, tok := range strings.Fields(discovered) {
+		if tok != ScopeOfflineAccess {
+			kept = append(kept, tok)
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
 // UnionScopes returns the space-separated union of the scope strings, in
 // first-seen order, without duplicates or empty tokens.
 func UnionScopes(scopes ...string) string {

@@ -182,7 +182,7 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	}
 	b.Issuer, b.Resource, b.Grant.TokenEndpoint = disc.Issuer, disc.Resource, md.TokenEndpoint
 	if b.Grant.Scope == "" {
-		b.Grant.Scope = disc.Scope
+		b.Grant.Scope = flows.MachineScope(disc.Scope)
 	}
 	server := creds.ServerKey(disc.Resource)
 

@@ -72,7 +72,10 @@ func newMachineServer(t *testing.T, dpop bool) *machineServer {
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		// No code_challenge_methods_supported: PKCE protects codes, which a
 		// server for machines need not issue.
-		md := map[string]any{"issuer": u, "token_endpoint": u + "/oauth/token", "grant_types_supported": []string{"client_credentials"}}
+		// offline_access listed, as Better Auth does, which refuses it for
+		// client credentials (no refresh token there, RFC 6749 §4.4.3).
+		md := map[string]any{"issuer": u, "token_endpoint": u + "/oauth/token", "grant_types_supported": []string{"client_credentials"},
+			"scopes_supported": []string{"mcp", "offline_access"}}
 		if m.dpop {
 			md["dpop_signing_alg_values_supported"] = []string{"ES256"}
 		}
@@ -82,6 +85,10 @@ func newMachineServer(t *testing.T, dpop bool) *machineServer {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		_ = r.ParseForm()
+		if strings.Contains(r.PostForm.Get("scope"), "offline_access") {
+			js(w, 400, map[string]string{"error": "invalid_scope", "error_description": "offline_access is not for machine grants"})
+			return
+		}
 		id, secret, _ := r.BasicAuth()
 		if a := r.PostForm.Get("assertion"); r.PostForm.Get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer" {
 			if !m.assertions[a] || id != "" {
