@@ -52,7 +52,17 @@ func Save(st *keyring.Store, server, account string, b Bundle) error {
 // Load returns the bundle stored for (server, account), with keyring's
 // errors (keyring.ErrNotFound, ErrInvalidEntry, …) as they are.
 func Load(st *keyring.Store, server, account string) (Bundle, error) {
-	data, err := st.Load(server, account)
+	return decode(st.Load, server, account)
+}
+
+// LoadToDrop is Load for a bundle about to be revoked or moved: it reads
+// plain-file entries in any storage mode (keyring.Store.LoadToDrop).
+func LoadToDrop(st *keyring.Store, server, account string) (Bundle, error) {
+	return decode(st.LoadToDrop, server, account)
+}
+
+func decode(load func(server, account string) ([]byte, error), server, account string) (Bundle, error) {
+	data, err := load(server, account)
 	if err != nil {
 		return Bundle{}, err
 	}

@@ -286,7 +286,7 @@ func (d *Discovery) fetchASMetadata(ctx context.Context, hc *http.Client, issuer
 
 func validatePRM(prm *ProtectedResourceMetadata, resources []string, allowHTTP bool) error {
 	if !slices.ContainsFunc(resources, func(r string) bool { return sameURL(r, prm.Resource) }) {
-		return fmt.Errorf("resource %q, expected %q: %w", prm.Resource, resources[0], ErrResourceMismatch)
+		return &ResourceMismatchError{Declared: prm.Resource, Expected: resources[0]}
 	}
 	if len(prm.AuthorizationServers) == 0 {
 		return errors.New("no authorization_servers listed")

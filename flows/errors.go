@@ -54,6 +54,21 @@ var (
 	ErrAuthorizationRefused = errors.New("the authorization endpoint refused the request")
 )
 
+// ResourceMismatchError is ErrResourceMismatch with both URLs: the
+// resource the metadata declared and the one asked for. A server reached
+// by another spelling of its host (localhost for 127.0.0.1) declares its
+// own, which is the URL to use instead.
+type ResourceMismatchError struct {
+	Declared, Expected string
+}
+
+func (e *ResourceMismatchError) Error() string {
+	return fmt.Sprintf("resource %q, expected %q: %v", e.Declared, e.Expected, ErrResourceMismatch)
+}
+
+// Is makes errors.Is(err, ErrResourceMismatch) true.
+func (e *ResourceMismatchError) Is(target error) bool { return target == ErrResourceMismatch }
+
 // OAuthError is an RFC 6749 §5.2 error response (also RFC 7591 §3.2.2, RFC
 // 8628 §3.5 and authorization responses, §4.1.2.1). A response without an
 // error code (a 502 from a proxy, say) is an OAuthError with Code "" and the

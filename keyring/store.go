@@ -414,6 +414,19 @@ func (s *Store) storedKey(svc, user string) ([]byte, error) {
 // a plain-file entry matches ErrPlaintextEntry unless the store is in file
 // mode (StorageFile, or StorageAuto after the consented fallback).
 func (s *Store) Load(server, account string) ([]byte, error) {
+	return s.load(server, account, s.mode == StorageFile)
+}
+
+// LoadToDrop is Load for an entry about to be revoked, or moved into the
+// keyring: it reads a plain-file entry whatever the store's mode. Refusing
+// plain entries outside file mode keeps a planted token from being used;
+// refusing them here would only leave a replaced or logged-out token live
+// at its server, or a login stranded in a file after a storage switch.
+func (s *Store) LoadToDrop(server, account string) ([]byte, error) {
+	return s.load(server, account, true)
+}
+
+func (s *Store) load(server, account string, plainOK bool) ([]byte, error) {
 	account, err := checkNames(server, account)
 	if err != nil {
 		return nil, err
@@ -453,7 +466,7 @@ func (s *Store) Load(server, account string) ([]byte, error) {
 		// Anyone who can write the tokens folder can plant a plain entry,
 		// while a keyring entry only opens with its key. So plain entries
 		// are read only by a store the user put in file mode.
-		if s.mode != StorageFile {
+		if !plainOK {
 			return nil, fmt.Errorf("keyring: %q (%s): %s is a plain-file entry, not protected by the OS keyring; "+
 				"not reading it while using the keyring: use --storage=file to read it, or log in again to replace it: %w",
 				server, account, filepath.Join(s.dir, s.entryFile(server, account)), ErrPlaintextEntry)

@@ -52,7 +52,7 @@ func (s *Server) routes() http.Handler {
 	mux.methodNotAllowed(s.handleMethodNotAllowed)
 	mux.HandleFunc("/", s.handleNotFound)
 
-	return s.withRequestContext(mux)
+	return s.withRequestContext(s.toLoopbackBase(mux))
 }
 
 type ctxKey int

@@ -118,7 +118,7 @@ func runSet(ctx context.Context, opts *Options, phase *clierr.Phase) error {
 	}
 	bundle.UserID, bundle.UserName = res.UserID, res.Name
 	f.NoteReplace(st, server, f.Globals.Account, "")
-	old, replacing := cmdutil.Replaced(st, server, f.Globals.Account)
+	old, replacing := cmdutil.ToDrop(st, server, f.Globals.Account)
 	phase.Set("storing the key")
 	if err := creds.Save(st, server, f.Globals.Account, bundle); err != nil {
 		return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("storing the key: %w", err))

@@ -117,7 +117,7 @@ func (f *Factory) OpenStore() (*keyring.Store, error) {
 		return nil, clierr.WithExit(clierr.ExitStorage, fmt.Errorf("opening token storage: %w", err))
 	}
 	// Said before anything is written, not after (cli/cli#13920).
-	ui.Warn("tokens will be stored without keyring protection in %s (%s); `mcpauth config set storage auto` goes back to the keyring", st.Dir(), agreed.Reason)
+	ui.Warn("tokens will be stored without keyring protection in %s (%s); `mcpauth config set storage auto` goes back to the keyring and moves these logins into it", st.Dir(), agreed.Reason)
 	return st, nil
 }
 
@@ -127,7 +127,7 @@ func (f *Factory) sayRemembered(c StorageChoice) {
 	if c.Overridden || c.Remembered.Storage != keyring.StorageFile {
 		return
 	}
-	NewUI(f).Info("Using file storage as remembered (%s, since %s); `mcpauth config set storage auto` uses the keyring again.",
+	NewUI(f).Info("Using file storage as remembered (%s, since %s); `mcpauth config set storage auto` uses the keyring again and moves the logins stored in files into it.",
 		c.Remembered.Reason, c.Remembered.SetAt.Format("2006-01-02"))
 }
 

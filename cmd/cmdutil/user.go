@@ -47,15 +47,77 @@ func (f *Factory) NoteReplace(st *keyring.Store, server, account, condition stri
 	}
 }
 
-// RevokeStored revokes a credential this machine is about to forget (a
+// Dropped is a stored credential this machine is about to forget: its
+// bundle, or, when that cannot be read (the OS keyring that seals it is
+// unavailable), what the index says of it and why it could not be read.
+type Dropped struct {
+	Bundle  creds.Bundle
+	Entry   creds.Entry
+	ReadErr error
+}
+
+// ToDrop reads what is stored for (server, account) before it is dropped,
+// in whichever storage holds it: false when nothing is stored.
+func ToDrop(st *keyring.Store, server, account string) (Dropped, bool) {
+	if account == "" {
+		account = keyring.DefaultAccount
+	}
+	b, err := creds.LoadToDrop(st, server, account)
+	if err == nil {
+		return Dropped{Bundle: b}, true
+	}
+	entries, lerr := creds.List(st)
+	if lerr != nil {
+		return Dropped{}, false
+	}
+	for _, e := range entries {
+		if e.Server == server && e.Account == account {
+			return Dropped{Entry: e, ReadErr: err}, true
+		}
+	}
+	return Dropped{}, false
+}
+
+// RevokeDropped revokes a credential this machine is about to forget (a
 // logout, a login or key that replaces it) where the server can, and
-// otherwise says what stays valid at the server; done says what happens
-// to the local copy. Failures are warnings.
-func (f *Factory) RevokeStored(ctx context.Context, server string, b creds.Bundle, done string) {
+// otherwise says what stays valid at the server and until when; done says
+// what happens to the local copy. Failures are warnings. It reports
+// whether the credential ended at the server or nothing is left to say.
+func (f *Factory) RevokeDropped(ctx context.Context, server string, d Dropped, done string) bool {
+	if d.ReadErr == nil {
+		return f.revokeStored(ctx, server, d.Bundle, done)
+	}
+	e := d.Entry
+	stays := "The API key still works until it is regenerated at the server"
+	if e.Kind != creds.KindAPIKey {
+		stays = staysValid(e.Expiry, e.Refreshable, e.RefreshExpiry)
+	}
+	NewUI(f).Warn("could not read the credential for %s to revoke it (%v): nothing was revoked. %s; %s",
+		server, KeyringCause(d.ReadErr), Message(stays), Message(done))
+	return false
+}
+
+// staysValid says until when an unrevoked OAuth token stays valid.
+func staysValid(expiry time.Time, refreshable bool, refreshExpiry time.Time) string {
+	until := func(t time.Time, unknown string) string {
+		if t.IsZero() {
+			return unknown
+		}
+		return t.Format("2006-01-02 15:04 MST")
+	}
+	stays := "The access token stays valid until " + until(expiry, "its expiry")
+	if refreshable {
+		stays += ", and the refresh token until " + until(refreshExpiry, "the server's own limit")
+	}
+	return stays
+}
+
+func (f *Factory) revokeStored(ctx context.Context, server string, b creds.Bundle, done string) bool {
 	ui := NewUI(f)
 	hc, err := f.HTTPClient()
 	if err != nil {
-		return
+		ui.Warn("could not revoke the token (%v); %s anyway", err, Message(done))
+		return false
 	}
 	what, err := creds.Revoke(ctx, hc, b)
 	switch {
@@ -64,29 +126,17 @@ func (f *Factory) RevokeStored(ctx context.Context, server string, b creds.Bundl
 	case errors.Is(err, creds.ErrNotRevocable) && b.Kind == creds.KindAPIKey:
 		ui.Info("The API key still works at %s until it is regenerated there (Settings); %s.", server, Message(done))
 	case errors.Is(err, creds.ErrNotRevocable):
-		until := "its expiry"
-		if !b.Expiry.IsZero() {
-			until = b.Expiry.Format("2006-01-02 15:04 MST")
-		}
-		stays := "The access token stays valid until " + until
-		if b.RefreshToken != "" {
-			stays += ", and the refresh token until the server's own limit"
-		}
+		stays := staysValid(b.Expiry, b.RefreshToken != "", b.RefreshExpiry)
 		ui.Info("%s: %s offers no revocation endpoint; %s.", Message(stays), server, Message(done))
 	default:
 		ui.Warn("could not revoke the token at %s (%v); %s anyway", b.RevocationEndpoint, err, Message(done))
+		return false
 	}
-}
-
-// Replaced is the credential stored for (server, account) that a new one
-// is about to replace, if any.
-func Replaced(st *keyring.Store, server, account string) (creds.Bundle, bool) {
-	b, err := creds.Load(st, server, account)
-	return b, err == nil
+	return true
 }
 
 // RevokeReplaced revokes the credential a new one replaced (see
-// RevokeStored), and says how to keep both next time.
-func (f *Factory) RevokeReplaced(ctx context.Context, server string, old creds.Bundle) {
-	f.RevokeStored(ctx, server, old, "it was replaced here (to keep several credentials for one server, pass --account NAME)")
+// RevokeDropped), and says how to keep both next time.
+func (f *Factory) RevokeReplaced(ctx context.Context, server string, old Dropped) {
+	f.RevokeDropped(ctx, server, old, "it was replaced here (to keep several credentials for one server, pass --account NAME)")
 }

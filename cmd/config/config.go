@@ -29,7 +29,8 @@ func NewCmd(f *cmdutil.Factory, runGet func(*GetOptions) error, runSet func(*Set
   storage   where tokens are stored: auto (the OS keyring; on a terminal, ask
             before using a plain file), keyring or file. Agreeing to the file
             fallback sets it to file. --storage / MCPAUTH_STORAGE override it
-            for one command.`,
+            for one command. Setting auto or keyring moves the logins
+            stored in plain files into the OS keyring.`,
 	}
 	cmd.AddCommand(newGetCmd(f, runGet), newSetCmd(f, runSet))
 	return cmd

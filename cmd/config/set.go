@@ -53,6 +53,9 @@ func SetRun(opts *SetOptions) error {
 	}
 	ui := cmdutil.NewUI(f)
 	ui.Success("storage set to %s (in %s)", opts.Value, c.SettingsPath())
+	if opts.Value != keyring.StorageFile {
+		moveFileLogins(f, c.Dir)
+	}
 	if c.Overridden {
 		ui.Warn("--storage / MCPAUTH_STORAGE (%s) overrides it while set", c.Storage)
 	}

@@ -200,7 +200,7 @@ func login(ctx context.Context, opts *Options, phase *clierr.Phase) (*flows.Disc
 	}
 	phase.Set("storing the token")
 	user := f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)
-	old, replacing := cmdutil.Replaced(st, creds.StoreKey(disc), f.Globals.Account)
+	old, replacing := cmdutil.ToDrop(st, creds.StoreKey(disc), f.Globals.Account)
 	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return nil, nil, nil, none, err
 	}

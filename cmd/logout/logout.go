@@ -30,7 +30,8 @@ func NewCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cob
 (RFC 7009), when it has one, then delete it. The refresh token is revoked when
 there is one (servers revoke its access tokens with it), else the access
 token. A failed revocation is reported but the local credential is deleted
-anyway.`,
+anyway; so is a token that cannot be read to revoke it (the OS keyring that
+seals it is unavailable), with what stays valid at the server and until when.`,
 		Example: "  mcpauth logout http://127.0.0.1:8080/mcp\n  mcpauth logout --all",
 		Args:    cobra.MaximumNArgs(1),
 		PreRunE: func(_ *cobra.Command, args []string) error {
@@ -59,11 +60,9 @@ func Run(ctx context.Context, opts *Options) error {
 			return clierr.WithExit(clierr.ExitStorage, err)
 		}
 		for _, e := range infos {
-			revoke(ctx, f, ui, st, e)
-			if err := st.Delete(e.Server, e.Account); err != nil {
-				return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("deleting %s (%s): %w", e.Server, e.Account, err))
+			if err := logout(ctx, f, ui, st, e); err != nil {
+				return err
 			}
-			ui.Success("Logged out of %s (%s)", e.Server, e.Account)
 		}
 		if len(infos) == 0 {
 			ui.Info("Nothing stored.")
@@ -74,22 +73,26 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	revoke(ctx, f, ui, st, e)
+	return logout(ctx, f, ui, st, e)
+}
+
+// logout revokes e's token where the server offers revocation, then
+// deletes it. Where it cannot revoke it says what stays valid and until
+// when, and does not claim a logout the server never saw: deleting a
+// credential here does not end it there. Logging out must still forget
+// the credential locally.
+func logout(ctx context.Context, f *cmdutil.Factory, ui *cmdutil.UI, st *keyring.Store, e creds.Entry) error {
+	ended := true
+	if d, ok := cmdutil.ToDrop(st, e.Server, e.Account); ok {
+		ended = f.RevokeDropped(ctx, e.Server, d, "only this copy is deleted")
+	}
 	if err := st.Delete(e.Server, e.Account); err != nil {
-		return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("deleting %s: %w", e.Server, err))
+		return clierr.WithExit(clierr.ExitStorage, fmt.Errorf("deleting %s (%s): %w", e.Server, e.Account, err))
+	}
+	if !ended {
+		ui.Warn("deleted the credential for %s (%s) on this machine only", e.Server, e.Account)
+		return nil
 	}
 	ui.Success("Logged out of %s (%s)", e.Server, e.Account)
 	return nil
-}
-
-// revoke revokes e's token where the server offers revocation, and says
-// what stays valid where it cannot: deleting a credential here does not end
-// it at the server. Failures are warnings: logging out must still forget
-// the credential locally.
-func revoke(ctx context.Context, f *cmdutil.Factory, ui *cmdutil.UI, st *keyring.Store, e creds.Entry) {
-	b, err := creds.Load(st, e.Server, e.Account)
-	if err != nil {
-		return
-	}
-	f.RevokeStored(ctx, e.Server, b, "only this copy is deleted")
 }

@@ -62,8 +62,7 @@ func writeUsage(w io.Writer, cmd *cobra.Command, width int) {
 		pad := cmd.NamePadding()
 		for _, c := range cmd.Commands() {
 			if c.IsAvailableCommand() || c.Name() == "help" {
-				line := fmt.Sprintf("  %-*s %s", pad, c.Name(), c.Short)
-				fmt.Fprintln(w, hangingWrap(line, width, pad+3))
+				fmt.Fprintln(w, beside("  "+c.Name(), pad+3, c.Short, width))
 			}
 		}
 	}
@@ -172,12 +171,20 @@ func flagUsages(fs *pflag.FlagSet, width int) string {
 	var b strings.Builder
 	for _, f := range flags {
 		if width-col >= 40 {
-			wrapped := hangingWrap(strings.Repeat(" ", col)+f.usage, width, col)
-			b.WriteString(fmt.Sprintf("%-*s", col, f.spec) + wrapped[col:])
+			b.WriteString(beside(f.spec, col, f.usage, width))
 		} else {
 			b.WriteString(f.spec + "\n" + hangingWrap(strings.Repeat(" ", 10)+f.usage, width, 10))
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// beside lays text out in a column starting at col, wrapped within width
+// and continued at col, with label before it on the first line: the
+// label's padding is kept (hangingWrap alone collapses it, which put six
+// commands' descriptions out of line at 80 columns).
+func beside(label string, col int, text string, width int) string {
+	wrapped := hangingWrap(strings.Repeat(" ", col)+text, width, col)
+	return fmt.Sprintf("%-*s", col, label) + wrapped[col:]
 }

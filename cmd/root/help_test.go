@@ -53,3 +53,17 @@ func TestHelpOnStdoutWrapped(t *testing.T) {
 		t.Errorf("unknown flag: exit %d, stdout %q, stderr %q; want exit 2 and the error on stderr only", code, stdout, stderr)
 	}
 }
+
+// The command list keeps one column for the descriptions, wrapped ones
+// included, at 80 columns (also a pipe's width) and at 120.
+func TestHelpGolden(t *testing.T) {
+	for _, width := range []string{"80", "120"} {
+		c := clitest.New(t, nil)
+		c.Vars["COLUMNS"] = width
+		code, stdout, stderr := c.Run("--help")
+		if code != 0 {
+			t.Fatalf("COLUMNS=%s --help: exit %d %s", width, code, stderr)
+		}
+		clitest.Golden(t, "help-"+width+".txt", stdout)
+	}
+}

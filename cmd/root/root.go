@@ -150,6 +150,8 @@ func newRoot(f *cmdutil.Factory) *cobra.Command {
 		Short: "OAuth for MCP servers: log in, check conformance, run a reference server",
 		Long: `mcpauth logs in to OAuth-protected MCP servers, checks that a server
 implements the mcpauth service contract, and runs a reference server.`,
+		// --version prints what `mcpauth version` does.
+		Version:       version.Read(f.Version).String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Ours writes the script to stdout (see package completion).
@@ -188,8 +190,14 @@ implements the mcpauth service contract, and runs a reference server.`,
 		}
 		return nil
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	// Defined here, not by cobra, to leave -v free and say what it prints.
+	root.Flags().Bool("version", false, "print the version, commit and Go version (as mcpauth version does)")
 	setHelp(root, helpWidth(f.IO.Width))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if hint := suggestFlags(c, err); hint != "" {
+			return clierr.FlagErrorf("%v: %s\nRun '%s --help' for usage.", err, hint, c.CommandPath())
+		}
 		return clierr.FlagErrorf("%v\nRun '%s --help' for usage.", err, c.CommandPath())
 	})
 	return root

@@ -1,6 +1,7 @@
 // Package testenv is a test helper, for tests that need a real component
 // the machine may lack: headless Chromium, a Secret Service (gnome-keyring
-// over D-Bus), PostgreSQL, or root (to give a file to another user).
+// over D-Bus), PostgreSQL, Node.js with pinned npm packages, or root (to
+// give a file to another user).
 // Without it such a test skips, except under CI=true, where it fails, so
 // tests against real parts never silently vanish from CI.
 //
@@ -32,6 +33,7 @@ const (
 	SecretService
 	PostgreSQL
 	Root // to give files to another user (GiveAway)
+	Node // Node.js 20 or newer with a test's pinned npm packages
 )
 
 func (p Part) String() string {
@@ -44,6 +46,8 @@ func (p Part) String() string {
 		return "PostgreSQL"
 	case Root:
 		return "root"
+	case Node:
+		return "Node.js"
 	}
 	return fmt.Sprintf("Part(%d)", int(p))
 }
@@ -59,6 +63,8 @@ func (p Part) Enable() string {
 		return "run go test under scripts/with-postgres.sh"
 	case Root:
 		return "run go test as root, as CI does"
+	case Node:
+		return "install Node.js 20 or newer with npm, then npm ci --prefix testdata/mcp-ts-server and --prefix testdata/mcp-conformance"
 	}
 	return "no known way"
 }

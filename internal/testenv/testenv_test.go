@@ -70,9 +70,10 @@ func TestSummary(t *testing.T) {
 	if got := Summary("p", nil); got != "" {
 		t.Errorf("Summary with no skips = %q, want empty", got)
 	}
-	got := Summary("example.com/p", map[Part][]string{SecretService: {"TestA"}, Chromium: {"TestB", "TestC"}})
+	got := Summary("example.com/p", map[Part][]string{SecretService: {"TestA"}, Chromium: {"TestB", "TestC"}, Node: {"TestD"}})
 	want := "example.com/p: skipped 2 Chromium tests (set MCPAUTH_CHROMIUM=$(scripts/install-chromium.sh)); " +
-		"1 Secret Service test (run go test under scripts/with-keyring.sh)"
+		"1 Secret Service test (run go test under scripts/with-keyring.sh); " +
+		"1 Node.js test (install Node.js 20 or newer with npm, then npm ci --prefix testdata/mcp-ts-server and --prefix testdata/mcp-conformance)"
 	if got != want {
 		t.Errorf("Summary = %q\nwant      %q", got, want)
 	}

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/syncbuf"
+	"github.com/mcpauth/mcpauth/internal/testenv"
 )
 
 // InstallCommand installs the SDK the tests run, from the repository root.
@@ -240,10 +241,8 @@ func RequireNodePackage(tb testing.TB, rel, pkg, what string) (dir, version stri
 // it, or fails it under CI=true, where these tests must run.
 func Unavailable(tb testing.TB, what, why, fix string) {
 	tb.Helper()
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("%s required with CI=true: %s (run: %s)", what, why, fix)
-	}
-	tb.Skipf("no %s: %s (run: %s)", what, why, fix)
+	// Through testenv, so a terminal hears of the skip without -v.
+	testenv.Missing(tb, testenv.Node, fmt.Sprintf("%s: %s (run: %s)", what, why, fix))
 }
 
 // listen opens a loopback socket on port (0: a free one). A given port was

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"syscall"
 
 	"github.com/mcpauth/mcpauth/flows"
@@ -50,6 +51,12 @@ func Discovery(target string, disc *flows.Discovery, err error, overrides bool) 
 		if !answered && cause != "" {
 			return WithExit(ExitNetwork, fmt.Errorf("cannot reach %s (%s)", reach.HostPort(target), cause))
 		}
+		var rm *flows.ResourceMismatchError
+		if answered && errors.As(err, &rm) {
+			if msg := resourceMismatch(target, rm); msg != "" {
+				return WithExit(ExitNetwork, errors.New(msg))
+			}
+		}
 		if answered && (errors.Is(err, flows.ErrNoMetadata) || errors.Is(err, flows.ErrResourceMismatch)) {
 			if hint := reach.NotMCP(target, disc); hint != "" {
 				return WithExit(ExitNetwork, errors.New(hint))
@@ -67,6 +74,25 @@ func Discovery(target string, disc *flows.Discovery, err error, overrides bool) 
 		}
 	}
 	return WithExit(ExitNetwork, withNextStep(fmt.Errorf("discovering %s: %w", target, err), overrides))
+}
+
+// resourceMismatch names the resource the server declared when it is the
+// target's path under another host spelling, or "" (another page of an MCP
+// server is explained by reach.NotMCP). Tokens are bound to the declared
+// resource, so when it is the same server (a loopback alias: localhost for
+// 127.0.0.1, same scheme and port) it is the URL to use; a host elsewhere is
+// only named, not recommended.
+func resourceMismatch(target string, rm *flows.ResourceMismatchError) string {
+	t, terr := url.Parse(target)
+	d, derr := url.Parse(rm.Declared)
+	if terr != nil || derr != nil || strings.TrimSuffix(t.Path, "/") != strings.TrimSuffix(d.Path, "/") {
+		return ""
+	}
+	msg := fmt.Sprintf("%s declares its resource as %s, not %s (RFC 9728 §3.3: the URL must name the resource the server declares)", target, rm.Declared, rm.Expected)
+	if t.Scheme == d.Scheme && t.Port() == d.Port() && reach.IsLoopback(t.Hostname()) && reach.IsLoopback(d.Hostname()) {
+		msg += fmt.Sprintf("; use %s instead (%s and %s are different origins to OAuth)", rm.Declared, t.Hostname(), d.Hostname())
+	}
+	return msg
 }
 
 // insecure names the way out of a refused plain-http URL: https, or

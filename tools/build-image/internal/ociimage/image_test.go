@@ -27,6 +27,10 @@ func TestServeImage(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the image's binary runs on linux only")
 	}
+	if testing.Short() {
+		// It rebuilds the whole binary: minutes from a cold cache.
+		t.Skip("builds the release binary: skipped with -short")
+	}
 	dir := t.TempDir()
 	plat := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 	bin := filepath.Join(dir, "mcpauth-build")
