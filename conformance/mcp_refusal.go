@@ -3,7 +3,9 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/mcpauth/mcpauth/internal/redact"
 )
@@ -76,18 +78,26 @@ func (e *Env) firstAnswer(ctx context.Context, authURL, forbidden string) (authA
 		return authAnswer{}, setupFail("building an authorization request", err)
 	}
 	redirect, asOrigin := au.Query().Get("redirect_uri"), origin(au)
-	hdr := []string{"Accept", "text/html"}
+	// The cookies the chain sets go with its next hops, as a browser's
+	// would: servers keep the interaction in one (node-oidc-provider's
+	// sign-in page is an error page without it). All hops are asOrigin's.
+	var jar []*http.Cookie
 	if e.target.hasSession() {
 		if cs, err := e.SessionCookies(ctx); err == nil {
-			hdr = append(hdr, "Cookie", cookieHeader(cs))
+			jar = cs
 		}
 	}
 	next := authURL
 	for hop := 0; ; hop++ {
+		hdr := []string{"Accept", "text/html"}
+		if len(jar) > 0 {
+			hdr = append(hdr, "Cookie", cookieHeader(jar))
+		}
 		r, err := e.Get(ctx, next, hdr...)
 		if err != nil {
 			return authAnswer{}, err
 		}
+		jar = setCookies(jar, r.Header)
 		switch {
 		case r.Status >= 500:
 			return authAnswer{outcomeServerError, r.Snippet()}, nil
@@ -106,6 +116,18 @@ func (e *Env) firstAnswer(ctx context.Context, authURL, forbidden string) (authA
 		}
 		next = loc.String()
 	}
+}
+
+// setCookies is jar with the cookies h sets, replacing those of the same
+// name (an expired one is dropped).
+func setCookies(jar []*http.Cookie, h http.Header) []*http.Cookie {
+	for _, c := range (&http.Response{Header: h}).Cookies() {
+		jar = slices.DeleteFunc(jar, func(old *http.Cookie) bool { return old.Name == c.Name })
+		if c.MaxAge >= 0 && c.Value != "" {
+			jar = append(jar, c)
+		}
+	}
+	return jar
 }
 
 // authorizationAnswer is firstAnswer, with a page seen through by the

@@ -40,13 +40,19 @@ func AbbrevScope(scope string) string {
 }
 
 // StepUpScope returns the scope a step-up asks for: granted plus required,
-// the scope a 403 insufficient_scope named (the resource's words, not to be
-// trusted for size). When the resource's or its authorization server's
-// metadata lists scopes_supported, the required tokens neither lists are
-// left out and returned as dropped: what the server offers is preferred to
-// what a resource demands. It fails when nothing required is left, or when
-// the result exceeds MaxScopeLength.
+// the scope a 403 insufficient_scope named (SEP-2350: the union, so
+// nothing granted is lost). Required comes from the resource and is not to
+// be trusted for size: when the union exceeds MaxScopeLength and the
+// resource's or its authorization server's metadata lists
+// scopes_supported, the required tokens neither lists are left out and
+// returned as dropped, as what the server offers is preferred to what a
+// resource demands. It fails when nothing required is left, or when the
+// result still exceeds MaxScopeLength.
 func StepUpScope(granted, required string, disc *Discovery) (scope string, dropped []string, err error) {
+	scope = UnionScopes(granted, required)
+	if CheckScopeLength(scope) == nil {
+		return scope, nil, nil
+	}
 	supported := map[string]bool{}
 	if disc.ResourceMetadata != nil {
 		for _, s := range disc.ResourceMetadata.ScopesSupported {

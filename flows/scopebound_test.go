@@ -20,9 +20,10 @@ func TestStepUpScope(t *testing.T) {
 		disc                    *flows.Discovery
 		want, dropped, err      string
 	}{
-		{"either list counts", "mcp", "files:read files:write evil", listed, "mcp files:read files:write", "evil", ""},
+		{"within the bound all is kept (SEP-2350)", "mcp", "files:read files:write other", listed, "mcp files:read files:write other", "", ""},
+		{"over it either list counts", "mcp", "files:read files:write " + long, listed, "mcp files:read files:write", long, ""},
 		{"nothing listed keeps all", "mcp", "a b", unlisted, "mcp a b", "", ""},
-		{"nothing left", "mcp", "evil other", listed, "", "evil other", "none of which"},
+		{"nothing left", "mcp", long + " other", listed, "", "", "none of which"},
 		{"too long", "mcp", long, unlisted, "", "", "more than the 2048 mcpauth sends"},
 		{"duplicates collapse", "mcp", strings.Repeat("mcp ", 10000), unlisted, "mcp", "", ""},
 	} {
