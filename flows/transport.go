@@ -23,10 +23,10 @@ type Transport struct {
 	Base   http.RoundTripper // nil: http.DefaultTransport
 	Origin Origin            // the only origin the credential goes to
 	Source CredentialSource
-	// OnRenewError is told why a renewal failed; the refusal then goes
-	// back to the caller as the server sent it (a proxy passes it on). Nil:
-	// RoundTrip fails with a *RenewalError instead.
-	OnRenewError func(error)
+	// OnRenewError is told why a renewal after refusal r failed; the
+	// refusal then goes back to the caller as the server sent it (a proxy
+	// passes it on). Nil: RoundTrip fails with a *RenewalError instead.
+	OnRenewError func(r Refusal, err error)
 }
 
 // Credential is what a Transport presents: an access token (or API key),
@@ -169,7 +169,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			drain(resp)
 			return nil, &RenewalError{Why: refusal.Why, Err: err}
 		}
-		t.OnRenewError(err)
+		t.OnRenewError(refusal, err)
 		return resp, nil
 	}
 	if !ok {
