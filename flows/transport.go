@@ -18,7 +18,8 @@ import (
 // for another credential when the resource refuses this one: a 401
 // invalid_token (or a Bearer-only resource refusing a DPoP-bound token)
 // for a renewal, a 403 insufficient_scope for a step-up. A request is sent
-// at most once more after a refusal.
+// again at most once after a renewal, and after at most DefaultMaxStepUps
+// step-ups (the source is asked once more, to say it will not).
 type Transport struct {
 	Base   http.RoundTripper // nil: http.DefaultTransport
 	Origin Origin            // the only origin the credential goes to
@@ -155,28 +156,38 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := t.send(req, body, cred)
-	if err != nil {
-		return nil, err
-	}
-	refusal, refused := refusalOf(resp, cred)
-	if !refused {
-		return resp, nil
-	}
-	next, ok, err := t.Source.Renew(ctx, cred, refusal)
-	if err != nil {
-		if t.OnRenewError == nil {
-			drain(resp)
-			return nil, &RenewalError{Why: refusal.Why, Err: err}
+	renewed := false
+	for stepUps := 0; ; {
+		resp, err := t.send(req, body, cred)
+		if err != nil {
+			return nil, err
 		}
-		t.OnRenewError(refusal, err)
-		return resp, nil
+		refusal, refused := refusalOf(resp, cred)
+		switch {
+		case !refused:
+			return resp, nil
+		case refusal.Why == RenewScope && stepUps <= DefaultMaxStepUps:
+			stepUps++ // the source bounds them (and says so) over its life too
+		case refusal.Why != RenewScope && !renewed:
+			renewed = true
+		default:
+			return resp, nil
+		}
+		next, ok, err := t.Source.Renew(ctx, cred, refusal)
+		if err != nil {
+			if t.OnRenewError == nil {
+				drain(resp)
+				return nil, &RenewalError{Why: refusal.Why, Err: err}
+			}
+			t.OnRenewError(refusal, err)
+			return resp, nil
+		}
+		if !ok {
+			return resp, nil
+		}
+		drain(resp)
+		cred = next
 	}
-	if !ok {
-		return resp, nil
-	}
-	drain(resp)
-	return t.send(req, body, next)
 }
 
 // send sends req with c, and once more when a DPoP resource's 401 asks
