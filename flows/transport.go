@@ -111,11 +111,14 @@ func (t *Transport) Client(hc *http.Client) *http.Client {
 // method at rawURL (for a DPoP-bound token the proof is for that request
 // only).
 func CredentialHeader(method, rawURL string, c Credential) (http.Header, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("request URL: %w", err)
+	req := &http.Request{Method: method, Header: http.Header{}}
+	if c.DPoP != nil { // only a proof names the request
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("DPoP proof: %w", err)
+		}
+		req.URL = u
 	}
-	req := &http.Request{Method: method, URL: u, Header: http.Header{}}
 	if err := SetCredential(req, c); err != nil {
 		return nil, err
 	}
