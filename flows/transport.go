@@ -18,8 +18,7 @@ import (
 // for another credential when the resource refuses this one: a 401
 // invalid_token (or a Bearer-only resource refusing a DPoP-bound token)
 // for a renewal, a 403 insufficient_scope for a step-up. A request is sent
-// again at most once after a renewal, and after at most DefaultMaxStepUps
-// step-ups (the source is asked once more, to say it will not).
+// again at most once after a renewal, and after at most StepUps step-ups.
 type Transport struct {
 	Base   http.RoundTripper // nil: http.DefaultTransport
 	Origin Origin            // the only origin the credential goes to
@@ -28,6 +27,9 @@ type Transport struct {
 	// refusal then goes back to the caller as the server sent it (a proxy
 	// passes it on). Nil: RoundTrip fails with a *RenewalError instead.
 	OnRenewError func(r Refusal, err error)
+	// StepUps is how often one request may be sent again after a step-up
+	// (0: once); the source bounds them over its life too.
+	StepUps int
 }
 
 // Credential is what a Transport presents: an access token (or API key),
@@ -99,7 +101,7 @@ func (s staticSource) Renew(_ context.Context, c Credential, _ Refusal) (Credent
 // hc's transport) and follows redirects only within t.Origin (Confine).
 func (t *Transport) Client(hc *http.Client) *http.Client {
 	c := *httpClient(hc)
-	tt := &Transport{Base: t.Base, Origin: t.Origin, Source: t.Source, OnRenewError: t.OnRenewError}
+	tt := &Transport{Base: t.Base, Origin: t.Origin, Source: t.Source, OnRenewError: t.OnRenewError, StepUps: t.StepUps}
 	if tt.Base == nil {
 		tt.Base = c.Transport
 	}
@@ -169,8 +171,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		switch {
 		case !refused:
 			return resp, nil
-		case refusal.Why == RenewScope && stepUps <= DefaultMaxStepUps:
-			stepUps++ // the source bounds them (and says so) over its life too
+		case refusal.Why == RenewScope && stepUps < max(t.StepUps, 1):
+			stepUps++
 		case refusal.Why != RenewScope && !renewed:
 			renewed = true
 		default:

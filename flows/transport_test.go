@@ -147,8 +147,8 @@ func TestTransportBearerOnlyAndFailedRenewal(t *testing.T) {
 }
 
 // A 403 insufficient_scope asks the source to step up, for the scope the
-// challenge names, and no more than DefaultMaxStepUps+1 times for a request
-// however often the source says yes.
+// challenge names, and no more than StepUps times for a request however
+// often the source says yes.
 func TestTransportStepUpIsBounded(t *testing.T) {
 	res := &resource{want: "never", refuse: func(w http.ResponseWriter) {
 		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="files:read"`)
@@ -157,7 +157,7 @@ func TestTransportStepUpIsBounded(t *testing.T) {
 	srv := httptest.NewServer(res)
 	defer srv.Close()
 	src := &fakeSource{tokens: []string{"a", "b", "c", "d", "e", "f", "g"}}
-	resp, err := post(t, &flows.Transport{Origin: origin(t, srv.URL), Source: src}, srv.URL+"/mcp")
+	resp, err := post(t, &flows.Transport{Origin: origin(t, srv.URL), Source: src, StepUps: flows.DefaultMaxStepUps + 1}, srv.URL+"/mcp")
 	if err != nil || resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("%v %v", resp, err)
 	}

@@ -78,7 +78,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	// Revoked or expired early: refreshed once and sent again; a
 	// Bearer-only resource: a Bearer token, where a refresh can give one.
-	c := (&flows.Transport{Origin: origin, Source: src}).Client(hc)
+	// With --step-up, until the source's bound says no more (flows.StepUp's rule).
+	c := (&flows.Transport{Origin: origin, Source: src, StepUps: flows.DefaultMaxStepUps + 1}).Client(hc)
 	check := checkPing
 	res, err := flows.Ping(ctx, c, cred.BaseURL, "")
 	var tools *flows.MCPCheckResult
