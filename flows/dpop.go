@@ -1,7 +1,6 @@
 package flows
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,7 +9,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -186,72 +184,16 @@ func AccessTokenHash(token string) string {
 // Headers returns the two request headers for accessToken at (method,
 // rawURL): "Authorization: DPoP <token>" and "DPoP: <proof>".
 func (d *DPoP) Headers(method, rawURL, accessToken string) (http.Header, error) {
-	p, err := d.Proof(method, rawURL, accessToken)
-	if err != nil {
-		return nil, err
-	}
-	h := http.Header{}
-	h.Set("Authorization", TokenTypeDPoP+" "+accessToken)
-	h.Set("DPoP", p)
-	return h, nil
+	return CredentialHeader(method, rawURL, Credential{Token: accessToken, DPoP: d})
 }
 
 // Client returns a copy of hc whose requests present accessToken as a
-// DPoP-bound token to the resource at origin o, and to nothing else (see
-// Confine: a redirect to another host would otherwise get the token with a
-// fresh proof for that host): whatever Authorization the caller set is
-// replaced by "DPoP <token>", a fresh proof is attached to every request,
-// and a 401 asking for a nonce (WWW-Authenticate: DPoP
-// error="use_dpop_nonce" with a DPoP-Nonce header) is retried once with it.
+// DPoP-bound token to the resource at origin o, and to nothing else (a
+// Transport): whatever Authorization the caller set is replaced by
+// "DPoP <token>", a fresh proof is attached to every request, and a 401
+// asking for a nonce is retried once with it.
 func (d *DPoP) Client(hc *http.Client, o Origin, accessToken string) *http.Client {
-	c := *httpClient(hc)
-	next := c.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	c.Transport = &dpopTransport{d: d, token: accessToken, next: next}
-	return Confine(&c, o)
-}
-
-type dpopTransport struct {
-	d     *DPoP
-	token string
-	next  http.RoundTripper
-}
-
-func (t *dpopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		body = b
-	}
-	for attempt := 0; ; attempt++ {
-		r := req.Clone(req.Context())
-		if body != nil {
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		h, err := t.d.Headers(r.Method, r.URL.String(), t.token)
-		if err != nil {
-			return nil, err
-		}
-		r.Header.Set("Authorization", h.Get("Authorization"))
-		r.Header.Set("DPoP", h.Get("DPoP"))
-		resp, err := t.next.RoundTrip(r)
-		if err != nil {
-			return nil, err
-		}
-		nonce := resp.Header.Get("DPoP-Nonce")
-		t.d.SetNonce(r.URL.String(), nonce)
-		if resp.StatusCode != http.StatusUnauthorized || !asksForNonce(resp.Header) || nonce == "" || attempt > 0 {
-			return resp, nil
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
-		resp.Body.Close()
-	}
+	return (&Transport{Origin: o, Source: StaticSource(Credential{Token: accessToken, DPoP: d})}).Client(hc)
 }
 
 // asksForNonce reports a DPoP challenge with error=use_dpop_nonce (§9).

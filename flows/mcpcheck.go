@@ -19,10 +19,17 @@ type MCPCheckResult struct {
 
 // CheckMCP checks token against any MCP server: it initializes a session at
 // mcpURL over Streamable HTTP and lists the tools, through the
-// modelcontextprotocol/go-sdk client, with token as the Bearer credential.
-// A 401 or 403 comes back as *ResourceError, as from Ping.
+// modelcontextprotocol/go-sdk client, with token as the Bearer credential
+// ("" when hc carries the credential: Transport.Client). A 401 or 403
+// comes back as *ResourceError, as from Ping.
 func CheckMCP(ctx context.Context, hc *http.Client, mcpURL, token string) (*MCPCheckResult, error) {
-	rec := &bearerTransport{next: httpClient(hc).Transport, token: token}
+	var err error
+	if token != "" {
+		if hc, err = bearerClient(hc, mcpURL, token); err != nil {
+			return nil, fmt.Errorf("MCP server: %w", err)
+		}
+	}
+	rec := &answerRecorder{next: httpClient(hc).Transport}
 	client, err := ConfineTo(&http.Client{Transport: rec, Timeout: httpClient(hc).Timeout}, mcpURL)
 	if err != nil {
 		return nil, fmt.Errorf("MCP server: %w", err)
@@ -45,20 +52,17 @@ func CheckMCP(ctx context.Context, hc *http.Client, mcpURL, token string) (*MCPC
 	return out, nil
 }
 
-// bearerTransport adds the token and remembers the first 401 or 403, whose
-// challenge the SDK's error does not carry.
-type bearerTransport struct {
-	next  http.RoundTripper
-	token string
+// answerRecorder remembers the first 401 or 403, whose challenge the SDK's
+// error does not carry, and the first 5xx.
+type answerRecorder struct {
+	next http.RoundTripper
 
 	mu     sync.Mutex
 	denied *ResourceError
 	failed *OAuthError // the first 5xx answer
 }
 
-func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+t.token)
+func (t *answerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	next := t.next
 	if next == nil {
 		next = http.DefaultTransport
@@ -85,7 +89,7 @@ func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-func (t *bearerTransport) wrap(mcpURL, step string, err error) error {
+func (t *answerRecorder) wrap(mcpURL, step string, err error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.denied != nil {

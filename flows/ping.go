@@ -49,6 +49,17 @@ func (e *ResourceError) RefusesDPoP() bool {
 	return true
 }
 
+// InvalidToken reports a 401 whose challenge says invalid_token (RFC 6750
+// §3.1), or names no error (or there is none): a renewed token may do.
+// Other 401s (invalid_request, a nonce asked for) a new token does not fix.
+func (e *ResourceError) InvalidToken() bool {
+	if e.StatusCode != http.StatusUnauthorized {
+		return false
+	}
+	code := e.Challenge.Params["error"]
+	return code == "" || code == "invalid_token"
+}
+
 func (e *ResourceError) Error() string {
 	msg := fmt.Sprintf("HTTP %d", e.StatusCode)
 	if c := e.Challenge.Params["error"]; c != "" {
@@ -71,15 +82,21 @@ func (e *ResourceError) Is(target error) bool {
 	return false
 }
 
-// Ping checks token with GET {baseURL}/api/ping.
+// Ping checks token with GET {baseURL}/api/ping, sent as a Bearer token;
+// token is "" when hc carries the credential (Transport.Client).
 func Ping(ctx context.Context, hc *http.Client, baseURL, token string) (*PingResult, error) {
 	u := strings.TrimRight(baseURL, "/") + "/api/ping"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("ping: %w", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json")
+	if token != "" {
+		hc, err = bearerClient(hc, u, token)
+		if err != nil {
+			return nil, fmt.Errorf("ping: %w", err)
+		}
+	}
 	resp, body, err := doConfined(hc, req)
 	if err != nil {
 		return nil, fmt.Errorf("ping %s: %w", u, err)
@@ -96,4 +113,15 @@ func Ping(ctx context.Context, hc *http.Client, baseURL, token string) (*PingRes
 		return nil, fmt.Errorf("ping %s: response is not JSON: %w", u, err)
 	}
 	return &r, nil
+}
+
+// bearerClient is hc presenting token as a Bearer token at rawURL's
+// origin. A transport hc already has (a DPoP-bound one) sets its own
+// header over it.
+func bearerClient(hc *http.Client, rawURL, token string) (*http.Client, error) {
+	o, err := OriginOf(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return (&Transport{Origin: o, Source: StaticSource(Credential{Token: token})}).Client(hc), nil
 }

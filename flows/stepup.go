@@ -73,11 +73,7 @@ func StepUp(ctx context.Context, cfg StepUpConfig) error {
 			return err
 		}
 		if attempt == maxN {
-			refused := missing(granted, required)
-			if refused == "" {
-				refused = required
-			}
-			return &StepUpError{Attempts: attempt, Asked: asked, Granted: granted, Refused: refused}
+			return NewStepUpError(attempt, asked, granted, required)
 		}
 		asked = UnionScopes(granted, required)
 		g, aerr := cfg.Authorize(ctx, asked)
@@ -89,6 +85,17 @@ func StepUp(ctx context.Context, cfg StepUpConfig) error {
 		}
 		granted = g
 	}
+}
+
+// NewStepUpError is the end of a step-up after attempts re-authorizations,
+// the last for asked, that granted what the resource, still requiring
+// required, does not take.
+func NewStepUpError(attempts int, asked, granted, required string) *StepUpError {
+	refused := missing(granted, required)
+	if refused == "" {
+		refused = required
+	}
+	return &StepUpError{Attempts: attempts, Asked: asked, Granted: granted, Refused: refused}
 }
 
 // missing returns the tokens of want that granted lacks.

@@ -1,11 +1,15 @@
 package cmdutil
 
 import (
+	"cmp"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -31,4 +35,15 @@ func (c CredentialFlag) Origin(mcpURL string) (flows.Origin, error) {
 		return flows.Origin{}, clierr.WithExit(clierr.ExitUsage, fmt.Errorf("refusing to send the credential for %s over plain http to a host that is not loopback: %w; pass --allow-insecure-http to send it anyway (unsafe)", o, flows.ErrInsecureEndpoint))
 	}
 	return o, nil
+}
+
+// MCPEndpoint is the MCP endpoint of the server cred is stored for (arg,
+// as the user named it, for a credential from the environment): a bare
+// origin gets /mcp, where MCP servers serve.
+func MCPEndpoint(cred creds.Credential, arg string) string {
+	mcpURL := cmp.Or(cred.Server, creds.ServerKey(arg))
+	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
+		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
+	}
+	return mcpURL
 }

@@ -3,21 +3,13 @@
 package device
 
 import (
-	"bufio"
-	"cmp"
 	"context"
-	"errors"
-	"fmt"
-	"os/exec"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
-	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
-	"github.com/mcpauth/mcpauth/creds"
-	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/cmd/internal/loginflow"
 )
 
 // Options are device's flags.
@@ -58,18 +50,6 @@ server's interval (5 s longer after each slow_down) and stores the token.`,
 	return cmd
 }
 
-// ErrNoDeviceFlow: the authorization server has no device authorization
-// endpoint.
-var ErrNoDeviceFlow = errors.New("no device flow")
-
-type noDeviceFlow struct{ issuer, target string }
-
-func (e noDeviceFlow) Error() string {
-	return fmt.Sprintf("%s does not offer the device flow (no device_authorization_endpoint); use: mcpauth login %s", e.issuer, e.target)
-}
-
-func (noDeviceFlow) Is(target error) bool { return target == ErrNoDeviceFlow }
-
 // Run performs the device flow. Ctrl-C (ctx cancelled) says what it
 // interrupted, on a clean line.
 func Run(ctx context.Context, opts *Options) error {
@@ -77,148 +57,11 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	var phase clierr.Phase
-	return clierr.Cancelled(ctx, "device login", &phase, run(ctx, opts, &phase))
-}
-
-func run(ctx context.Context, opts *Options, phase *clierr.Phase) error {
-	f := opts.F
-	ui := cmdutil.NewUI(f)
-	var dialect flows.Dialect
-	switch opts.Dialect {
-	case "", "auto":
-	case "json":
-		dialect = flows.DialectJSON
-	case "form":
-		dialect = flows.DialectForm
-	default:
-		return clierr.FlagErrorf("--dialect must be json or form")
-	}
-	target, err := cmdutil.ParseTarget(opts.Target)
+	d := &loginflow.Device{F: opts.F, Target: opts.Target, ClientID: opts.ClientID, Scope: opts.Scope, BrowserCommand: opts.BrowserCommand,
+		Dialect: opts.Dialect, Clipboard: opts.Clipboard, NoResource: opts.NoResource, DPoP: opts.DPoP, Discover: opts.Discover}
+	disc, tok, st, user, err := d.Run(ctx, &phase)
 	if err != nil {
-		return err
+		return clierr.Cancelled(ctx, "device login", &phase, err)
 	}
-	st, err := f.OpenStore()
-	if err != nil {
-		return err
-	}
-	phase.Set("discovering " + target)
-	disc, err := f.Discover(ctx, target, opts.Discover)
-	if err != nil {
-		return err
-	}
-	if !disc.SupportsDeviceFlow() {
-		return clierr.WithExit(clierr.ExitFailure, noDeviceFlow{issuer: disc.Issuer, target: opts.Target})
-	}
-	moved := cmdutil.NoteMigration(f, st, disc)
-	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
-	hc, err := f.HTTPClient()
-	if err != nil {
-		return err
-	}
-	ccfg := flows.ClientConfig{HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, Cache: creds.RegistrationCache{Store: st}, Scope: opts.Scope}
-	phase.Set("registering a client at " + disc.Issuer)
-	client, err := flows.ResolveClient(ctx, ccfg, disc)
-	if err != nil {
-		return clierr.FlowError("choosing a client identity", err)
-	}
-	key, err := f.LoginDPoP(st, disc, opts.DPoP)
-	if err != nil {
-		return err
-	}
-	phase.Set("requesting a device code")
-	spin := countdown.New(f.IO.ErrOut, f.IO.StderrTTY && !f.Globals.Quiet, f.Clock, ui.Faint)
-	defer spin.Stop()
-	tok, err := flows.Device(ctx, flows.DeviceConfig{
-		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, Scope: opts.Scope,
-		NoResource: opts.NoResource, Dialect: dialect, DPoP: key,
-		ShowCode: func(da flows.DeviceAuthorization) {
-			phase.Set("waiting for code " + da.UserCode + " to be approved")
-			showCode(ctx, opts, ui, da)
-			spin.Start("Waiting for approval", da.Expiry, "")
-		},
-		OnPoll: func(ev flows.PollEvent) {
-			switch {
-			case !f.Globals.Debug:
-			case ev.Err == nil:
-				fmt.Fprintf(f.IO.ErrOut, "poll %d: status %d, token received\n", ev.Attempt, ev.Status)
-			default:
-				fmt.Fprintf(f.IO.ErrOut, "poll %d: status %d, %s; next poll in %s\n", ev.Attempt, ev.Status, cmdutil.Text(ev.Err.Error()), ev.Interval)
-			}
-		},
-		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
-	})
-	spin.Stop()
-	if err != nil {
-		return clierr.FlowErrorRetry("device login", "mcpauth device "+opts.Target, err)
-	}
-	phase.Set("storing the token")
-	user := f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)
-	old, replacing := cmdutil.ToDrop(st, creds.StoreKey(disc), f.Globals.Account)
-	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
-		return err
-	}
-	moved.Done(f, disc, user)
-	if replacing {
-		f.RevokeReplaced(ctx, creds.StoreKey(disc), old)
-	}
-	return f.ReportLogin(disc, tok, st, user)
-}
-
-// showCode prints the code box and, on a terminal, offers to open the browser.
-func showCode(ctx context.Context, opts *Options, ui *cmdutil.UI, da flows.DeviceAuthorization) {
-	f := opts.F
-	// The server's words: Box escapes them for the terminal.
-	lines := []string{"Open:  " + da.VerificationURI, "Enter: " + da.UserCode}
-	if da.VerificationURIComplete != "" {
-		lines = append(lines, "", "or open "+da.VerificationURIComplete)
-	}
-	fmt.Fprintln(f.IO.ErrOut, ui.Box("Your code: "+da.UserCode, lines...))
-	if opts.Clipboard {
-		if err := copyToClipboard(da.UserCode); err != nil {
-			ui.Warn("could not copy the code: %v", err)
-		} else {
-			ui.Info("The code is on the clipboard.")
-		}
-	}
-	if !f.IO.CanPrompt() {
-		return
-	}
-	open, _ := f.Opener(opts.BrowserCommand, false, opts.Discover.AllowInsecure)
-	if open == nil {
-		return // headless: the box says where to go
-	}
-	target := cmp.Or(da.VerificationURIComplete, da.VerificationURI)
-	if err := flows.CheckLaunchable(target, opts.Discover.AllowInsecure); err != nil {
-		ui.Warn("not offering to open the browser: %v", err)
-		return
-	}
-	ui.Info("Press Enter to open the browser (or open the URL on any device).")
-	go func() {
-		line := make(chan struct{}, 1)
-		go func() {
-			if _, err := bufio.NewReader(f.IO.In).ReadString('\n'); err == nil {
-				line <- struct{}{}
-			}
-		}()
-		select {
-		case <-line:
-			if err := open(target); err != nil {
-				ui.Warn("could not open a browser: %v", err)
-			}
-		case <-ctx.Done():
-		}
-	}()
-}
-
-// copyToClipboard uses the first clipboard tool it finds.
-func copyToClipboard(text string) error {
-	for _, c := range [][]string{{"wl-copy"}, {"xclip", "-selection", "clipboard"}, {"xsel", "--clipboard", "--input"}, {"pbcopy"}, {"clip.exe"}} {
-		if _, err := exec.LookPath(c[0]); err != nil {
-			continue
-		}
-		cmd := exec.Command(c[0], c[1:]...)
-		cmd.Stdin = strings.NewReader(text)
-		return cmd.Run()
-	}
-	return errors.New("no clipboard tool found (wl-copy, xclip, xsel, pbcopy or clip.exe)")
+	return opts.F.ReportLogin(disc, tok, st, user)
 }

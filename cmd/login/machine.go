@@ -3,7 +3,6 @@ package login
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
+	"github.com/mcpauth/mcpauth/cmd/internal/loginflow"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
@@ -197,7 +197,7 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	}
 	tok, d, err := f.Keeper().MachineGrant(ctx, b)
 	if err != nil {
-		return clierr.FlowError(loggingIn(err), err)
+		return clierr.FlowError(loginflow.LoggingIn(err), err)
 	}
 	if err := b.Fill(tok, d); err != nil {
 		return err
@@ -225,13 +225,4 @@ func machineDiscover(ctx context.Context, f *cmdutil.Factory, opts *Options) (*f
 	ios.ErrOut = io.Discard
 	quiet.IO = &ios
 	return quiet.Discover(ctx, opts.Target, df)
-}
-
-// loggingIn is what a failed login was doing, with the way out when the
-// server would not bind the token to the key.
-func loggingIn(err error) string {
-	if errors.Is(err, flows.ErrNotDPoPBound) {
-		return "logging in (nothing stored; --no-dpop accepts a Bearer token)"
-	}
-	return "logging in"
 }

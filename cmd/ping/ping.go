@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
-	"github.com/mcpauth/mcpauth/cmd/login"
+	"github.com/mcpauth/mcpauth/cmd/internal/loginflow"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
@@ -63,94 +61,36 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	mcpURL := cred.Server
-	if mcpURL == "" {
-		mcpURL = creds.ServerKey(opts.Server)
-	}
-	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
-		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
-	}
-	origin, err := opts.Credential.Origin(mcpURL)
+	mcpURL := cmdutil.MCPEndpoint(cred, opts.Server)
+	origin, err := opts.Credential.Origin(mcpURL) // the token goes to the MCP server's origin only
 	if err != nil {
 		return err
 	}
-	var res *flows.PingResult
-	var tools *flows.MCPCheckResult
-	check := checkPing
-	once := func(ctx context.Context) error {
-		c := flows.Confine(hc, origin) // the token goes to the MCP server's origin only
-		if cred.DPoP != nil {
-			c = cred.DPoP.Client(hc, origin, cred.Token) // Authorization: DPoP and a fresh proof
-		}
-		var err error
-		res, err = flows.Ping(ctx, c, cred.BaseURL, cred.Token)
-		var oe *flows.OAuthError
-		if errors.As(err, &oe) && oe.StatusCode == http.StatusNotFound {
-			// Not our server: any MCP server answers tools/list.
-			check = checkMCP
-			tools, err = flows.CheckMCP(ctx, c, mcpURL, cred.Token)
-		}
-		return err
-	}
-	call := func(ctx context.Context) error {
-		err := once(ctx)
-		renew := f.Keeper().Retry // revoked or expired early: refresh once and try again
-		if re := (*flows.ResourceError)(nil); cred.DPoP != nil && errors.As(err, &re) && re.RefusesDPoP() {
-			renew = f.Keeper().RetryAsBearer // a Bearer-only resource: a Bearer token, where a refresh can give one
-		}
-		if invalidToken(err) {
-			retry, ok, rerr := renew(ctx, cred)
-			if rerr != nil {
-				return rerr
-			}
-			if ok {
-				cred = retry
-				err = once(ctx)
-			}
-		}
-		return err
-	}
+	src := creds.NewSource(f.Keeper(), cred.Server, cred)
 	if opts.StepUp && !cred.FromEnv && cred.Kind == creds.KindOAuth {
-		err = flows.StepUp(ctx, flows.StepUpConfig{Granted: cred.Scope, Call: call,
-			Authorize: func(ctx context.Context, scope string) (string, error) {
-				cmdutil.NewUI(f).Info("The server needs more scope: logging in again for %q", scope)
-				_, tok, _, err := login.Login(ctx, &login.Options{F: f, Target: cred.Server, Scope: scope, Timeout: flows.DefaultLoginTimeout})
-				if err != nil {
-					return "", err
-				}
-				if cred, err = f.Keeper().Fresh(ctx, cred.Server); err != nil {
-					return "", err
-				}
-				return tok.Scope, nil
-			}})
-	} else {
-		err = call(ctx)
+		ui := cmdutil.NewUI(f)
+		again := loginflow.Again{F: f, Server: cred.Server, Log: ui.Info}
+		src.StepUp = func(ctx context.Context, granted, required string) error {
+			scope := flows.UnionScopes(granted, required)
+			ui.Info("The server needs more scope: logging in again for %q", scope)
+			return again.LogIn(ctx, scope, "") // the union as asked, unnarrowed
+		}
 	}
-	if rerr := (*clierr.ExitError)(nil); errors.As(err, &rerr) {
-		return err // already says what to do
+	// Revoked or expired early: refreshed once and sent again; a
+	// Bearer-only resource: a Bearer token, where a refresh can give one.
+	// With --step-up, until the source's bound says no more (flows.StepUp's rule).
+	c := (&flows.Transport{Origin: origin, Source: src, StepUps: flows.DefaultMaxStepUps + 1}).Client(hc)
+	check := checkPing
+	res, err := flows.Ping(ctx, c, cred.BaseURL, "")
+	var tools *flows.MCPCheckResult
+	if oe := (*flows.OAuthError)(nil); errors.As(err, &oe) && oe.StatusCode == http.StatusNotFound {
+		// Not our server: any MCP server answers tools/list.
+		check = checkMCP
+		tools, err = flows.CheckMCP(ctx, c, mcpURL, "")
 	}
-	if scope, ok := flows.RequiredScope(err); ok && !opts.StepUp {
-		return clierr.FlowError(fmt.Sprintf("ping %s: the server needs scope %q (run: mcpauth ping --step-up %s, or mcpauth login %s --scope %q)",
-			cred.BaseURL, scope, cred.Server, cred.Server, flows.UnionScopes(cred.Scope, scope)), err)
-	}
+	cred = src.Current()
 	if err != nil {
-		if uerr := clierr.Unreachable(cred.BaseURL, err); uerr != err {
-			return uerr
-		}
-		if oe := (*flows.OAuthError)(nil); errors.As(err, &oe) && oe.StatusCode >= 500 && !cred.FromEnv {
-			// Some servers (the MCP TypeScript SDK's example) answer a
-			// token they do not know with a 500, not a 401: one line, and
-			// the login that fixes that case (exit 3).
-			return clierr.WithExit(clierr.ExitAuthRequired, fmt.Errorf("%s answered HTTP %d to the stored token: a server error, or a token it no longer knows (some servers answer 500 rather than 401); if it persists, run: mcpauth login %s",
-				mcpURL, oe.StatusCode, cred.Server))
-		}
-		if re := (*flows.ResourceError)(nil); cred.DPoP != nil && errors.As(err, &re) && re.RefusesDPoP() {
-			return clierr.WithExit(clierr.ExitAuthRequired, errors.New(clierr.BearerOnly(mcpURL, re, cred.Server)))
-		}
-		if cred.FromEnv {
-			return clierr.FlowError("ping with MCPAUTH_TOKEN", err)
-		}
-		return clierr.FlowError(fmt.Sprintf("ping %s (run: mcpauth login %s)", cred.BaseURL, cred.Server), err)
+		return failed(opts, cred, mcpURL, flows.RenewalCause(err))
 	}
 	ui := cmdutil.NewUI(f)
 	if check == checkMCP {
@@ -174,6 +114,34 @@ func Run(ctx context.Context, opts *Options) error {
 	return err
 }
 
+// failed says why the check failed, and what to do about it.
+func failed(opts *Options, cred creds.Credential, mcpURL string, err error) error {
+	if rerr := (*clierr.ExitError)(nil); errors.As(err, &rerr) {
+		return err // already says what to do
+	}
+	if scope, ok := flows.RequiredScope(err); ok && !opts.StepUp {
+		return clierr.FlowError(fmt.Sprintf("ping %s: the server needs scope %q (run: mcpauth ping --step-up %s, or mcpauth login %s --scope %q)",
+			cred.BaseURL, scope, cred.Server, cred.Server, flows.UnionScopes(cred.Scope, scope)), err)
+	}
+	if uerr := clierr.Unreachable(cred.BaseURL, err); uerr != err {
+		return uerr
+	}
+	if oe := (*flows.OAuthError)(nil); errors.As(err, &oe) && oe.StatusCode >= 500 && !cred.FromEnv {
+		// Some servers (the MCP TypeScript SDK's example) answer a
+		// token they do not know with a 500, not a 401: one line, and
+		// the login that fixes that case (exit 3).
+		return clierr.WithExit(clierr.ExitAuthRequired, fmt.Errorf("%s answered HTTP %d to the stored token: a server error, or a token it no longer knows (some servers answer 500 rather than 401); if it persists, run: mcpauth login %s",
+			mcpURL, oe.StatusCode, cred.Server))
+	}
+	if re := (*flows.ResourceError)(nil); cred.DPoP != nil && errors.As(err, &re) && re.RefusesDPoP() {
+		return clierr.WithExit(clierr.ExitAuthRequired, errors.New(clierr.BearerOnly(mcpURL, re, cred.Server)))
+	}
+	if cred.FromEnv {
+		return clierr.FlowError("ping with MCPAUTH_TOKEN", err)
+	}
+	return clierr.FlowError(fmt.Sprintf("ping %s (run: mcpauth login %s)", cred.BaseURL, cred.Server), err)
+}
+
 // identity says whom the credential belongs to, as the login found out,
 // else as the token itself says (its sub, labelled: the server was not
 // asked), for a server that has no /api/ping to say it.
@@ -192,14 +160,3 @@ const (
 	checkPing = "api/ping"
 	checkMCP  = "mcp tools/list"
 )
-
-// invalidToken reports a 401 whose challenge says invalid_token (RFC 6750
-// §3.1), or says nothing: a refresh may help. Other 401s may not.
-func invalidToken(err error) bool {
-	var re *flows.ResourceError
-	if !errors.As(err, &re) || re.StatusCode != http.StatusUnauthorized {
-		return false
-	}
-	code := re.Challenge.Params["error"]
-	return code == "" || code == "invalid_token"
-}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/creds"
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // StepUpSource is the proxy's credential source with step-up on, as Run
@@ -14,16 +15,9 @@ func StepUpSource(f *cmdutil.Factory, server string, log func(string, ...any)) (
 	if err != nil {
 		return nil, nil, err
 	}
-	src := &credSource{f: f, server: server, cred: cred, loaded: f.Clock.Now(), log: log}
-	opts := &Options{F: f, Server: server, Login: true}
-	src.stepUp = func(ctx context.Context, granted, required string) error {
-		_, err := logIn(ctx, opts, granted, required, log)
-		return err
-	}
-	s := steppingSource{src}
-	return s.StepUp, func() creds.Credential {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.cred
-	}, nil
+	src := newSource(&Options{F: f, Server: server, Login: true}, cred, log)
+	return func(ctx context.Context, token, scope string) (bool, error) {
+		_, ok, err := src.Renew(ctx, flows.Credential{Token: token}, flows.Refusal{Why: flows.RenewScope, Required: scope})
+		return ok, err
+	}, src.Current, nil
 }

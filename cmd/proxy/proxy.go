@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,9 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
-	"github.com/mcpauth/mcpauth/cmd/device"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
-	"github.com/mcpauth/mcpauth/cmd/login"
+	"github.com/mcpauth/mcpauth/cmd/internal/loginflow"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/internal/mcpproxy"
@@ -117,21 +115,18 @@ func Run(ctx context.Context, opts *Options) error {
 
 func run(ctx context.Context, opts *Options, headers http.Header, logf func(string, ...any)) error {
 	f := opts.F
+	again := loginflow.Again{F: f, Server: opts.Server, Log: logf, Note: " first (--login)"}
 	cred, err := f.Keeper().Fresh(ctx, opts.Server)
 	if opts.Login && clierr.CodeFor(err) == clierr.ExitAuthRequired {
 		logf("%v", err)
-		cred, err = logIn(ctx, opts, "", "", logf)
+		if err = again.LogIn(ctx, "", ""); err == nil {
+			cred, err = f.Keeper().Fresh(ctx, opts.Server)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	mcpURL := cred.Server
-	if mcpURL == "" {
-		mcpURL = creds.ServerKey(opts.Server)
-	}
-	if u, err := url.Parse(mcpURL); err == nil && (u.Path == "" || u.Path == "/") {
-		mcpURL = strings.TrimSuffix(mcpURL, "/") + "/mcp"
-	}
+	mcpURL := cmdutil.MCPEndpoint(cred, opts.Server)
 	if _, err := opts.Credential.Origin(mcpURL); err != nil {
 		return err
 	}
@@ -143,93 +138,20 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	src := &credSource{f: f, server: cmp.Or(cred.Server, opts.Server), cred: cred, loaded: f.Clock.Now(), log: logf}
-	if opts.Login && !cred.FromEnv {
-		src.stepUp = func(ctx context.Context, granted, required string) error {
-			_, err := logIn(ctx, opts, granted, required, logf)
-			return err
-		}
-	}
+	src := newSource(opts, cred, logf)
 
 	// A host that goes away closes our stdout: see EPIPE, not a signal.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if !f.Globals.Quiet {
 		logf("forwarding stdio to %s (transport %s, %s credential)", mcpURL, opts.Transport, credKind(cred))
 	}
-	authHint := func(resp *http.Response) string {
-		re := flows.NewResourceError(resp)
-		switch {
-		case cred.FromEnv:
-			return "; MCPAUTH_TOKEN is set: replace it"
-		case src.bound() && re.RefusesDPoP():
-			return "; " + clierr.BearerOnly(mcpURL, re, mcpURL)
-		}
-		if to := src.keepsMoving(); to != "" {
-			return fmt.Sprintf("; its authorization server changed again (now %s) after the proxy logged in once for a move; run: mcpauth login %s", to, mcpURL)
-		}
-		return "; run: mcpauth login " + mcpURL
-	}
-	scopeHint := func(scope string) string {
-		if cred.FromEnv {
-			return "; MCPAUTH_TOKEN is set: replace it with a token carrying that scope"
-		}
-		union := flows.UnionScopes(src.scope(), scope)
-		if flows.CheckScopeLength(union) != nil {
-			return fmt.Sprintf("; that scope is %d characters, more than mcpauth asks for (%d): report it to the server's operator", len(union), flows.MaxScopeLength)
-		}
-		return fmt.Sprintf("; run: mcpauth login %s --scope %q (or start the proxy with --login to be asked)", mcpURL, union)
-	}
-	var auth mcpproxy.Authorizer = src
-	if src.stepUp != nil {
-		auth = steppingSource{src}
-	}
-	err = mcpproxy.Run(ctx, mcpproxy.Config{URL: mcpURL, Transport: opts.Transport, HTTP: base, Auth: auth, Headers: headers,
-		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: authHint, ScopeHint: scopeHint})
+	err = mcpproxy.Run(ctx, mcpproxy.Config{URL: mcpURL, Transport: opts.Transport, HTTP: base, Auth: src, Headers: headers,
+		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: src.authHint(mcpURL), ScopeHint: src.scopeHint(mcpURL)})
 	var re *mcpproxy.RemoteError
 	if errors.As(err, &re) {
 		return clierr.WithExit(clierr.ExitNetwork, err)
 	}
 	return err
-}
-
-// logIn logs in before the proxy starts (or, for required, again when the
-// server asks for more than granted): in the browser as mcpauth login does,
-// or, with no browser to open (over SSH, no display), with the device flow
-// when the server offers it. Its output goes to stderr and it never reads
-// stdin: both belong to the host, whose messages wait in the pipe
-// meanwhile.
-func logIn(ctx context.Context, opts *Options, granted, required string, logf func(string, ...any)) (creds.Credential, error) {
-	lf := *opts.F
-	streams := *lf.IO
-	streams.Out, streams.In, streams.StdinTTY = streams.ErrOut, strings.NewReader(""), false
-	lf.IO = &streams
-	what, scope := "logging in to "+opts.Server, flows.UnionScopes(granted, required)
-	if required != "" {
-		what = fmt.Sprintf("the server needs scope %s: logging in to %s again", flows.AbbrevScope(scope), opts.Server)
-	}
-	if _, headless := lf.Opener("", false, false); headless != "" {
-		logf("%s with the device flow (no browser: %s)", what, headless)
-		if err := flows.CheckScopeLength(scope); required != "" && err != nil {
-			return creds.Credential{}, err
-		}
-		err := device.Run(ctx, &device.Options{F: &lf, Target: opts.Server, Scope: scope})
-		if !errors.Is(err, device.ErrNoDeviceFlow) {
-			if err != nil {
-				return creds.Credential{}, err
-			}
-			logf("logged in")
-			return opts.F.Keeper().Fresh(ctx, opts.Server)
-		}
-		logf("the server offers no device flow: open the URL below in a browser (forward its port if the browser is elsewhere)")
-	} else {
-		logf("%s in the browser first (--login)", what)
-	}
-	_, tok, _, err := login.Login(ctx, &login.Options{F: &lf, Target: opts.Server, Scope: granted, StepUp: required, Timeout: flows.DefaultLoginTimeout})
-	if err != nil {
-		return creds.Credential{}, err
-	}
-	logf("logged in (token expires %s)", tok.Expiry.Format(time.RFC3339))
-	return opts.F.Keeper().Fresh(ctx, opts.Server)
 }
 
 func credKind(c creds.Credential) string {
@@ -242,182 +164,83 @@ func credKind(c creds.Credential) string {
 	return string(c.Kind)
 }
 
-// credSource gives the proxy's HTTP client the current credential: the one
-// loaded at start, read again from storage at most once a minute (so a token
-// another mcpauth process refreshed, or a new login, is picked up, and an
-// expiring one is refreshed in advance), and renewed after a 401.
+// credSource is the proxy's stored credential (creds.Source): read again
+// from storage at most once a minute (so a token another mcpauth process
+// refreshed, or a new login, is picked up, and an expiring one is
+// refreshed in advance), renewed after a 401, and with --login stepped up
+// after a 403 and followed to an authorization server the resource moved
+// to (migration.go).
 type credSource struct {
-	f      *cmdutil.Factory
-	server string
-	log    func(string, ...any)
-	// stepUp logs in again, for the granted scope plus required (--login
-	// only; both "" for a move to another authorization server).
-	stepUp func(ctx context.Context, granted, required string) error
+	*creds.Source
+	f *cmdutil.Factory
+	// logIn logs in again (--login only; nil otherwise).
+	logIn func(ctx context.Context, granted, required string) error
 
-	mu      sync.Mutex
-	cred    creds.Credential
-	loaded  time.Time
-	stepUps int
+	mu sync.Mutex
 	// moves counts the logins that followed the resource to another
 	// authorization server; movedAgain is where it went after the last
-	// one allowed (migration.go).
+	// one allowed.
 	moves      int
 	movedAgain string
-	// bearerLogins counts the logins for a Bearer token after a
-	// Bearer-only resource refused a DPoP-bound one (at most one).
-	bearerLogins int
-	// bearerOnly: the last 401 offered no DPoP scheme to a DPoP-bound
-	// credential, so a refresh (bound to the same key) cannot help.
-	bearerOnly bool
 }
 
-func (c *credSource) current(ctx context.Context) creds.Credential {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if now := c.f.Clock.Now(); !c.cred.FromEnv && now.Sub(c.loaded) > time.Minute {
-		c.loaded = now
-		if n, err := c.f.Keeper().Fresh(ctx, c.server); err == nil {
-			c.cred = n
-		} else {
-			c.log("reading the stored credential again: %v (still using the one loaded before)", err)
-		}
+// newSource is the source for cred, just loaded for opts.Server.
+func newSource(opts *Options, cred creds.Credential, logf func(string, ...any)) *credSource {
+	f := opts.F
+	src := creds.NewSource(f.Keeper(), cmp.Or(cred.Server, opts.Server), cred)
+	src.Reload, src.Log = time.Minute, logf
+	c := &credSource{Source: src, f: f}
+	if opts.Login && !cred.FromEnv {
+		again := loginflow.Again{F: f, Server: opts.Server, Log: logf, Note: " first (--login)"}
+		c.logIn = again.LogIn
+		src.StepUp = again.LogIn
+		src.LogInAgain = func(ctx context.Context) error { return again.LogIn(ctx, "", "") }
 	}
-	return c.cred
+	return c
 }
 
-// bound reports whether the current credential is DPoP-bound.
-func (c *credSource) bound() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cred.DPoP != nil
-}
-
-func (c *credSource) Authorize(req *http.Request) (string, error) {
-	cred := c.current(req.Context())
-	if cred.DPoP != nil {
-		h, err := cred.DPoP.Headers(req.Method, req.URL.String(), cred.Token)
-		if err != nil {
-			return "", err
-		}
-		for k, v := range h {
-			req.Header[k] = v
-		}
-		return cred.Token, nil
-	}
-	req.Header.Set("Authorization", "Bearer "+cred.Token)
-	return cred.Token, nil
-}
-
-// Observe keeps a DPoP nonce the server sent, and asks for the request
-// again when a 401 asked for one (RFC 9449 §9).
-func (c *credSource) Observe(req *http.Request, resp *http.Response) bool {
-	c.mu.Lock()
-	d := c.cred.DPoP
-	if resp.StatusCode == http.StatusUnauthorized {
-		c.bearerOnly = d != nil && flows.NewResourceError(resp).RefusesDPoP()
-	}
-	c.mu.Unlock()
-	nonce := resp.Header.Get("DPoP-Nonce")
-	if d == nil || nonce == "" {
-		return false
-	}
-	d.SetNonce(req.URL.String(), nonce)
-	if resp.StatusCode != http.StatusUnauthorized {
-		return false
-	}
-	for _, ch := range flows.ParseChallenges(resp.Header) {
-		if strings.EqualFold(ch.Scheme, flows.TokenTypeDPoP) && ch.Params["error"] == "use_dpop_nonce" {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *credSource) Renew(ctx context.Context, token string) (bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cred.Token != token {
-		return true, nil // renewed meanwhile, for another request
-	}
-	if c.stepUp != nil {
+// Renew implements flows.CredentialSource: with --login, a 401 from a
+// resource that moved to another authorization server is a login there.
+func (c *credSource) Renew(ctx context.Context, rejected flows.Credential, r flows.Refusal) (flows.Credential, bool, error) {
+	if c.logIn != nil && r.Why != flows.RenewScope {
 		if to := c.movedTo(ctx); to != "" {
-			return c.followMove(ctx, token, to)
+			return c.followMove(ctx, rejected, to)
 		}
 	}
-	var (
-		n   creds.Credential
-		ok  bool
-		err error
-	)
-	renew := c.f.Keeper().Retry
-	if c.bearerOnly {
-		// A Bearer-only resource refused the bound token: a refresh
-		// without a proof, where the refresh token allows it.
-		renew = c.f.Keeper().RetryAsBearer
-	}
-	if n, ok, err = renew(ctx, c.cred); err != nil {
-		return false, err
-	}
-	if !ok && c.bearerOnly && c.stepUp != nil && c.bearerLogins == 0 {
-		// Once: a resource whose metadata claims DPoP while its 401 offers
-		// none would otherwise send every request to the browser.
-		c.bearerLogins++
-		c.log("%s takes only Bearer tokens and the stored one is DPoP-bound: logging in again for a Bearer token", c.server)
-		return c.logInAgain(ctx, token, "", "")
-	}
-	if !ok && !c.cred.FromEnv {
-		// Nothing to refresh with: perhaps a new login has been stored.
-		if n, err = c.f.Keeper().Fresh(ctx, c.server); err != nil {
-			return false, err
+	return c.Source.Renew(ctx, rejected, r)
+}
+
+// authHint says what to do about a 401 the proxy passes on.
+func (c *credSource) authHint(mcpURL string) func(*http.Response) string {
+	return func(resp *http.Response) string {
+		re := flows.NewResourceError(resp)
+		switch cred := c.Current(); {
+		case cred.FromEnv:
+			return "; MCPAUTH_TOKEN is set: replace it"
+		case cred.DPoP != nil && re.RefusesDPoP():
+			return "; " + clierr.BearerOnly(mcpURL, re, mcpURL)
 		}
+		if to := c.keepsMoving(); to != "" {
+			return fmt.Sprintf("; its authorization server changed again (now %s) after the proxy logged in once for a move; run: mcpauth login %s", to, mcpURL)
+		}
+		return "; run: mcpauth login " + mcpURL
 	}
-	c.loaded = c.f.Clock.Now()
-	if n.Token == "" || n.Token == token {
-		return false, nil
-	}
-	c.log("the server refused the token: renewed it, sending again")
-	c.cred = n
-	return true, nil
 }
 
-func (c *credSource) scope() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cred.Scope
-}
-
-// steppingSource is a credSource that may log in again for more scope.
-type steppingSource struct{ *credSource }
-
-// StepUp implements mcpproxy.StepUpper: a login for the granted scope plus
-// the one the server asked for (SEP-2350), at most flows.DefaultMaxStepUps
-// times for one proxy, so a server that never accepts does not loop.
-func (c steppingSource) StepUp(ctx context.Context, token, scope string) (bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cred.Token != token {
-		return true, nil // stepped up meanwhile, for another request
+// scopeHint says what to do about a 403 insufficient_scope the proxy
+// passes on.
+func (c *credSource) scopeHint(mcpURL string) func(string) string {
+	return func(scope string) string {
+		cred := c.Current()
+		if cred.FromEnv {
+			return "; MCPAUTH_TOKEN is set: replace it with a token carrying that scope"
+		}
+		union := flows.UnionScopes(cred.Scope, scope)
+		if flows.CheckScopeLength(union) != nil {
+			return fmt.Sprintf("; that scope is %d characters, more than mcpauth asks for (%d): report it to the server's operator", len(union), flows.MaxScopeLength)
+		}
+		return fmt.Sprintf("; run: mcpauth login %s --scope %q (or start the proxy with --login to be asked)", mcpURL, union)
 	}
-	if c.stepUps >= flows.DefaultMaxStepUps {
-		return false, fmt.Errorf("already logged in again %d times for more scope", c.stepUps)
-	}
-	c.stepUps++
-	return c.logInAgain(ctx, token, c.cred.Scope, scope)
-}
-
-// logInAgain logs in (for granted plus required, both "" for the server's
-// default) and takes the new credential; it reports whether it differs
-// from token. c.mu is held.
-func (c *credSource) logInAgain(ctx context.Context, token, granted, required string) (bool, error) {
-	if err := c.stepUp(ctx, granted, required); err != nil {
-		return false, err
-	}
-	n, err := c.f.Keeper().Fresh(ctx, c.server)
-	if err != nil {
-		return false, err
-	}
-	c.cred, c.loaded = n, c.f.Clock.Now()
-	return n.Token != token, nil
 }
 
 type lockedWriter struct {

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
 	"github.com/mcpauth/mcpauth/cmd/proxy"
+	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/server/servertest"
 )
 
@@ -63,7 +65,8 @@ func TestProxyStepUpLogsInForTheUnion(t *testing.T) {
 	if ok, err := step(ctx, second, "mcp"); !ok || err != nil || current().Token == second {
 		t.Errorf("second step-up: %v %v", ok, err)
 	}
-	if _, err := step(ctx, current().Token, "mcp"); err == nil || !strings.Contains(err.Error(), "already logged in again 2 times") {
-		t.Errorf("third step-up: %v, want a refusal", err)
+	var bounded *flows.StepUpError
+	if _, err := step(ctx, current().Token, "mcp"); !errors.As(err, &bounded) || bounded.Attempts != 2 {
+		t.Errorf("third step-up: %v, want a refusal after 2", err)
 	}
 }

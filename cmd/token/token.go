@@ -12,6 +12,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // Options are token's flags.
@@ -55,31 +56,34 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := checkPrintable(cred.Token); err != nil {
 		return err
 	}
-	if opts.Header && cred.DPoP != nil {
-		return printDPoPHeaders(opts, cred)
-	}
 	if opts.Header {
-		_, err = fmt.Fprintf(opts.F.IO.Out, "Authorization: Bearer %s\n", cred.Token)
-		return err
+		return printHeaders(opts, cred)
 	}
 	_, err = fmt.Fprintln(opts.F.IO.Out, cred.Token)
 	return err
 }
 
-// printDPoPHeaders prints the two headers a DPoP-bound token needs, with a
-// proof for one request: --method at --url (default GET {base}/api/ping).
+// printHeaders prints the header a request with cred carries, as
+// flows.Transport sets it: Bearer, or for a DPoP-bound token DPoP with a
+// proof for one request, --method at --url (default GET {base}/api/ping).
 // A proof is single use: run token --header again for each request.
-func printDPoPHeaders(opts *Options, cred creds.Credential) error {
+func printHeaders(opts *Options, cred creds.Credential) error {
 	u := opts.URL
 	if u == "" {
 		u = strings.TrimRight(cred.BaseURL, "/") + "/api/ping"
 	}
-	h, err := cred.DPoP.Headers(strings.ToUpper(opts.Method), u, cred.Token)
+	h, err := flows.CredentialHeader(strings.ToUpper(opts.Method), u, cred.Present())
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(opts.F.IO.Out, "Authorization: %s\nDPoP: %s\n", h.Get("Authorization"), h.Get("DPoP"))
-	return err
+	for _, k := range []string{"Authorization", "DPoP"} {
+		if v := h.Get(k); v != "" {
+			if _, err := fmt.Fprintf(opts.F.IO.Out, "%s: %s\n", k, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkPrintable refuses a token that is not printable ASCII: an access

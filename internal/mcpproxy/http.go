@@ -2,7 +2,6 @@ package mcpproxy
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -15,118 +14,36 @@ import (
 	"github.com/mcpauth/mcpauth/flows"
 )
 
-// Authorizer puts a credential on requests and renews it after a 401.
-type Authorizer interface {
-	// Authorize sets the credential's headers on req and returns the
-	// token it used.
-	Authorize(req *http.Request) (token string, err error)
-	// Renew is called after the resource refused token with a 401
-	// invalid_token; it reports whether a different credential is there
-	// to retry with.
-	Renew(ctx context.Context, token string) (bool, error)
-}
-
-// StepUpper is an Authorizer that can obtain a token with more scope after
-// a 403 insufficient_scope naming the scope needed (SEP-2350); it reports
-// whether a different credential is there to send the request again with.
-type StepUpper interface {
-	StepUp(ctx context.Context, token, scope string) (bool, error)
-}
-
-// Observer is an Authorizer that also sees every answer (a DPoP key keeps
-// the server's nonce); it reports whether the request should go again with
-// fresh headers (a 401 asking for a nonce), which is done once.
-type Observer interface {
-	Observe(req *http.Request, resp *http.Response) (again bool)
-}
-
-// authTransport adds the credential and the extra headers, and on a 401
-// invalid_token renews the credential once and sends the request again.
-type authTransport struct {
+// headerTransport adds the extra headers to every request.
+type headerTransport struct {
 	next    http.RoundTripper
-	auth    Authorizer
 	headers http.Header
-	log     func(string, ...any)
 }
 
-func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	send := func() (*http.Response, string, error) {
-		r := req.Clone(req.Context())
-		if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
-			b, err := req.GetBody()
-			if err != nil {
-				return nil, "", err
-			}
-			r.Body = b
-		}
-		for k, v := range t.headers {
-			r.Header[k] = v
-		}
-		tok := ""
-		if t.auth != nil {
-			var err error
-			if tok, err = t.auth.Authorize(r); err != nil {
-				return nil, "", err
-			}
-		}
-		resp, err := t.next.RoundTrip(r)
-		return resp, tok, err
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) == 0 {
+		return t.next.RoundTrip(req)
 	}
-	resp, tok, err := send()
-	if o, ok := t.auth.(Observer); ok && err == nil && o.Observe(req, resp) {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 64*1024))
-		resp.Body.Close()
-		if resp, tok, err = send(); err == nil {
-			o.Observe(req, resp)
-		}
+	r := req.Clone(req.Context())
+	for k, v := range t.headers {
+		r.Header[k] = v
 	}
-	if err != nil || t.auth == nil {
-		return resp, err
-	}
-	var ok bool
-	var rerr error
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized && invalidToken(resp.Header):
-		if ok, rerr = t.auth.Renew(req.Context(), tok); rerr != nil {
-			t.log("the server refused the token and renewing it failed: %v", rerr)
-			return resp, nil
-		}
-	case resp.StatusCode == http.StatusForbidden:
-		su, can := t.auth.(StepUpper)
-		scope := insufficientScope(resp.Header)
-		if !can || scope == "" {
-			return resp, nil
-		}
-		if ok, rerr = su.StepUp(req.Context(), tok, scope); rerr != nil {
-			t.log("the server needs more scope and logging in for it failed: %v", rerr)
-			return resp, nil
-		}
-	default:
-		return resp, nil
-	}
-	if !ok {
-		return resp, nil
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64*1024))
-	resp.Body.Close()
-	resp, _, err = send()
-	return resp, err
+	return t.next.RoundTrip(r)
 }
 
-// invalidToken reports a Bearer challenge with error=invalid_token, or with
-// no error at all (RFC 6750 §3.1: a request without a usable token).
-func invalidToken(h http.Header) bool {
-	for _, v := range h.Values("WWW-Authenticate") {
-		lv := strings.ToLower(v)
-		if !strings.HasPrefix(lv, "bearer") && !strings.HasPrefix(lv, "dpop") {
-			continue
-		}
-		if !strings.Contains(lv, "error=") || strings.Contains(lv, `error="invalid_token"`) || strings.Contains(lv, "error=invalid_token") {
-			return true
-		}
-		return false
+// credentialed is next with the credential (flows.Transport), when there
+// is one. A renewal that fails is logged, and the refusal goes to the host.
+func credentialed(next http.RoundTripper, origin flows.Origin, cfg Config) http.RoundTripper {
+	if cfg.Auth == nil {
+		return next
 	}
-	return true
+	return &flows.Transport{Base: next, Origin: origin, Source: cfg.Auth, OnRenewError: func(r flows.Refusal, err error) {
+		if r.Why == flows.RenewScope {
+			cfg.Log("the server needs more scope and logging in for it failed: %v", err)
+			return
+		}
+		cfg.Log("the server refused the token and renewing it failed: %v", err)
+	}}
 }
 
 // insufficientScope returns the scope a 403 insufficient_scope challenge

@@ -40,8 +40,9 @@ type Config struct {
 	// HTTP sends the requests (nil: http.DefaultTransport). It must not
 	// have a timeout of its own beyond connecting: answers may stream.
 	HTTP http.RoundTripper
-	// Auth adds the credential (nil: none).
-	Auth Authorizer
+	// Auth gives the credential every request carries, renewed after a
+	// refusal (nil: none), through a flows.Transport.
+	Auth flows.CredentialSource
 	// Headers are added to every request.
 	Headers http.Header
 	In      io.Reader // the host's messages
@@ -136,7 +137,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("MCP server: %w", err)
 	}
 	redial := &redialTransport{next: cfg.HTTP, backoff: cfg.Backoff, sleep: cfg.Sleep, log: cfg.Log}
-	auth := &authTransport{next: redial, auth: cfg.Auth, headers: cfg.Headers, log: cfg.Log}
+	auth := &headerTransport{next: credentialed(redial, origin, cfg), headers: cfg.Headers}
 	p := &proxy{ctx: ctx, cfg: cfg, mode: cfg.Transport, client: flows.Confine(&http.Client{Transport: auth}, origin),
 		guard:    &guardTransport{next: auth, max: int64(cfg.MaxMessage), url: cfg.URL, authHint: cfg.AuthHint, scopeHint: cfg.ScopeHint, log: cfg.Log},
 		readerUp: make(chan struct{}), readErr: make(chan error, 1), fatal: make(chan error, 1), sem: make(chan struct{}, 64),

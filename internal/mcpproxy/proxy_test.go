@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // recorder keeps the headers of every POST the server got.
@@ -73,25 +75,24 @@ type staticAuth struct {
 	renews int
 }
 
-func (a *staticAuth) Authorize(req *http.Request) (string, error) {
+func (a *staticAuth) Credential(context.Context) (flows.Credential, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	req.Header.Set("Authorization", "Bearer "+a.tok)
-	return a.tok, nil
+	return flows.Credential{Token: a.tok}, nil
 }
 
-func (a *staticAuth) Renew(_ context.Context, tok string) (bool, error) {
+func (a *staticAuth) Renew(_ context.Context, rejected flows.Credential, r flows.Refusal) (flows.Credential, bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.tok != tok {
-		return true, nil
+	if a.tok != rejected.Token {
+		return flows.Credential{Token: a.tok}, true, nil
 	}
-	if a.next == "" {
-		return false, nil
+	if a.next == "" || r.Why == flows.RenewScope {
+		return rejected, false, nil
 	}
 	a.renews++
 	a.tok, a.next = a.next, ""
-	return true, nil
+	return flows.Credential{Token: a.tok}, true, nil
 }
 
 // running is a proxy on pipes.

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // host connects a go-sdk client to the proxy's stdio.
@@ -158,15 +160,18 @@ type stepAuth struct {
 	asked []string
 }
 
-func (a *stepAuth) StepUp(_ context.Context, tok, scope string) (bool, error) {
+func (a *stepAuth) Renew(ctx context.Context, rejected flows.Credential, r flows.Refusal) (flows.Credential, bool, error) {
+	if r.Why != flows.RenewScope {
+		return a.staticAuth.Renew(ctx, rejected, r)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.asked = append(a.asked, scope)
-	if scope != "files:read" {
-		return false, nil
+	a.asked = append(a.asked, r.Required)
+	if r.Required != "files:read" {
+		return rejected, false, nil
 	}
 	a.tok = "wide"
-	return true, nil
+	return flows.Credential{Token: a.tok}, true, nil
 }
 
 func echoServer(t *testing.T, wrap func(http.Handler) http.Handler) string {
