@@ -2,7 +2,6 @@ package mcpsdk_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -18,18 +17,7 @@ import (
 // with a refresh, not a browser.
 func TestReferenceServer(t *testing.T) {
 	env := servertest.New(t, servertest.Options{})
-	approve := func(ctx context.Context, authURL string) error {
-		back, err := env.Browser("alice").Consent(ctx, authURL, "approve")
-		if err != nil {
-			return err
-		}
-		resp, err := http.Get(back.String())
-		if err != nil {
-			return err
-		}
-		return resp.Body.Close()
-	}
-	c := newClient(t, flows.RealClock{}, approve)
+	c := newClient(t, flows.RealClock{}, env.Browser("alice").Approve)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	mcpURL := env.URL + "/mcp"
