@@ -1,12 +1,24 @@
-// Package creds owns the CLI's stored credentials between a token response
-// and the bytes in storage: the one mapping from a flows.Token to the
-// stored Bundle, loading a credential for a server, refreshing it under
-// the cross-process entry lock, renewing machine tokens by running their
-// grant again, restoring DPoP keys, and the registration cache adapter.
+// Package creds keeps MCP logins for a program: store what a login got
+// (SaveLogin), then ask a Keeper for the credential to send to a server
+// (Keeper.Fresh), refreshed first when it is about to expire; when the
+// server refuses it anyway, Keeper.Retry refreshes once. Refreshes take a
+// lock per stored entry that holds across processes, so several programs
+// sharing one store (the mcpauth CLI among them) never spend one refresh
+// token twice. Machine logins (client credentials, JWT bearer,
+// enterprise) are renewed by running their grant again; DPoP-bound
+// tokens come with their key.
 //
-// It sits between flows (the protocol) and keyring (sealed bytes under
-// (server, account) keys): keyring knows no OAuth vocabulary, and this
-// package prints nothing and reads no environment of its own. Everything
-// is injected through Keeper; failures carry the typed errors in
-// errors.go, which the CLI maps to exit codes in one place.
+// Storage is a Store: *keyring.Store (the OS keyring and sealed files,
+// shared with the CLI) or any type with its four methods. Everything
+// else is injected through Keeper: the HTTP client, the clock, a warning
+// sink. The package prints nothing and reads no environment of its own.
+//
+// Failures match one of the kinds in errors.go (ErrAuthRequired,
+// ErrStorage, ErrInput, ErrRefresh) with errors.Is; one that only a new
+// login fixes is also a *LoginError naming the server. Messages say what
+// happened and name no command: the caller says how to log in.
+//
+// A Go MCP SDK client uses creds through the adapter in creds/mcpsdk.
+// The bundle format (Bundle) is what keyring seals; entries any release
+// wrote load in every later one.
 package creds

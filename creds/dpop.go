@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/mcpauth/mcpauth/flows"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // LoginKey returns the key a login (browser, device or machine) binds its
@@ -17,7 +16,7 @@ import (
 // login to the same issuer and resource stored is kept: one key per
 // server. A server that advertises DPoP without ES256 gets Bearer with a
 // warning, or an error when DPoP was insisted on.
-func (k *Keeper) LoginKey(st *keyring.Store, disc *flows.Discovery, insist, refuse bool) (*flows.DPoP, error) {
+func (k *Keeper) LoginKey(st Store, disc *flows.Discovery, insist, refuse bool) (*flows.DPoP, error) {
 	md := disc.AuthServer
 	advertised, es256 := flows.DPoPSupported(md)
 	required := disc.ResourceMetadata != nil && disc.ResourceMetadata.DPoPBoundAccessTokensRequired

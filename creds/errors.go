@@ -43,3 +43,27 @@ func hasKind(err error) bool {
 	}
 	return false
 }
+
+// LoginError is a failure only a new login fixes: nothing is stored for
+// Server, or what is stored can no longer be renewed. Its message says
+// what happened; the program that logs in names the way to do it (the
+// CLI appends its `mcpauth login` command). It wraps an error of one of
+// the kinds above, usually ErrAuthRequired.
+type LoginError struct {
+	// Server is what to log in to: the MCP URL or storage key the caller
+	// asked about; "" when nothing at all is stored for the account.
+	Server string
+	// Machine: the credential came from a machine login (a client
+	// credentials, JWT bearer or enterprise grant), to be run again with
+	// the same options.
+	Machine bool
+	Err     error
+}
+
+func (e *LoginError) Error() string { return e.Err.Error() }
+func (e *LoginError) Unwrap() error { return e.Err }
+
+// loginNeeded is an ErrAuthRequired *LoginError about server.
+func loginNeeded(server, format string, args ...any) error {
+	return &LoginError{Server: server, Err: kinded(ErrAuthRequired, format, args...)}
+}

@@ -64,7 +64,7 @@ func (c *ClientInfo) flowsClient() flows.Client {
 }
 
 // SaveLogin stores what a user login got under the login's StoreKey.
-func SaveLogin(st *keyring.Store, account string, disc *flows.Discovery, client flows.Client, tok *flows.Token, d *flows.DPoP, user User) error {
+func SaveLogin(st Store, account string, disc *flows.Discovery, client flows.Client, tok *flows.Token, d *flows.DPoP, user User) error {
 	b, err := Login(disc, client, tok, d, user)
 	if err != nil {
 		return err

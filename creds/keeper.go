@@ -5,17 +5,16 @@ import (
 	"strings"
 
 	"github.com/mcpauth/mcpauth/flows"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Keeper loads, refreshes and renews stored credentials. Its fields are
 // its dependencies, all injected: it keeps no state of its own between
 // calls, so a zero-cost value may be built per command.
 type Keeper struct {
-	// Open opens the token storage; it is called only when needed (a
-	// token from the environment needs none) and its error is returned
-	// as it is.
-	Open func() (*keyring.Store, error)
+	// Open opens the token storage (keyring.Open, for the CLI's own); it
+	// is called only when needed (a token from the environment needs
+	// none) and its error is returned as it is.
+	Open func() (Store, error)
 	// HTTPClient returns the client for token requests; its error is
 	// returned as it is.
 	HTTPClient func() (*http.Client, error)
@@ -64,7 +63,7 @@ func (k *Keeper) fromEnv(arg string) Credential {
 }
 
 // entry opens the storage and loads the entry for arg.
-func (k *Keeper) entry(arg string) (*keyring.Store, Entry, Bundle, error) {
+func (k *Keeper) entry(arg string) (Store, Entry, Bundle, error) {
 	st, err := k.Open()
 	if err != nil {
 		return nil, Entry{}, Bundle{}, err
@@ -103,7 +102,7 @@ func (k *Keeper) Load(arg string) (Credential, error) {
 		return Credential{}, err
 	}
 	if k.expired(b) {
-		return Credential{}, kinded(ErrAuthRequired, "the token for %s expired at %s; run: mcpauth login %s", e.Server, b.Expiry.Format("2006-01-02 15:04 MST"), e.Server)
+		return Credential{}, loginNeeded(e.Server, "the token for %s expired at %s", e.Server, b.Expiry.Format("2006-01-02 15:04 MST"))
 	}
 	c.Token = b.AccessToken
 	return c, nil

@@ -56,7 +56,7 @@ func (e *AmbiguousError) Error() string {
 // MCP URL or its base URL), or the only one stored for account when arg is
 // "". Nothing stored is ErrAuthRequired; several and no arg is an
 // *AmbiguousError.
-func Resolve(st *keyring.Store, arg, account string) (Entry, error) {
+func Resolve(st Store, arg, account string) (Entry, error) {
 	entries, err := List(st)
 	if err != nil {
 		return Entry{}, kinded(ErrStorage, "listing stored credentials: %w", err)
@@ -70,7 +70,7 @@ func Resolve(st *keyring.Store, arg, account string) (Entry, error) {
 	if arg == "" {
 		switch len(mine) {
 		case 0:
-			return Entry{}, kinded(ErrAuthRequired, "not logged in to any server; run: mcpauth login <mcp-url>")
+			return Entry{}, loginNeeded("", "not logged in to any server")
 		case 1:
 			return mine[0], nil
 		}
@@ -87,14 +87,14 @@ func Resolve(st *keyring.Store, arg, account string) (Entry, error) {
 			return e, nil
 		}
 	}
-	return Entry{}, kinded(ErrAuthRequired, "no stored credential for %s; run: mcpauth login %s", arg, arg)
+	return Entry{}, loginNeeded(arg, "no stored credential for %s", arg)
 }
 
 // loadEntry loads e's bundle, with the kind of error a caller needs.
-func loadEntry(st *keyring.Store, e Entry) (Bundle, error) {
+func loadEntry(st Store, e Entry) (Bundle, error) {
 	b, err := Load(st, e.Server, e.Account)
 	if errors.Is(err, keyring.ErrNotFound) {
-		return b, kinded(ErrAuthRequired, "no stored credential for %s; run: mcpauth login %s", e.Server, e.Server)
+		return b, loginNeeded(e.Server, "no stored credential for %s", e.Server)
 	}
 	if err != nil {
 		return b, kinded(ErrStorage, "reading the stored credential: %w", err)
@@ -103,7 +103,7 @@ func loadEntry(st *keyring.Store, e Entry) (Bundle, error) {
 }
 
 // save stores b for e, with a message that says what was being stored.
-func save(st *keyring.Store, e Entry, b Bundle, what string) error {
+func save(st Store, e Entry, b Bundle, what string) error {
 	if err := Save(st, e.Server, e.Account, b); err != nil {
 		return kinded(ErrStorage, "storing the %s: %w", what, err)
 	}

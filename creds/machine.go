@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // Machine logins (client credentials, JWT bearer, enterprise ID-JAG) have
@@ -149,17 +148,17 @@ func (k *Keeper) readSecret(file, env, what string) (string, error) {
 // A failure is ErrAuthRequired unless it is already of a kind or is
 // transient (no answer, a timeout, a cancellation: the caller classifies
 // those), and names the grant and the server's answer.
-func (k *Keeper) renewMachine(st *keyring.Store, e Entry, b Bundle) (Bundle, error) {
+func (k *Keeper) renewMachine(st Store, e Entry, b Bundle) (Bundle, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), renewTimeout)
 	defer cancel()
 	tok, d, err := k.MachineGrant(ctx, b)
 	if err != nil {
-		err = fmt.Errorf("renewing the token for %s: %w (run: mcpauth login %s with the same options)", e.Server, err, e.Server)
+		err = fmt.Errorf("renewing the token for %s: %w", e.Server, err)
 		var ne net.Error
 		if !hasKind(err) && !errors.As(err, &ne) && ctx.Err() == nil {
 			err = &kindError{kind: ErrAuthRequired, err: err}
 		}
-		return b, err
+		return b, &LoginError{Server: e.Server, Machine: true, Err: err}
 	}
 	if err := b.Fill(tok, d); err != nil {
 		return b, err

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
-	"github.com/mcpauth/mcpauth/keyring"
 )
 
 // refreshLockTimeout bounds the wait for another process's refresh of the
@@ -99,7 +98,7 @@ func (k *Keeper) credential(ctx context.Context, arg string, r renewal) (Credent
 		return c, err
 	}
 	if b.Resource != "" && !flows.ResourceCovers(b.Resource, e.Server) {
-		return Credential{}, kinded(ErrAuthRequired, "the stored refresh token for %s was issued for another resource (%s) and is not sent; run: mcpauth login %s", e.Server, b.Resource, e.Server)
+		return Credential{}, loginNeeded(e.Server, "the stored refresh token for %s was issued for another resource (%s) and is not sent", e.Server, b.Resource)
 	}
 	if r.asBearer && b.Client.flowsClient().AuthMethod == flows.AuthMethodNone {
 		return Credential{}, errBoundRefresh
@@ -111,7 +110,7 @@ func (k *Keeper) credential(ctx context.Context, arg string, r renewal) (Credent
 // revoke the whole family when a refresh token is used twice, so only one
 // process may redeem it: it takes the entry lock, then reads the bundle
 // again, as another process may have refreshed it while this one waited.
-func (k *Keeper) refresh(ctx context.Context, st *keyring.Store, e Entry, c Credential, r renewal) (Credential, error) {
+func (k *Keeper) refresh(ctx context.Context, st Store, e Entry, c Credential, r renewal) (Credential, error) {
 	rejected := r.rejected
 	unlock, err := st.LockEntry(e.Server, e.Account, refreshLockTimeout)
 	if err != nil {
@@ -147,7 +146,7 @@ func (k *Keeper) refresh(ctx context.Context, st *keyring.Store, e Entry, c Cred
 	}, b.RefreshToken)
 	switch {
 	case errors.Is(err, flows.ErrRefreshRefused):
-		return Credential{}, kinded(ErrAuthRequired, "the server no longer accepts the refresh token for %s (%w); run: mcpauth login %s", e.Server, err, e.Server)
+		return Credential{}, loginNeeded(e.Server, "the server no longer accepts the refresh token for %s (%w)", e.Server, err)
 	case err != nil && rejected == "" && k.Clock.Now().Before(b.Expiry):
 		// Not expired yet: use it, the next command tries again.
 		k.Warn("could not refresh the token for %s (%v); using the current one, which expires at %s", e.Server, err, b.Expiry.Format(time.RFC3339))
@@ -180,7 +179,7 @@ func (k *Keeper) usable(c *Credential, b Bundle, rejected string) (bool, error) 
 		return false, nil
 	}
 	if k.expired(b) || rejected != "" {
-		return true, kinded(ErrAuthRequired, "the token for %s expired at %s and there is no refresh token; run: mcpauth login %s", c.Server, b.Expiry.Format("2006-01-02 15:04 MST"), c.Server)
+		return true, loginNeeded(c.Server, "the token for %s expired at %s and there is no refresh token", c.Server, b.Expiry.Format("2006-01-02 15:04 MST"))
 	}
 	c.Token = b.AccessToken // expiring soon, nothing to refresh it with
 	return true, nil

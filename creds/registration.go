@@ -7,9 +7,19 @@ import (
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
-// RegistrationCache adapts keyring's registration cache (opaque JSON under
-// (issuer, resource)) to flows.RegistrationCache.
-type RegistrationCache struct{ Store *keyring.Store }
+// RegistrationStore keeps opaque registrations under (issuer, resource);
+// *keyring.Store is one.
+type RegistrationStore interface {
+	GetRegistration(issuer, resource string) ([]byte, bool)
+	PutRegistration(issuer, resource string, data []byte) error
+}
+
+var _ RegistrationStore = (*keyring.Store)(nil)
+
+// RegistrationCache adapts a RegistrationStore (keyring's registration
+// cache) to flows.RegistrationCache, so that logins to the same issuer
+// and resource reuse one client.
+type RegistrationCache struct{ Store RegistrationStore }
 
 var _ flows.RegistrationCache = RegistrationCache{}
 

@@ -8,6 +8,23 @@ import (
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
+// Store is where credentials are kept: opaque bytes under (server,
+// account) keys, a listing of what is stored, and a lock per entry that
+// holds across processes (a refresh takes it, so two programs never redeem
+// one refresh token twice). *keyring.Store is the implementation the CLI
+// uses, and the one to choose: it shares the CLI's logins. Another
+// implementation must follow keyring's contract: Load of a missing entry
+// returns an error matching keyring.ErrNotFound, Save replaces, and List
+// returns every entry with the meta its Save was given.
+type Store interface {
+	Load(server, account string) ([]byte, error)
+	Save(server, account string, secret, meta []byte) error
+	List() ([]keyring.EntryInfo, error)
+	LockEntry(server, account string, timeout time.Duration) (unlock func() error, err error)
+}
+
+var _ Store = (*keyring.Store)(nil)
+
 // Summary is what keyring's index lists for an entry, so status and the
 // replace notice need no decryption. The member names are those the index
 // held before keyring stopped knowing them: an old index lists the same.
@@ -32,7 +49,7 @@ type Entry struct {
 
 // Save stores b for (server, account), replacing what was there. It
 // refuses a bundle that holds no credential of its kind.
-func Save(st *keyring.Store, server, account string, b Bundle) error {
+func Save(st Store, server, account string, b Bundle) error {
 	b, err := b.normalize()
 	if err != nil {
 		return err
@@ -51,12 +68,13 @@ func Save(st *keyring.Store, server, account string, b Bundle) error {
 
 // Load returns the bundle stored for (server, account), with keyring's
 // errors (keyring.ErrNotFound, ErrInvalidEntry, …) as they are.
-func Load(st *keyring.Store, server, account string) (Bundle, error) {
+func Load(st Store, server, account string) (Bundle, error) {
 	return decode(st.Load, server, account)
 }
 
 // LoadToDrop is Load for a bundle about to be revoked or moved: it reads
-// plain-file entries in any storage mode (keyring.Store.LoadToDrop).
+// plain-file entries in any storage mode (keyring.Store.LoadToDrop, which
+// only the keyring store has).
 func LoadToDrop(st *keyring.Store, server, account string) (Bundle, error) {
 	return decode(st.LoadToDrop, server, account)
 }
@@ -76,7 +94,7 @@ func decode(load func(server, account string) ([]byte, error), server, account s
 // List returns the stored entries, sorted by server then account. It reads
 // only the index: no keyring call, no decryption. Metadata that does not
 // decode lists as an OAuth entry with nothing known about it.
-func List(st *keyring.Store) ([]Entry, error) {
+func List(st Store) ([]Entry, error) {
 	infos, err := st.List()
 	if err != nil {
 		return nil, err

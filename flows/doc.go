@@ -1,8 +1,12 @@
-// Package flows is the client side of the MCP authorization flows, as a
-// library: discovery, client registration, the authorization code flow with
-// PKCE through a loopback redirect, the device flow, refresh, revocation,
-// step-up, and the token check (/api/ping, or MCP tools/list on any MCP
-// server).
+// Package flows logs a program in to MCP servers: it discovers a server's
+// authorization server (Discover), picks or registers a client
+// (ResolveClient), runs a login (AuthCode in the user's browser, Device
+// on another device, or a machine grant with GrantConfig), and refreshes,
+// revokes, steps up and checks the tokens it got (Refresh, Revoke,
+// StepUp, Ping, CheckMCP). Confine keeps a credential on its server's
+// origin, and DPoP binds tokens to a key. Package creds stores what a
+// login got; the examples show each step against flows/flowstest.
+//
 // It never prints and never stores anything: user interaction goes through
 // callbacks (OpenBrowser, ShowCode, OnPoll), persistence through
 // RegistrationCache, time through a Clock, and HTTP through the caller's
@@ -125,6 +129,6 @@
 //
 // Server errors are *OAuthError. The sentinels (ErrAccessDenied,
 // ErrExpiredToken, ErrDeviceCodeExpired, ErrStateMismatch, ErrIssuerMismatch,
-// ErrTimeout, ErrUnauthorized, ...) are matched with errors.Is so the CLI can
-// map them to exit codes.
+// ErrTimeout, ErrUnauthorized, ...) are matched with errors.Is, so a caller can
+// branch on them (the CLI maps them to exit codes).
 package flows

@@ -118,6 +118,7 @@ type Context = context.Context
 // factory's storage, HTTP client, clock, account and UI; MCPAUTH_TOKEN,
 // when set, is the credential and storage is never opened.
 func (f *Factory) Keeper() *creds.Keeper {
-	return &creds.Keeper{Open: f.OpenStoreToRead, HTTPClient: f.HTTPClient, Clock: f.Clock, Account: f.Globals.Account,
+	open := func() (creds.Store, error) { return f.OpenStoreToRead() }
+	return &creds.Keeper{Open: open, HTTPClient: f.HTTPClient, Clock: f.Clock, Account: f.Globals.Account,
 		EnvToken: strings.TrimSpace(f.Getenv("MCPAUTH_TOKEN")), Getenv: f.Getenv, Warn: NewUI(f).Warn}
 }

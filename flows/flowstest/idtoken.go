@@ -36,7 +36,7 @@ func (s *Server) keys() *idKeys {
 	s.idOnce.Do(func() {
 		k, err := newIDKeys()
 		if err != nil {
-			s.t.Errorf("making ID token keys: %v", err)
+			s.errorf("making ID token keys: %v", err)
 		}
 		s.idKeys = k
 	})
@@ -65,7 +65,7 @@ func (s *Server) idToken(clientID string) string {
 	}
 	signed, err := j.SignedString(key)
 	if err != nil {
-		s.t.Errorf("signing the ID token: %v", err)
+		s.errorf("signing the ID token: %v", err)
 	}
 	return signed
 }

@@ -126,14 +126,31 @@ type grant struct {
 
 // NewServer starts a Server; it is closed when the test ends.
 func NewServer(t *testing.T) *Server {
+	s := start(t)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a Server outside a test, for an Example: the caller
+// closes it.
+func Start() *Server { return start(nil) }
+
+func start(t *testing.T) *Server {
 	s := &Server{t: t, Clock: flows.RealClock{}, codes: map[string]grant{}, access: map[string]grant{},
 		refresh: map[string]string{}, spent: map[string]string{}, revoked: map[string]bool{}, families: map[string]grant{},
 		proofJTIs: map[string]bool{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
 	u, _ := url.Parse(s.URL)
 	s.prefix = u.Port()
 	return s
+}
+
+// errorf fails the test the server runs in; outside a test, the answer
+// the failure spoiled is all that shows it.
+func (s *Server) errorf(format string, args ...any) {
+	if s.t != nil {
+		s.t.Errorf(format, args...)
+	}
 }
 
 // Requests returns what the server has received so far.

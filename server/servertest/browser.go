@@ -177,6 +177,24 @@ func (b *Browser) Consent(ctx context.Context, authURL, action string) (*url.URL
 	return p.URL, nil
 }
 
+// Approve approves the authorization request at authURL and takes the
+// browser on to where the server sent it: the client's loopback callback,
+// which receives the code as from a person's browser.
+func (b *Browser) Approve(ctx context.Context, authURL string) error {
+	back, err := b.Consent(ctx, authURL, "approve")
+	if err != nil {
+		return err
+	}
+	p, err := b.do(ctx, http.MethodGet, back.String(), nil)
+	if err != nil {
+		return err
+	}
+	if p.Status != http.StatusOK {
+		return fmt.Errorf("the client's callback answered status %d: %s", p.Status, snippet(p.Body))
+	}
+	return nil
+}
+
 // Device enters userCode at /auth/device and presses action ("approve" or
 // "deny"); it returns the final page.
 func (b *Browser) Device(ctx context.Context, userCode, action string) (*Page, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 )
 
@@ -72,4 +73,27 @@ func withNextStep(err error, overrides bool) error {
 func BearerOnly(resource string, re *flows.ResourceError, server string) string {
 	return fmt.Sprintf("%s takes only %s tokens, and the stored one is DPoP-bound; run: mcpauth login %s (a new login uses Bearer there)",
 		resource, strings.Join(re.Schemes, ", "), server)
+}
+
+// LoginStep is the command that fixes a *creds.LoginError (creds says what
+// happened, the CLI how to log in), or "".
+func LoginStep(err error) string {
+	var le *creds.LoginError
+	switch {
+	case !errors.As(err, &le):
+		return ""
+	case le.Server == "":
+		return "run: mcpauth login <mcp-url>"
+	case le.Machine:
+		return "run: mcpauth login " + le.Server + " with the same options"
+	}
+	return "run: mcpauth login " + le.Server
+}
+
+// WithLoginStep appends err's LoginStep, if any.
+func WithLoginStep(err error) error {
+	if step := LoginStep(err); step != "" {
+		return fmt.Errorf("%w; %s", err, step)
+	}
+	return err
 }
