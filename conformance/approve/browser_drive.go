@@ -36,13 +36,13 @@ type pageState struct {
 }
 
 func (p *pageState) String() string {
-	return fmt.Sprintf("%s (%q)", p.page(), p.Text)
+	return fmt.Sprintf("%s (%q)", withoutQuery(p.URL), p.Text)
 }
 
-// page is the page's URL without its query: the same sign-in page even
+// withoutQuery is a URL without its query: the same sign-in form even
 // when the query changes, and never a parameter's value in a message.
-func (p *pageState) page() string {
-	u, err := url.Parse(p.URL)
+func withoutQuery(raw string) string {
+	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable URL)"
 	}
@@ -93,7 +93,7 @@ func (a *BrowserApprover) drive(ctx context.Context, authURL, action string) (*u
 	}
 
 	did := "opening the authorization URL"
-	signedInAt, tries := "", 0 // the page of the last sign-in, and how many
+	signedInTo, tries := "", 0 // where the last sign-in form posted, and how many
 	for step := 0; step < maxSteps; step++ {
 		st, at, err := a.next(ctx, arrived, action, did)
 		if at != nil || err != nil {
@@ -107,8 +107,8 @@ func (a *BrowserApprover) drive(ctx context.Context, authURL, action string) (*u
 			did = "signing in"
 			continue
 		case st.SignIn != nil:
-			if signedInAt == st.page() || tries == maxSignIns {
-				err := fmt.Errorf("the sign-in did not take: after it, the same sign-in page again, %s (wrong user name or password?)", st)
+			if signedInTo == withoutQuery(st.SignIn.Action) || tries == maxSignIns {
+				err := fmt.Errorf("the sign-in did not take: after it, the same sign-in form again at %s (wrong user name or password?)", st)
 				a.mu.Lock()
 				a.refusal = err
 				a.mu.Unlock()
@@ -117,7 +117,7 @@ func (a *BrowserApprover) drive(ctx context.Context, authURL, action string) (*u
 			if err := a.signIn(ctx, server, st); err != nil {
 				return nil, err
 			}
-			signedInAt, tries, did = st.page(), tries+1, "signing in at "+st.String()
+			signedInTo, tries, did = withoutQuery(st.SignIn.Action), tries+1, "signing in at "+st.String()
 		case st.Press != "":
 			did = fmt.Sprintf("pressing %q at %s", st.Press, st)
 			err = a.eval(ctx, "press()")
