@@ -158,6 +158,9 @@ clock cannot be reached, 130 when interrupted.`,
 			}
 			dropStraySecret(cmd.Flags(), opts.ClientID, &opts.ClientSecret, "client-secret")
 			dropStraySecret(cmd.Flags(), opts.ClientID2, &opts.ClientSecret2, "client-secret-2")
+			if opts.Approve != ApproveBrowser { // MCPAUTH_CONFORMANCE_PASSWORD, for another run
+				dropStraySecret(cmd.Flags(), "", &opts.Password, "password")
+			}
 			if opts.Local && !cmd.Flags().Changed("cimd-private") {
 				opts.CIMDPrivate = true
 			}
