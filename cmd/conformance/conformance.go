@@ -128,7 +128,7 @@ instead. --local allows it unless --cimd-private=false.
 A check whose setup the suite itself could not complete (its approver could
 not drive the authorization server's sign-in page, or hung on it) is
 inconclusive: the server was not judged there, the reason names the flag that
-would run it (--browser-command, --approve=manual), and it does not fail the
+would run it (--approve=browser, --browser-command, --approve=manual), and it does not fail the
 run. A check whose setup step another check reports (a refused registration,
 a sign-in that gave no token) is blocked by that check: the failure is
 reported once, there, and blocked checks do not fail the run.
