@@ -154,7 +154,7 @@ func approverFail(err error) error {
 	}
 	return &InconclusiveError{
 		Reason: fmt.Sprintf("the approver could not complete sign-in and consent: %v", err),
-		Flag:   "--browser-command (a script that drives this sign-in page) or --approve=manual",
+		Flag:   "--approve=browser, --browser-command (a script that drives this sign-in page) or --approve=manual",
 	}
 }
 

@@ -138,7 +138,7 @@ func (e *Env) authorizationAnswer(ctx context.Context, authURL, forbidden string
 		return a, err
 	}
 	if e.target.Approver == nil {
-		return a, Skip("the server shows a page or asks for sign-in before judging the request: needs an approver (--approve=form, --approve=manual or --browser-command)")
+		return a, Skip("the server shows a page or asks for sign-in before judging the request: needs an approver (--approve=browser, --approve=form, --approve=manual or --browser-command)")
 	}
 	e.approving.Add(1)
 	loc, err := e.approver().ApproveConsent(ctx, authURL)

@@ -206,7 +206,7 @@ func (e *Env) mcpRequest(ctx context.Context, s *mcpSite, cid, scope string) (*g
 // as flows builds it), and returns the grant and the redirect, unjudged.
 func (e *Env) mcpAuthorize(ctx context.Context, s *mcpSite, cid, scope string, edit func(url.Values)) (*grant, *url.URL, error) {
 	if e.target.Approver == nil {
-		return nil, nil, Skip("needs an approver (--approve=form, --approve=manual or --browser-command)")
+		return nil, nil, Skip("needs an approver (--approve=browser, --approve=form, --approve=manual or --browser-command)")
 	}
 	g, err := e.mcpRequest(ctx, s, cid, scope)
 	if err != nil {

@@ -92,4 +92,3 @@ func betterAuthConformance(t *testing.T, c *cli, mcpURL string) outcome {
 // machineScopeQuirk is why the client credentials login takes --scope at
 // Better Auth.
 const machineScopeQuirk = "mcpauth adds `offline_access` to the scope of every grant when the AS lists it in `scopes_supported`, the client credentials grant too, where no refresh token comes (RFC 6749 §4.4.3); the plugin answers `invalid_scope` (\"The following scopes are invalid: offline_access\") for a client whose client credentials scopes are `mcp`. With `--scope mcp` the login passes (client_secret_basic, a client the plugin's admin API created with generated id and secret). Known limitation"
-

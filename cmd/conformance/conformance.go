@@ -28,7 +28,14 @@ const (
 	ApproveForm   = "form"
 	ApproveManual = "manual"
 	ApproveNone   = "none"
+	// ApproveBrowser: headless Chromium signs in once (--username,
+	// --password) or a person does in its window (--headed).
+	ApproveBrowser = "browser"
 )
+
+// passwordEnv sets --password: MCPAUTH_PASSWORD would be too common a
+// name to claim.
+const passwordEnv = "MCPAUTH_CONFORMANCE_PASSWORD"
 
 // manualTimeout is the per-check timeout when a person approves: long enough
 // to switch to a browser, sign in and paste a URL back.
@@ -51,6 +58,10 @@ type Options struct {
 	APIKey        string
 	Approve       string
 	Username      string
+	// Password, Headed and Chromium are --approve=browser's.
+	Password string
+	Headed   bool
+	Chromium string
 	// BrowserCommand approves through the user's own program (the contract
 	// of login --browser-command); it replaces --approve.
 	BrowserCommand string
@@ -118,7 +129,7 @@ instead. --local allows it unless --cimd-private=false.
 A check whose setup the suite itself could not complete (its approver could
 not drive the authorization server's sign-in page, or hung on it) is
 inconclusive: the server was not judged there, the reason names the flag that
-would run it (--browser-command, --approve=manual), and it does not fail the
+would run it (--approve=browser, --browser-command, --approve=manual), and it does not fail the
 run. A check whose setup step another check reports (a refused registration,
 a sign-in that gave no token) is blocked by that check: the failure is
 reported once, there, and blocked checks do not fail the run.
@@ -148,6 +159,9 @@ clock cannot be reached, 130 when interrupted.`,
 			}
 			dropStraySecret(cmd.Flags(), opts.ClientID, &opts.ClientSecret, "client-secret")
 			dropStraySecret(cmd.Flags(), opts.ClientID2, &opts.ClientSecret2, "client-secret-2")
+			if opts.Approve != ApproveBrowser { // MCPAUTH_CONFORMANCE_PASSWORD, for another run
+				dropStraySecret(cmd.Flags(), "", &opts.Password, "password")
+			}
 			if opts.Local && !cmd.Flags().Changed("cimd-private") {
 				opts.CIMDPrivate = true
 			}
@@ -168,9 +182,13 @@ clock cannot be reached, 130 when interrupted.`,
 	secrets = append(secrets,
 		cmdutil.BindSecret(fl, &opts.SessionCookie, "session-cookie", "auth_token cookie of a logged-in test user"),
 		cmdutil.BindSecret(fl, &opts.APIKey, "api-key", "the test user's API key"))
-	fl.StringVar(&opts.Approve, "approve", ApproveNone, "who approves consent and device codes: form (drive the pages as --username), manual (you, prompted on stderr), none (skip those checks)")
+	fl.StringVar(&opts.Approve, "approve", ApproveNone, "who approves consent and device codes: form (drive the pages as --username), browser (headless Chromium signs in once as --username with --password, or you in its window with --headed, then approves by itself), manual (you, prompted on stderr), none (skip those checks)")
 	fl.StringVar(&opts.BrowserCommand, "browser-command", "", "program that drives a browser through sign-in and consent, as login's --browser-command: the authorization URL is its last argument, MCPAUTH_CONFORMANCE_ACTION is approve or deny, and it must bring the browser to the redirect URI (see conformance/drivers/formlogin)")
-	fl.StringVar(&opts.Username, "username", "conformance", "user name to sign in with at a development identity provider (--approve=form)")
+	fl.StringVar(&opts.Username, "username", "conformance", "user name to sign in with (--approve=form at a development identity provider, --approve=browser at any sign-in form)")
+	secrets = append(secrets,
+		cmdutil.BindSecret(fl, &opts.Password, "password", "with --approve=browser: the test user's password, sent only to the authorization server's origin over https or loopback").Env(passwordEnv))
+	fl.BoolVar(&opts.Headed, "headed", false, "with --approve=browser: show the browser window and let you sign in there once; the suite then approves by itself")
+	fl.StringVar(&opts.Chromium, "chromium", "", "with --approve=browser: the Chromium binary (default: $MCPAUTH_CHROMIUM, else chromium on PATH)")
 	fl.BoolVar(&opts.Destructive, "destructive", false, "allow checks that change the test user's state (regenerating the API key)")
 	fl.BoolVar(&opts.CIMDPrivate, "cimd-private", false, "the target fetches client metadata documents from loopback (serve --cimd-allow-private) and trusts the suite's document host (default true with --local)")
 	fl.StringVar(&opts.CIMDCert, "cimd-cert", "", "PEM certificate for the suite's document host, one the target trusts (default: self-signed, trusted by --local only)")
@@ -225,9 +243,12 @@ func (o *Options) validate() error {
 		return clierr.FlagErrorf("--browser-command is the approver: give no --approve and no --local")
 	}
 	switch o.Approve {
-	case ApproveForm, ApproveManual, ApproveNone:
+	case ApproveForm, ApproveManual, ApproveNone, ApproveBrowser:
 	default:
-		return clierr.FlagErrorf("--approve must be form, manual or none, not %q", o.Approve)
+		return clierr.FlagErrorf("--approve must be form, browser, manual or none, not %q", o.Approve)
+	}
+	if o.Approve != ApproveBrowser && (o.Password != "" || o.Headed || o.Chromium != "") {
+		return clierr.FlagErrorf("--password, --headed and --chromium are for --approve=browser")
 	}
 	if _, err := conformance.ProfileChecks(o.Profile); err != nil {
 		return clierr.FlagErrorf("--profile: %v", err)

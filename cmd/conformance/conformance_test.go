@@ -263,7 +263,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
 		{"--local", "http://127.0.0.1:1"},
-		{"http://127.0.0.1:1", "--approve", "browser"},
+		{"http://127.0.0.1:1", "--approve", "robot"},
 		{"--local", "--clock-url", "http://127.0.0.1:1/api/test/clock"},
 		{"--local", "--approve", "manual"},
 		{"http://127.0.0.1:1", "--db", "x.db"},
@@ -543,8 +543,8 @@ func TestSkippedChecksNameTheirFlags(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimRight(hints, "\n"), "\n")
 	first := strings.Fields(lines[0])
-	if len(first) < 3 || first[0] != strconv.Itoa(approvals) || first[2] != "--approve=form" {
-		t.Errorf("first hint %q; want the %d checks that need an approver, naming --approve=form", lines[0], approvals)
+	if len(first) < 3 || first[0] != strconv.Itoa(approvals) || first[2] != "--approve=browser" {
+		t.Errorf("first hint %q; want the %d checks that need an approver, naming --approve=browser", lines[0], approvals)
 	}
 	// The summary says plainly what a PASS without an approver leaves out,
 	// and every way to approve is named.

@@ -88,6 +88,20 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 			return t, so, nop, clierr.FlagErrorf("%v", err)
 		}
 		t.Approver = a
+	case ApproveBrowser:
+		a, err := approve.NewBrowserApprover(approve.BrowserOptions{
+			Chromium: opts.Chromium, Getenv: opts.Getenv, Username: opts.Username, Password: opts.Password,
+			Interactive: opts.Headed, Headed: opts.Headed, Prompt: opts.IO.ErrOut,
+		})
+		if err != nil {
+			return t, so, nop, err
+		}
+		t.Approver = a
+		prev := nop
+		nop = func() { a.Close(); prev() }
+		if opts.Headed && so.PerCheckTimeout == 0 {
+			so.PerCheckTimeout = manualTimeout // a person signs in first
+		}
 	case ApproveManual:
 		t.Approver = approve.NewManualApprover(opts.IO.In, opts.IO.ErrOut)
 		// One prompt at a time, and time for a person to answer it.

@@ -92,14 +92,14 @@ func (a *FormApprover) acquire(ctx context.Context) (func(), error) {
 	}
 }
 
-// page is an HTML page the browser ended on.
-type page struct {
+// formPage is an HTML page the browser ended on.
+type formPage struct {
 	URL    *url.URL
 	Status int
 	*htmlform.Page
 }
 
-func (p *page) String() string {
+func (p *formPage) String() string {
 	text := ""
 	if p.Doc != nil {
 		text = p.Text()
@@ -134,7 +134,7 @@ func firstButton(f *htmlform.Form) htmlform.Button {
 // visit navigates like a browser: it follows redirects, logs in when it meets
 // a login form, and returns the page it ends on, or the redirect location at
 // which stop said to stop.
-func (a *FormApprover) visit(ctx context.Context, req request, stop func(*url.URL) bool) (*page, *url.URL, error) {
+func (a *FormApprover) visit(ctx context.Context, req request, stop func(*url.URL) bool) (*formPage, *url.URL, error) {
 	logins := 0
 	for hop := 0; hop < 30; hop++ {
 		var body io.Reader
@@ -170,7 +170,7 @@ func (a *FormApprover) visit(ctx context.Context, req request, stop func(*url.UR
 			req = request{method: "GET", url: next}
 			continue
 		}
-		p := &page{URL: req.url, Status: resp.StatusCode, Page: &htmlform.Page{}}
+		p := &formPage{URL: req.url, Status: resp.StatusCode, Page: &htmlform.Page{}}
 		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/html" || mt == "" {
 			if p.Page, err = htmlform.Parse(req.url, b); err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", req.url, err)

@@ -21,7 +21,8 @@ type SkipHint struct {
 func needOptions(n conformance.Need) string {
 	switch n {
 	case conformance.NeedApproval:
-		return "--approve=form (signs in as --username at a development identity provider), --approve=manual to approve yourself, " +
+		return "--approve=browser (Chromium signs in once as --username with --password, or you with --headed), " +
+			"--approve=form (signs in as --username at a development identity provider), --approve=manual to approve yourself, " +
 			"or --browser-command CMD (your program drives a browser through any sign-in page)"
 	case conformance.NeedTimeTravel:
 		return "--clock-url <base_url>/api/test/clock (mcpauth serve --test-clock), or --real-time for waits of up to a minute"
@@ -75,7 +76,7 @@ func unsignedNote(results []conformance.Result) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d %s that need a sign-in did not run: no approver (--approve=form, --approve=manual or --browser-command); the verdict above is without them",
+	return fmt.Sprintf("%d %s that need a sign-in did not run: no approver (--approve=browser, --approve=form, --approve=manual or --browser-command); the verdict above is without them",
 		n, plural(n, "check"))
 }
 

@@ -25,6 +25,9 @@ type SecretFlag struct {
 	name  string
 	value *string
 	file  string
+	env   string // the environment variable; EnvName(name) unless Env
+	fl    *pflag.FlagSet
+	usage string
 	// allowOpen is set by Private: its file must then be owner-only
 	// unless *allowOpen (creds.CheckPrivateFile).
 	allowOpen *bool
@@ -32,9 +35,22 @@ type SecretFlag struct {
 
 // Bind adds --name and --name-file to fl, filling *p on Resolve.
 func Bind(fl *pflag.FlagSet, p *string, name, usage string) *SecretFlag {
-	s := &SecretFlag{name: name, value: p}
-	fl.StringVar(p, name, "", fmt.Sprintf("%s (\"-\" reads standard input; also --%s-file, env %s)", usage, name, EnvName(name)))
+	s := &SecretFlag{name: name, value: p, env: EnvName(name), fl: fl, usage: usage}
+	fl.StringVar(p, name, "", s.help())
 	fl.StringVar(&s.file, name+"-file", "", fmt.Sprintf("read --%s from this file (\"-\": standard input)", name))
+	return s
+}
+
+func (s *SecretFlag) help() string {
+	return fmt.Sprintf("%s (\"-\" reads standard input; also --%s-file, env %s)", s.usage, s.name, s.env)
+}
+
+// Env reads the secret from the environment variable env (then env_FILE)
+// instead of MCPAUTH_NAME: for a name as common as password, which one
+// command's variable must not claim for all.
+func (s *SecretFlag) Env(env string) *SecretFlag {
+	s.env = env
+	s.fl.Lookup(s.name).Usage = s.help()
 	return s
 }
 
@@ -68,16 +84,16 @@ func (s *SecretFlag) Resolve(in io.Reader, getenv func(string) string) error {
 		defer f.Close()
 		return s.read(f, s.file)
 	case *s.value != "" || getenv == nil:
-	case getenv(EnvName(s.name)) != "":
-		*s.value = strings.TrimSpace(getenv(EnvName(s.name)))
-	case getenv(EnvName(s.name+"-file")) != "":
-		path := getenv(EnvName(s.name + "-file"))
-		if err := s.checkFile(EnvName(s.name+"-file"), path); err != nil {
+	case getenv(s.env) != "":
+		*s.value = strings.TrimSpace(getenv(s.env))
+	case getenv(s.env+"_FILE") != "":
+		path := getenv(s.env + "_FILE")
+		if err := s.checkFile(s.env+"_FILE", path); err != nil {
 			return err
 		}
 		f, err := os.Open(path)
 		if err != nil {
-			return usagef("%s: %v", EnvName(s.name+"-file"), err)
+			return usagef("%s_FILE: %v", s.env, err)
 		}
 		defer f.Close()
 		return s.read(f, path)

@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,12 +22,13 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpauth/mcpauth/internal/chromium"
 	"github.com/mcpauth/mcpauth/internal/testenv"
 )
 
 // EnvChromium names the Chromium binary; EnvArtifacts the screenshot folder.
 const (
-	EnvChromium  = "MCPAUTH_CHROMIUM"
+	EnvChromium  = chromium.EnvBinary
 	EnvArtifacts = "MCPAUTH_ARTIFACTS"
 )
 
@@ -37,20 +37,10 @@ const DefaultTimeout = 30 * time.Second
 
 // Lookup finds the Chromium binary: $MCPAUTH_CHROMIUM when set (and then
 // only that; a wrong setting is an error rather than a silent fallback),
-// else chromium on PATH.
+// else chromium on PATH (internal/chromium, which the conformance suite's
+// browser approver shares).
 func Lookup() (string, error) {
-	if p := os.Getenv(EnvChromium); p != "" {
-		abs, err := exec.LookPath(p)
-		if err != nil {
-			return "", fmt.Errorf("%s=%q is not an executable: %w", EnvChromium, p, err)
-		}
-		return abs, nil
-	}
-	p, err := exec.LookPath("chromium")
-	if err != nil {
-		return "", fmt.Errorf("chromium not found on PATH (set %s to the binary): %w", EnvChromium, err)
-	}
-	return p, nil
+	return chromium.Lookup("", os.Getenv)
 }
 
 // Require returns the Chromium binary, or skips the test when there is none
@@ -80,14 +70,8 @@ type Options struct {
 // Cancel the returned func to stop the browser. Start wraps it for tests;
 // programs (the e2e browser driver) call it directly.
 func Launch(bin, dataDir string) (context.Context, context.CancelFunc, error) {
-	allocOpts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.UserDataDir(dataDir),
+	allocOpts := append(chromium.Options(bin, dataDir),
 		chromedp.NoSandbox, // containers have no user namespaces for the sandbox
-		chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 800),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
 		// Tests reach loopback only: any other host name fails to resolve in
 		// the browser, so a redirect that escapes (an open-redirect test
 		// failing) cannot send traffic off this machine.

@@ -75,4 +75,10 @@ provider.on('server_error', (_ctx, err) => console.error('server_error', err));
 provider.on('grant.success', (ctx) => {
   if (ctx.oidc.params.grant_type === 'refresh_token') console.log('GRANT refresh_token');
 });
+// The lab counts sign-ins, the posts of the login form, in this output
+// (interop/oidcbrowser_test.go).
+provider.use(async (ctx, next) => {
+  await next();
+  if (ctx.method === 'POST' && ctx.oidc && ctx.oidc.body && ctx.oidc.body.prompt === 'login') console.log('SIGN-IN POST');
+});
 provider.listen({ fd: 3 }, () => console.log(`oidc-provider listening at ${issuer}`));
