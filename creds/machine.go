@@ -169,5 +169,5 @@ func (k *Keeper) renewMachine(st *keyring.Store, e Entry, b Bundle) (Bundle, err
 
 // machineExpired reports whether a machine token should be renewed.
 func (k *Keeper) machineExpired(b Bundle) bool {
-	return b.Grant != nil && (b.AccessToken == "" || !b.Expiry.IsZero() && !k.Clock.Now().Before(b.Expiry.Add(-RenewSkew)))
+	return b.Grant != nil && (b.AccessToken == "" || !b.Expiry.IsZero() && !k.Clock.Now().Before(b.Expiry.Add(-max(RenewSkew, k.MinTTL))))
 }

@@ -166,8 +166,9 @@ implements the mcpauth service contract, and runs a reference server.`,
 	pf.StringVar(&g.CAFile, "ca-file", "", "PEM file of extra CA certificates to trust (env MCPAUTH_CA_FILE)")
 	pf.StringVar(&g.Storage, "storage", "auto", "token storage: auto, keyring or file (env MCPAUTH_STORAGE)")
 	pf.StringVar(&g.Account, "account", "default", "account name, to keep several logins per server (env MCPAUTH_ACCOUNT)")
+	pf.StringVar(&g.ConfigDir, "config-dir", "", "folder of the token files and settings (env MCPAUTH_CONFIG_DIR; default: the user config folder)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		for _, name := range []string{"output", "ca-file", "storage", "account"} {
+		for _, name := range []string{"output", "ca-file", "storage", "account", "config-dir"} {
 			fl := cmd.Flags().Lookup(name)
 			if fl != nil && !fl.Changed {
 				if v := f.Getenv(cmdutil.EnvName(name)); v != "" {
