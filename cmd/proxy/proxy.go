@@ -117,10 +117,13 @@ func Run(ctx context.Context, opts *Options) error {
 
 func run(ctx context.Context, opts *Options, headers http.Header, logf func(string, ...any)) error {
 	f := opts.F
+	in := f.IO.In
 	cred, err := f.Keeper().Fresh(ctx, opts.Server)
 	if opts.Login && clierr.CodeFor(err) == clierr.ExitAuthRequired {
 		logf("%v", err)
-		cred, err = logIn(ctx, opts, "", "", logf)
+		hi := watchHostInput(in, max(opts.MaxMessage, 64*1024))
+		in = hi
+		cred, err = logInWhileHostWaits(ctx, opts, hi.gone, logf)
 	}
 	if err != nil {
 		return err
@@ -184,13 +187,36 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 		auth = steppingSource{src}
 	}
 	err = mcpproxy.Run(ctx, mcpproxy.Config{URL: mcpURL, Transport: opts.Transport, HTTP: base, Auth: auth, Headers: headers,
-		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: authHint, ScopeHint: scopeHint})
+		In: in, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: authHint, ScopeHint: scopeHint})
 	var re *mcpproxy.RemoteError
 	if errors.As(err, &re) {
 		return clierr.WithExit(clierr.ExitNetwork, err)
 	}
 	return err
 }
+
+// logInWhileHostWaits is the login at start, which a host may give up on
+// (a first start, waiting for the user to sign in): when it closes stdin
+// the login stops, rather than minutes later with nobody to serve.
+func logInWhileHostWaits(ctx context.Context, opts *Options, hostGone <-chan struct{}, logf func(string, ...any)) (creds.Credential, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-hostGone:
+			cancel(errHostGone)
+		case <-ctx.Done():
+		}
+	}()
+	cred, err := logIn(ctx, opts, "", "", logf)
+	if context.Cause(ctx) == errHostGone {
+		return creds.Credential{}, clierr.WithExit(clierr.ExitCancelled, fmt.Errorf("%w during the login to %s: stopped", errHostGone, opts.Server))
+	}
+	return cred, err
+}
+
+// errHostGone: stdin closed, so nobody waits for the login any more.
+var errHostGone = errors.New("the host closed stdin")
 
 // logIn logs in before the proxy starts (or, for required, again when the
 // server asks for more than granted): in the browser as mcpauth login does,
