@@ -50,7 +50,7 @@ needs a proof per request, which a helper cannot give: use mcpauth proxy
 (mcpauth host add) for such a server.`,
 		Example: `  curl -H "Authorization: Bearer $(mcpauth token)" http://127.0.0.1:8080/api/ping
   curl -H "$(mcpauth token --header)" http://127.0.0.1:8080/api/ping
-  mcpauth token --header -o json --min-ttl 10m --config-dir ~/.config/mcpauth https://mcp.example.com/mcp`,
+  mcpauth token --header -o json --min-ttl 10m --config-dir ~/.config/mcpauth/tokens https://mcp.example.com/mcp`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: cmdutil.RunE(opts, &opts.Server, runF, Run),
 	}
