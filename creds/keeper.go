@@ -3,6 +3,7 @@ package creds
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
 )
@@ -29,6 +30,11 @@ type Keeper struct {
 	// Warn says something the user should know that does not stop the
 	// command (a refresh that failed while the token still works).
 	Warn func(format string, args ...any)
+	// MinTTL makes Fresh refresh a token that would expire within it, when
+	// that is longer than the usual margin: for a caller (a host's header
+	// helper) that keeps the token for a while and never asks again after
+	// a 401.
+	MinTTL time.Duration
 }
 
 // Credential is what a command presents to a server.

@@ -168,5 +168,5 @@ func (k *Keeper) renewMachine(st Store, e Entry, b Bundle) (Bundle, error) {
 
 // machineExpired reports whether a machine token should be renewed.
 func (k *Keeper) machineExpired(b Bundle) bool {
-	return b.Grant != nil && (b.AccessToken == "" || !b.Expiry.IsZero() && !k.Clock.Now().Before(b.Expiry.Add(-RenewSkew)))
+	return b.Grant != nil && (b.AccessToken == "" || !b.Expiry.IsZero() && !k.Clock.Now().Before(b.Expiry.Add(-max(RenewSkew, k.MinTTL))))
 }

@@ -170,7 +170,7 @@ func (k *Keeper) refresh(ctx context.Context, st Store, e Entry, c Credential, r
 // usable sets c.Token and reports done when b's access token needs no
 // refresh (or cannot have one), or an error when it is unusable.
 func (k *Keeper) usable(c *Credential, b Bundle, rejected string) (bool, error) {
-	margin := flows.RefreshMargin(time.Duration(b.Lifetime) * time.Second)
+	margin := max(flows.RefreshMargin(time.Duration(b.Lifetime)*time.Second), k.MinTTL)
 	if rejected == "" && !flows.NeedsRefresh(b.Expiry, k.Clock.Now(), margin) {
 		c.Token = b.AccessToken
 		return true, nil

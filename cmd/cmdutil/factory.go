@@ -31,6 +31,10 @@ type Globals struct {
 	// overrides the remembered choice for this command.
 	StorageSet bool
 	Account    string
+	// ConfigDir is the token and settings folder (--config-dir or
+	// MCPAUTH_CONFIG_DIR; "" for the default): a flag, so that a command a
+	// host runs under a filtered environment still finds it.
+	ConfigDir string
 }
 
 // JSON reports whether data goes out as JSON.

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +30,7 @@ func (c StorageChoice) SettingsPath() string { return keyring.SettingsPath(c.Dir
 // MCPAUTH_STORAGE for this command, else the remembered choice (`mcpauth
 // config set storage`, or an agreed file fallback), else auto.
 func (f *Factory) StorageChoice() (StorageChoice, error) {
-	dir := f.Getenv("MCPAUTH_CONFIG_DIR")
+	dir := cmp.Or(f.Globals.ConfigDir, f.Getenv("MCPAUTH_CONFIG_DIR"))
 	if dir == "" {
 		var err error
 		if dir, err = keyring.DefaultDir(); err != nil {

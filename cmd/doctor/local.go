@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +21,7 @@ const (
 
 // tokenDir is where token storage lives, as the factory opens it.
 func tokenDir(opts *Options) (string, error) {
-	if dir := opts.Getenv("MCPAUTH_CONFIG_DIR"); dir != "" {
+	if dir := cmp.Or(opts.F.Globals.ConfigDir, opts.Getenv("MCPAUTH_CONFIG_DIR")); dir != "" {
 		return dir, nil
 	}
 	return keyring.DefaultDir()

@@ -115,11 +115,14 @@ func Run(ctx context.Context, opts *Options) error {
 
 func run(ctx context.Context, opts *Options, headers http.Header, logf func(string, ...any)) error {
 	f := opts.F
+	in := f.IO.In
 	again := loginflow.Again{F: f, Server: opts.Server, Log: logf, Note: " first (--login)"}
 	cred, err := f.Keeper().Fresh(ctx, opts.Server)
 	if opts.Login && clierr.CodeFor(err) == clierr.ExitAuthRequired {
 		logf("%v", err)
-		if err = again.LogIn(ctx, "", ""); err == nil {
+		hi := watchHostInput(in, max(opts.MaxMessage, 64*1024))
+		in = hi
+		if err = logInWhileHostWaits(ctx, opts.Server, hi.gone, func(ctx context.Context) error { return again.LogIn(ctx, "", "") }); err == nil {
 			cred, err = f.Keeper().Fresh(ctx, opts.Server)
 		}
 	}
@@ -146,10 +149,30 @@ func run(ctx context.Context, opts *Options, headers http.Header, logf func(stri
 		logf("forwarding stdio to %s (transport %s, %s credential)", mcpURL, opts.Transport, credKind(cred))
 	}
 	err = mcpproxy.Run(ctx, mcpproxy.Config{URL: mcpURL, Transport: opts.Transport, HTTP: base, Auth: src, Headers: headers,
-		In: f.IO.In, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: src.authHint(mcpURL), ScopeHint: src.scopeHint(mcpURL)})
+		In: in, Out: f.IO.Out, Log: logf, MaxMessage: opts.MaxMessage, AuthHint: src.authHint(mcpURL), ScopeHint: src.scopeHint(mcpURL)})
 	var re *mcpproxy.RemoteError
 	if errors.As(err, &re) {
 		return clierr.WithExit(clierr.ExitNetwork, err)
+	}
+	return err
+}
+
+// logInWhileHostWaits is the login at start, which a host may give up on
+// (a first start, waiting for the user to sign in): when it closes stdin
+// the login stops, rather than minutes later with nobody to serve.
+func logInWhileHostWaits(ctx context.Context, server string, hostGone <-chan struct{}, logIn func(context.Context) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-hostGone:
+			cancel(errHostGone)
+		case <-ctx.Done():
+		}
+	}()
+	err := logIn(ctx)
+	if context.Cause(ctx) == errHostGone {
+		return clierr.WithExit(clierr.ExitCancelled, fmt.Errorf("%w during the login to %s: stopped", errHostGone, server))
 	}
 	return err
 }
@@ -253,3 +276,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// errHostGone: stdin closed, so nobody waits for the login any more.
+var errHostGone = errors.New("the host closed stdin")

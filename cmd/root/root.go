@@ -19,6 +19,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/device"
 	"github.com/mcpauth/mcpauth/cmd/discover"
 	"github.com/mcpauth/mcpauth/cmd/doctor"
+	"github.com/mcpauth/mcpauth/cmd/host"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/login"
 	"github.com/mcpauth/mcpauth/cmd/logout"
@@ -107,6 +108,7 @@ func subcommands() []subcommand {
 		{"device", func(f *cmdutil.Factory) *cobra.Command { return device.NewCmd(f, nil) }},
 		{"ping", func(f *cmdutil.Factory) *cobra.Command { return ping.NewCmd(f, nil) }},
 		{"proxy", func(f *cmdutil.Factory) *cobra.Command { return proxy.NewCmd(f, nil) }},
+		{"host", func(f *cmdutil.Factory) *cobra.Command { return host.NewCmd(f, nil, nil, nil) }},
 		{"token", func(f *cmdutil.Factory) *cobra.Command { return token.NewCmd(f, nil) }},
 		{"status", func(f *cmdutil.Factory) *cobra.Command { return status.NewCmd(f, nil) }},
 		{"doctor", func(f *cmdutil.Factory) *cobra.Command { return doctor.NewCmd(f, nil) }},
@@ -124,7 +126,7 @@ func subcommands() []subcommand {
 func NewCmd(f *cmdutil.Factory) *cobra.Command { return newCmd(f, nil) }
 
 // newCmd builds the tree args run in. When args start with a command's
-// name, only that command is built: building the other fifteen, with all
+// name, only that command is built: building the others, with all
 // their flags, was a measurable part of every run's start-up. Anything else
 // (flags first, help, an unknown or misspelt name, which cobra answers with
 // suggestions) gets the whole tree, and so does completion, which walks it.
@@ -168,8 +170,9 @@ implements the mcpauth service contract, and runs a reference server.`,
 	pf.StringVar(&g.CAFile, "ca-file", "", "PEM file of extra CA certificates to trust (env MCPAUTH_CA_FILE)")
 	pf.StringVar(&g.Storage, "storage", "auto", "token storage: auto, keyring or file (env MCPAUTH_STORAGE)")
 	pf.StringVar(&g.Account, "account", "default", "account name, to keep several logins per server (env MCPAUTH_ACCOUNT)")
+	pf.StringVar(&g.ConfigDir, "config-dir", "", "folder of the token files and settings (env MCPAUTH_CONFIG_DIR; default: the user config folder)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		for _, name := range []string{"output", "ca-file", "storage", "account"} {
+		for _, name := range []string{"output", "ca-file", "storage", "account", "config-dir"} {
 			fl := cmd.Flags().Lookup(name)
 			if fl != nil && !fl.Changed {
 				if v := f.Getenv(cmdutil.EnvName(name)); v != "" {
