@@ -64,7 +64,7 @@ func TestLab(t *testing.T) {
 	} else if started.Load() < declared.Load() {
 		t.Logf("-run left %d of %d components out: README.md's table not checked", declared.Load()-started.Load(), declared.Load())
 	} else if servers.complete() && clients.complete() {
-		checkREADME(t, servers, clients)
+		checkTables(t, servers, clients)
 	} else {
 		t.Logf("not every cell ran or passed: README.md's table not checked")
 	}

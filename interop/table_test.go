@@ -11,11 +11,12 @@ import (
 	"testing"
 )
 
-// The "Tested with" table in README.md is this test's output: each cell is
+// The "Tested with" tables in README.md (the cells) and docs/interop.md
+// (the cells and every cell's note) are this test's output: each cell is
 // the result of one subtest of TestLab, so no row claims what no test
-// measured. TestLab compares the README with what it measured when every
-// cell ran; `go test ./interop -run TestLab -update` rewrites it.
-var update = flag.Bool("update", false, "rewrite README.md's Tested with table from this run")
+// measured. TestLab compares both pages with what it measured when every
+// cell ran; `go test ./interop -run TestLab -update` rewrites them.
+var update = flag.Bool("update", false, "rewrite the Tested with tables of README.md and docs/interop.md from this run")
 
 const (
 	tableBegin = "<!-- interop table: written by go test ./interop -run TestLab -update -->"
@@ -82,8 +83,9 @@ func (g *grid) complete() bool {
 	return len(g.rows) > 0
 }
 
-// markdown renders the grid, then its notes, numbered in order.
-func (g *grid) markdown() string {
+// markdown renders the grid, then, with notes, its notes numbered in
+// order (README.md has the cells alone, docs/interop.md both).
+func (g *grid) markdown(withNotes bool) string {
 	var b, notes strings.Builder
 	fmt.Fprintf(&b, "**%s**\n\n| | version | %s |\n|---|---|%s\n", g.title, strings.Join(g.flows, " | "), strings.Repeat("---|", len(g.flows)))
 	rows := slices.Clone(g.rows)
@@ -94,7 +96,7 @@ func (g *grid) markdown() string {
 		for _, f := range g.flows {
 			c := r.cells[f]
 			mark := map[string]string{"pass": "yes", "n/a": "—", "known": "**no**"}[c.kind]
-			if c.note != "" {
+			if c.note != "" && withNotes {
 				n++
 				mark += fmt.Sprintf(" [%d]", n)
 				fmt.Fprintf(&notes, "%d. %s, %s: %s\n", n, r.name, f, c.note)
@@ -109,35 +111,44 @@ func (g *grid) markdown() string {
 	return b.String()
 }
 
-// checkREADME compares the README's table with the grids, or rewrites it
-// with -update.
-func checkREADME(t *testing.T, grids ...*grid) {
+// checkTables compares README.md's and docs/interop.md's tables with the
+// grids, or rewrites them with -update.
+func checkTables(t *testing.T, grids ...*grid) {
 	t.Helper()
-	parts := make([]string, len(grids))
-	for i, g := range grids {
-		parts[i] = g.markdown()
+	for _, page := range []struct {
+		path      string
+		withNotes bool
+	}{{"README.md", false}, {filepath.Join("docs", "interop.md"), true}} {
+		parts := make([]string, len(grids))
+		for i, g := range grids {
+			parts[i] = g.markdown(page.withNotes)
+		}
+		checkTable(t, filepath.Join("..", page.path), tableBegin+"\n"+strings.Join(parts, "\n")+tableEnd)
 	}
-	want := tableBegin + "\n" + strings.Join(parts, "\n") + tableEnd
-	path := filepath.Join("..", "README.md")
+}
+
+// checkTable compares the table between the markers of the page at path
+// with want, or rewrites it with -update.
+func checkTable(t *testing.T, path, want string) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(b)
-	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
+	page := string(b)
+	i, j := strings.Index(page, tableBegin), strings.Index(page, tableEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the markers %q … %q around the Tested with table", tableBegin, tableEnd)
+		t.Fatalf("%s lacks the markers %q … %q around the Tested with table", path, tableBegin, tableEnd)
 	}
-	got := readme[i : j+len(tableEnd)]
-	if got == want {
+	if page[i:j+len(tableEnd)] == want {
 		return
 	}
 	if *update {
-		if err := os.WriteFile(path, []byte(readme[:i]+want+readme[j+len(tableEnd):]), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(page[:i]+want+page[j+len(tableEnd):]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("rewrote the Tested with table in README.md")
+		t.Logf("rewrote the Tested with table in %s", path)
 		return
 	}
-	t.Errorf("README.md's Tested with table is not what this run measured (go test ./interop -run TestLab -update rewrites it); measured:\n%s", want)
+	t.Errorf("%s's Tested with table is not what this run measured (go test ./interop -run TestLab -update rewrites it); measured:\n%s", path, want)
 }

@@ -10,7 +10,7 @@ import (
 
 // pages are the hand-written docs: README.md, the front page, and one page
 // per part (docs/service.md and docs/decisions.md keep their own shape).
-var pages = []string{"README.md", "docs/cli.md", "docs/machines.md", "docs/proxy.md", "docs/hosts.md", "docs/conformance.md", "docs/server.md", "docs/development.md"}
+var pages = []string{"README.md", "docs/cli.md", "docs/machines.md", "docs/proxy.md", "docs/hosts.md", "docs/conformance.md", "docs/server.md", "docs/development.md", "docs/library.md", "docs/interop.md"}
 
 func readDoc(t *testing.T, name string) string {
 	t.Helper()
