@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -60,12 +59,19 @@ func decodeEntry(raw []byte) (Entry, bool) {
 	return Entry{}, false
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// nameByte reports a byte every host accepts in an entry name.
+func nameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
 
 // CheckName accepts names every host accepts (Codex and Claude Code take
-// only letters, digits, '_' and '-').
+// only letters, digits, '_' and '-'), 1 to 64 of them.
 func CheckName(name string) error {
-	if !validName.MatchString(name) {
+	ok := len(name) >= 1 && len(name) <= 64
+	for i := 0; ok && i < len(name); i++ {
+		ok = nameByte(name[i])
+	}
+	if !ok {
 		return fmt.Errorf("name %q: use 1 to 64 letters, digits, '_' or '-'", name)
 	}
 	return nil
@@ -92,7 +98,7 @@ func NameFor(server string) string {
 	if p := u.Port(); p != "" {
 		name += "-" + p
 	}
-	name = regexp.MustCompile(`[^a-z0-9_-]+`).ReplaceAllString(name, "-")
+	name = strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r > 0x7f || !nameByte(byte(r)) }), "-")
 	if name = strings.Trim(name, "-"); len(name) > 64 {
 		name = name[:64]
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -99,7 +100,11 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-var tomlHeader = regexp.MustCompile(`^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$`)
+// tomlHeader matches a table header line; compiled on first use, not at
+// start-up, which every command would pay for.
+var tomlHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\[\[?\s*([^\[\]]+?)\s*\]\]?\s*(#.*)?$`)
+})
 
 // tomlBlock finds the lines of table key.name and its subtables: [start,
 // end) line indexes, found false when no such header exists.
@@ -114,7 +119,7 @@ func tomlBlock(lines []string, key, name string) (start, end int, found bool) {
 	}
 	start = -1
 	for i, l := range lines {
-		m := tomlHeader.FindStringSubmatch(l)
+		m := tomlHeader().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}

@@ -38,8 +38,14 @@ var secretMembers = []string{"access_token", "refresh_token", "id_token", "regis
 	"device_code", "code_verifier", "api_key", "password", "token", "assertion", "client_assertion", "subject_token", "actor_token"}
 
 // secretParams are the query and form parameter names whose values are
-// secrets.
-var secretParams = append(slices.Clone(secretMembers), "code")
+// secrets: the members, and "code". A function, not a variable, so that
+// nothing is built at start-up (cmd/mcpauth's start-up test).
+func secretParams() []string { return append(slices.Clone(secretMembers), "code") }
+
+// isSecretParam reports whether query or form parameter k is a secret.
+func isSecretParam(k string) bool {
+	return strings.EqualFold(k, "code") || isSecretName(secretMembers, k)
+}
 
 // Redacted is what secret is shown as: how long it was, never what.
 func Redacted(secret string) string { return marker(utf8.RuneCountInString(secret)) }
@@ -141,7 +147,7 @@ func (s *Secrets) LearnURL(raw string) {
 
 func (s *Secrets) learnValues(v url.Values) {
 	for k, vs := range v {
-		if isSecretName(secretParams, k) {
+		if isSecretParam(k) {
 			s.Add(vs...)
 		}
 	}
@@ -192,7 +198,7 @@ var (
 	})
 	// A secret parameter of a query, a form or free text: name=value.
 	param = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)(?:^|[?&#\s;,"'(])(?:` + strings.Join(secretParams, "|") + `)=([^&#\s"';,)<>]*)`)
+		return regexp.MustCompile(`(?i)(?:^|[?&#\s;,"'(])(?:` + strings.Join(secretParams(), "|") + `)=([^&#\s"';,)<>]*)`)
 	})
 	// Credentials recognisable by their shape: a JWT, an mcpauth API key.
 	shaped = sync.OnceValue(func() *regexp.Regexp {

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -79,10 +78,17 @@ func (d *trace) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, rerr
 }
 
-var secretHeaders = map[string]bool{"Authorization": true, "Cookie": true, "Set-Cookie": true, "Proxy-Authorization": true, "Dpop": true}
+// isSecretHeader reports a header whose value is a credential.
+func isSecretHeader(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Authorization", "Cookie", "Set-Cookie", "Proxy-Authorization", "Dpop":
+		return true
+	}
+	return false
+}
 
 func redactHeader(name, value string) string {
-	if secretHeaders[http.CanonicalHeaderKey(name)] {
+	if isSecretHeader(name) {
 		if scheme, _, ok := strings.Cut(value, " "); ok && name != "Cookie" && name != "Set-Cookie" {
 			return scheme + " [REDACTED]"
 		}
@@ -94,17 +100,17 @@ func redactHeader(name, value string) string {
 
 // traceParams are the parameter and member names whose values never reach
 // a trace: the secrets, and what ties a trace to a user's session.
-var traceParams = append(slices.Clone(secretParams), "user_code", "state", "nonce")
+func traceParams() []string { return append(secretParams(), "user_code", "state", "nonce") }
 
 // The redaction patterns are compiled on first use, not at start-up: every
 // command paid for them (70 KB, a tenth of a millisecond) though only
 // --debug traces use them.
 var (
 	jsonSecret = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`"(` + strings.Join(traceParams, "|") + `)"\s*:\s*"(?:[^"\\]|\\.)*"`)
+		return regexp.MustCompile(`"(` + strings.Join(traceParams(), "|") + `)"\s*:\s*"(?:[^"\\]|\\.)*"`)
 	})
 	formSecret = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(^|[&?])(` + strings.Join(traceParams, "|") + `)=[^&\s]*`)
+		return regexp.MustCompile(`(^|[&?])(` + strings.Join(traceParams(), "|") + `)=[^&\s]*`)
 	})
 	bareSecret = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`mcpa_[0-9A-Za-z]+|eyJ[0-9A-Za-z_-]+\.[0-9A-Za-z_-]+\.[0-9A-Za-z_-]*`)
