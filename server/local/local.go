@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/mcpauth/mcpauth/server"
@@ -23,11 +24,13 @@ import (
 // Options configure an Instance; the zero value is a memory store, the wall
 // clock, default limits and a random port.
 type Options struct {
-	Addr       string // default 127.0.0.1:0
-	Store      store.Store
-	Clock      clock.Clock
-	Limits     server.Limits
-	SigningKey []byte
+	Addr   string // default 127.0.0.1:0
+	Store  store.Store
+	Clock  clock.Clock
+	Limits server.Limits
+	// TrustedProxies: see server.Config.
+	TrustedProxies []netip.Prefix
+	SigningKey     []byte
 	// PreviousSigningKeys, SealingKey, PreviousSealingKeys: see server.Config.
 	PreviousSigningKeys [][]byte
 	SealingKey          []byte
@@ -92,7 +95,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	srv, err := server.New(ctx, server.Config{
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
 		PreviousSigningKeys: opts.PreviousSigningKeys, SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys,
-		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
+		Logger: opts.Logger, Limits: opts.Limits, TrustedProxies: opts.TrustedProxies, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
 		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,
 		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
