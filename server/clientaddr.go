@@ -13,21 +13,56 @@ import (
 // (Config.TrustedProxies). Empty, the peer is always the client.
 type trustedProxies []netip.Prefix
 
+// ParseTrustedProxies reads networks of trusted proxies as CIDRs
+// (10.0.0.0/8) or single addresses, as Config.TrustedProxies takes them.
+func ParseTrustedProxies(list []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(list))
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			ip, ipErr := netip.ParseAddr(s)
+			if ipErr != nil {
+				return nil, fmt.Errorf("%q is neither a CIDR (10.0.0.0/8) nor an IP address", s)
+			}
+			p = netip.PrefixFrom(ip, ip.BitLen())
+		}
+		if _, err := trustedNetwork(p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
 func newTrustedProxies(prefixes []netip.Prefix) (trustedProxies, error) {
 	tp := make(trustedProxies, 0, len(prefixes))
 	for _, p := range prefixes {
-		if !p.IsValid() {
-			return nil, errors.New("server: a trusted proxy network is not a valid CIDR")
+		n, err := trustedNetwork(p)
+		if err != nil {
+			return nil, fmt.Errorf("server: trusted proxies: %w", err)
 		}
-		unmapped := netip.PrefixFrom(p.Addr().Unmap(), unmappedBits(p)).Masked()
-		if unmapped.Bits() == 0 {
-			// Trusting every address lets any client name its own address
-			// and so choose its own rate-limit budget.
-			return nil, fmt.Errorf("server: trusted proxy network %s trusts every address; name the proxies' own addresses", p)
-		}
-		tp = append(tp, unmapped)
+		tp = append(tp, n)
 	}
 	return tp, nil
+}
+
+// trustedNetwork is p as peers' addresses are compared with it: unmapped
+// and masked.
+func trustedNetwork(p netip.Prefix) (netip.Prefix, error) {
+	if !p.IsValid() {
+		return netip.Prefix{}, errors.New("not a valid CIDR")
+	}
+	n := netip.PrefixFrom(p.Addr().Unmap(), unmappedBits(p)).Masked()
+	if n.Bits() == 0 {
+		// Trusting every address lets any client name its own address
+		// and so choose its own rate-limit budget.
+		return netip.Prefix{}, fmt.Errorf("%s trusts every address, so any client could choose its own; name the proxies' own networks", p)
+	}
+	return n, nil
 }
 
 // unmappedBits keeps an IPv4-mapped prefix (::ffff:10.0.0.0/104) meaning

@@ -108,3 +108,16 @@ func TestNewTrustedProxies(t *testing.T) {
 		t.Errorf("192.0.3.1 trusted by %v", tp)
 	}
 }
+
+func TestParseTrustedProxies(t *testing.T) {
+	got, err := ParseTrustedProxies([]string{" 10.0.0.0/8", "192.0.2.7", "2001:db8::1", "", "fd00::/8"})
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32"), netip.MustParsePrefix("2001:db8::1/128"), netip.MustParsePrefix("fd00::/8")}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ParseTrustedProxies = %v, %v; want %v", got, err, want)
+	}
+	for _, bad := range []string{"proxy.example", "10.0.0.0/33", "0.0.0.0/0", "::/0", "10.0.0.1:80"} {
+		if _, err := ParseTrustedProxies([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
