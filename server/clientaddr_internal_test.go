@@ -121,3 +121,34 @@ func TestParseTrustedProxies(t *testing.T) {
 		}
 	}
 }
+
+// The address worked out is keyed as a peer's is: an IPv6 client behind a
+// proxy is charged to its /64.
+func TestClientAddrIsKeyedByPrefix(t *testing.T) {
+	tp := trustedProxies{netip.MustParsePrefix("10.0.0.0/8")}
+	r := &http.Request{RemoteAddr: "10.0.0.1:5000", Header: http.Header{"Forwarded": {`for="[2001:db8:1:2::77]:4711"`}}}
+	if got := callerKey(tp.clientAddr(r), DefaultIPv6Prefix); got != "2001:db8:1:2::/64" {
+		t.Fatalf("callerKey = %q, want 2001:db8:1:2::/64", got)
+	}
+}
+
+// Whatever a proxy chain sends, clientAddr answers the peer or an address,
+// never panics, and from an untrusted peer reads nothing.
+func FuzzClientAddr(f *testing.F) {
+	f.Add("10.0.0.1:1", "198.51.100.7, 10.0.0.2", `for="[2001:db8::1]:80";proto=https, for=_x`)
+	f.Add("192.0.2.1:1", "unknown", `for="\`)
+	tp := trustedProxies{netip.MustParsePrefix("10.0.0.0/8")}
+	f.Fuzz(func(t *testing.T, peer, xff, fwd string) {
+		r := &http.Request{RemoteAddr: peer, Header: http.Header{"X-Forwarded-For": {xff}, "Forwarded": {fwd}}}
+		got := tp.clientAddr(r)
+		if got == peer {
+			return
+		}
+		if _, err := netip.ParseAddr(got); err != nil {
+			t.Fatalf("clientAddr(%q, %q, %q) = %q: neither the peer nor an address", peer, xff, fwd, got)
+		}
+		if ap, err := netip.ParseAddrPort(peer); err != nil || !tp.trusts(ap.Addr().Unmap()) {
+			t.Fatalf("clientAddr(%q, ...) = %q from an untrusted peer", peer, got)
+		}
+	})
+}
