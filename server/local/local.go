@@ -24,13 +24,11 @@ import (
 // Options configure an Instance; the zero value is a memory store, the wall
 // clock, default limits and a random port.
 type Options struct {
-	Addr   string // default 127.0.0.1:0
-	Store  store.Store
-	Clock  clock.Clock
-	Limits server.Limits
-	// TrustedProxies: see server.Config.
-	TrustedProxies []netip.Prefix
-	SigningKey     []byte
+	Addr       string // default 127.0.0.1:0
+	Store      store.Store
+	Clock      clock.Clock
+	Limits     server.Limits
+	SigningKey []byte
 	// PreviousSigningKeys, SealingKey, PreviousSealingKeys: see server.Config.
 	PreviousSigningKeys [][]byte
 	SealingKey          []byte
@@ -50,6 +48,8 @@ type Options struct {
 	MetadataDocuments server.MetadataDocumentConfig
 	// Metrics: see server.Config; the caller serves them.
 	Metrics *server.Metrics
+	// TrustedProxies: see server.Config.
+	TrustedProxies []netip.Prefix
 }
 
 // Instance is a running server.
