@@ -230,7 +230,7 @@ func containsString(list []string, v string) bool {
 
 func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if ok, wait := s.limits.authorize.Allow(q.Get("client_id") + "|" + s.limits.caller(r.RemoteAddr)); !ok {
+	if ok, wait := s.limits.authorize.Allow(q.Get("client_id") + "|" + s.limits.caller(clientAddr(r))); !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 		s.renderError(w, r, http.StatusTooManyRequests, "Too many requests", "This application is making too many sign-in requests. Wait a moment and try again.", errRateLimited)
 		return

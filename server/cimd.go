@@ -125,7 +125,7 @@ func (s *Server) metadataClient(ctx context.Context, id string) (store.Client, e
 	if c, ok, err := s.cachedMetadataClient(ctx, id); ok {
 		return c, err
 	}
-	if ok, wait := s.limits.cimdFetch.Allow(s.limits.caller(callerPeer(ctx))); !ok {
+	if ok, wait := s.limits.cimdFetch.Allow(s.limits.caller(clientAddrFrom(ctx))); !ok {
 		return store.Client{}, &cimdUnavailableError{wait: wait}
 	}
 	// Detached from the request that starts it, so that request going away

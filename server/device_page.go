@@ -29,10 +29,12 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	// Guessing is limited per session and per IP (decisions.md): every
+	// Guessing is limited per session and per client address, behind a
+	// trusted proxy the address it forwarded for (decisions.md): every
 	// attempt is paid for before the lookup, atomically, and refunded
-	// unless the code was wrong.
-	ok, wait, refund := s.limits.wrongUserCode.Charge("ip:"+s.limits.caller(r.RemoteAddr), "session:"+c.ID)
+	// unless the code was wrong. A wrong code matches no flow, so there is
+	// no device code to charge it to.
+	ok, wait, refund := s.limits.wrongUserCode.Charge("ip:"+s.limits.caller(clientAddr(r)), "session:"+c.ID)
 	if !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 		s.renderError(w, r, http.StatusTooManyRequests, "Too many attempts", "Too many wrong codes. Wait a few minutes and try again.", errRateLimited)

@@ -71,9 +71,9 @@ type limiters struct {
 	ipv6Prefix                                                int
 }
 
-// caller is the key a peer address (RemoteAddr) is charged to (callerKey).
-// Forwarding headers are not trusted: behind a proxy every client shares
-// the proxy's budget (documented in README).
+// caller is the key a client address (clientAddr) is charged to
+// (callerKey). Forwarding headers count only from Config.TrustedProxies:
+// behind a proxy not listed, every client shares the proxy's budget.
 func (l *limiters) caller(peer string) string { return callerKey(peer, l.ipv6Prefix) }
 
 func newLimiters(l Limits, clk clock.Clock, m *Metrics) *limiters {
@@ -149,7 +149,7 @@ func (k *keyedLimiter) Allow(key string) (bool, time.Duration) {
 // answers rate_limited (429 with Retry-After) without reading the request.
 func (l *limiters) byCaller(k *keyedLimiter, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ok, wait := k.Allow(l.caller(r.RemoteAddr)); !ok {
+		if ok, wait := k.Allow(l.caller(clientAddr(r))); !ok {
 			writeOAuthError(w, rateLimited(wait))
 			return
 		}

@@ -20,11 +20,22 @@ func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
 func jsonEncode(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
 
-// callerPeer is the peer address (RemoteAddr) for code below the handlers,
-// which has only the request's context.
-func callerPeer(ctx context.Context) string {
+// clientAddr is the address rate limits charge a request to: its peer, or
+// behind a trusted proxy the client the proxy names, worked out once by
+// withRequestContext. Every limit reads it here, never RemoteAddr (which is
+// only the fallback for a request that did not pass through it).
+func clientAddr(r *http.Request) string {
+	if st := stateFrom(r.Context()); st != nil {
+		return st.client
+	}
+	return r.RemoteAddr
+}
+
+// clientAddrFrom is clientAddr for code below the handlers, which has only
+// the request's context.
+func clientAddrFrom(ctx context.Context) string {
 	if st := stateFrom(ctx); st != nil {
-		return st.peer
+		return st.client
 	}
 	return ""
 }

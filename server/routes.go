@@ -66,7 +66,7 @@ const requestStateKey ctxKey = iota
 type requestState struct {
 	id        string
 	idHeader  [1]string // the X-Request-Id header's value slice, allocated with the state
-	peer      string    // r.RemoteAddr, for limits charged below the handlers (callerPeer)
+	client    string    // the client's address (trustedProxies.clientAddr), for rate limits
 	principal principal
 	authed    bool
 	rec       statusRecorder
@@ -83,7 +83,7 @@ func stateFrom(ctx context.Context) *requestState {
 func (s *Server) withRequestContext(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now() // durations for the log and metrics only; no logic reads it
-		st := &requestState{id: newRequestID(), peer: r.RemoteAddr}
+		st := &requestState{id: newRequestID(), client: s.proxies.clientAddr(r)}
 		id := st.id
 		st.idHeader[0] = id
 		w.Header()["X-Request-Id"] = st.idHeader[:1:1]

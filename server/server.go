@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -52,6 +53,11 @@ type Config struct {
 	Login LoginConfig
 	// Limits are the rate limits; zero fields take the defaults.
 	Limits Limits
+	// TrustedProxies are the networks of the reverse proxies in front of the
+	// server: from a peer in one of them, X-Forwarded-For and Forwarded name
+	// the client that rate limits count (clientAddr). From any other peer,
+	// and when empty, the peer is the client.
+	TrustedProxies []netip.Prefix
 	// AllowUnregisteredDeviceClients accepts any client_id at the device
 	// endpoints (decisions.md; off by default).
 	AllowUnregisteredDeviceClients bool
@@ -91,6 +97,7 @@ type Server struct {
 	cookieKey []byte
 	login     *oidcLogin
 	limits    *limiters
+	proxies   trustedProxies
 	metrics   *Metrics         // nil: no metrics
 	cache     *credentialCache // nil unless Config.CacheCredentials
 	clients   clientCache
@@ -122,6 +129,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	proxies, err := newTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -147,6 +158,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		userCodeK: deriveKey(key, "user code"),
 		cookieKey: deriveKey(key, "login cookie"),
 		limits:    newLimiters(cfg.Limits, cfg.Clock, cfg.Metrics),
+		proxies:   proxies,
 		metrics:   cfg.Metrics,
 		clients:   clientCache{m: map[string]store.Client{}},
 		grants:    newGrantRegistry(),

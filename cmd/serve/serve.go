@@ -50,7 +50,8 @@ type Options struct {
 	TestClock                      bool
 	Limits                         string
 	NoRateLimits                   bool
-	IPv6Prefix                     int // bits of an IPv6 peer that make one caller for rate limits; 0: the server's 64
+	IPv6Prefix                     int      // bits of an IPv6 peer that make one caller for rate limits; 0: the server's 64
+	TrustedProxies                 []string // CIDRs of reverse proxies whose X-Forwarded-For and Forwarded are believed
 	AllowUnregisteredDeviceClients bool
 	CIMDAllowPrivate               bool
 	RefreshReuseInterval           time.Duration // 0: a spent refresh token always revokes its family
@@ -131,6 +132,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.StringVar(&opts.Limits, "limits", "", `rate limits as name=rate:burst, rate per second; names: device, authorize, register, usercode, cimd (e.g. "device=0.5:30,register=1:20")`)
 	fl.BoolVar(&opts.NoRateLimits, "no-rate-limits", false, "turn rate limiting off (benchmarks only)")
 	fl.IntVar(&opts.IPv6Prefix, "ipv6-prefix", server.DefaultIPv6Prefix, "rate limits count IPv6 callers by network of this many leading bits (32 to 128; 128 counts each address), since one host commonly has a whole /64")
+	fl.StringSliceVar(&opts.TrustedProxies, "trusted-proxies", nil, "reverse proxies in front of the server, as CIDRs or addresses (comma-separated): from these peers only, X-Forwarded-For and Forwarded name the client that rate limits count")
 	fl.BoolVar(&opts.AllowUnregisteredDeviceClients, "allow-unregistered-device-clients", false, "accept any client_id at the device endpoints")
 	fl.BoolVar(&opts.CIMDAllowPrivate, "cimd-allow-private", false, "fetch client metadata documents from loopback and private addresses too (local testing only)")
 	fl.IntVar(&opts.CIMDMaxFetches, "cimd-max-fetches", 8, "client metadata document fetches in flight across the server at most; a request that waits 2 s for one gets 503")
@@ -177,6 +179,10 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	limits.Disabled = opts.NoRateLimits
 	limits.IPv6Prefix = opts.IPv6Prefix
+	proxies, err := server.ParseTrustedProxies(opts.TrustedProxies)
+	if err != nil {
+		return clierr.FlagErrorf("--trusted-proxies: %v", err)
+	}
 	if opts.CIMDMaxFetches < 0 || opts.CIMDFailureCache < 0 {
 		return clierr.FlagErrorf("--cimd-max-fetches and --cimd-failure-cache cannot be negative")
 	}
@@ -221,7 +227,7 @@ func Run(ctx context.Context, opts *Options) error {
 	defer st.Close()
 
 	cfg := server.Config{
-		BaseURL: base, Store: st, Logger: log, Limits: limits,
+		BaseURL: base, Store: st, Logger: log, Limits: limits, TrustedProxies: proxies,
 		SigningKey: keys.jwt, PreviousSigningKeys: keys.jwtPrevious,
 		SealingKey: keys.sealing, PreviousSealingKeys: keys.sealingPrevious,
 		AllowUnregisteredDeviceClients: opts.AllowUnregisteredDeviceClients,

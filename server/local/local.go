@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/mcpauth/mcpauth/server"
@@ -47,6 +48,8 @@ type Options struct {
 	MetadataDocuments server.MetadataDocumentConfig
 	// Metrics: see server.Config; the caller serves them.
 	Metrics *server.Metrics
+	// TrustedProxies: see server.Config.
+	TrustedProxies []netip.Prefix
 }
 
 // Instance is a running server.
@@ -92,7 +95,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 	srv, err := server.New(ctx, server.Config{
 		BaseURL: base, Store: opts.Store, Clock: opts.Clock, SigningKey: opts.SigningKey,
 		PreviousSigningKeys: opts.PreviousSigningKeys, SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys,
-		Logger: opts.Logger, Limits: opts.Limits, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
+		Logger: opts.Logger, Limits: opts.Limits, TrustedProxies: opts.TrustedProxies, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
 		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,
 		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})

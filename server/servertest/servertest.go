@@ -28,6 +28,8 @@ type Options struct {
 	Store  store.Store
 	Clock  *clock.Fake
 	Limits server.Limits
+	// TrustedProxies: see server.Config.
+	TrustedProxies []netip.Prefix
 	// Wrap, when set, wraps the server's handler (fault injection in tests).
 	Wrap func(http.Handler) http.Handler
 	// SigningKey, when set, is the JWT key (else one is kept in the store).
@@ -88,7 +90,7 @@ func New(t testing.TB, opts Options) *Env {
 		logger = opts.Logger
 	}
 	inst, err := local.Start(context.Background(), local.Options{
-		Addr: opts.Addr, Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits,
+		Addr: opts.Addr, Store: opts.Store, Clock: opts.Clock, Limits: opts.Limits, TrustedProxies: opts.TrustedProxies,
 		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
 		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
 		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,
