@@ -24,6 +24,7 @@ func (s *Server) RunInvalidations(ctx context.Context) {
 // cacheInvalidations applies what other instances changed to the cache.
 type cacheInvalidations struct {
 	s        *Server
+	started  bool // synced once: a loss is worth a warning from then on
 	unsynced bool // logged once per loss
 }
 
@@ -35,7 +36,7 @@ func (h *cacheInvalidations) APIKeyChanged(userID string) { h.s.cache.dropUserKe
 
 func (h *cacheInvalidations) Unsynced(cause error) {
 	h.s.cache.unsync()
-	if !h.unsynced && cause != nil {
+	if h.started && !h.unsynced && cause != nil {
 		h.s.log.Warn("credential cache: not hearing other instances' changes; every credential check reads the database until it is", "cause", cause)
 	}
 	h.unsynced = true
@@ -43,10 +44,10 @@ func (h *cacheInvalidations) Unsynced(cause error) {
 
 func (h *cacheInvalidations) Resynced() {
 	h.s.cache.resync()
-	if h.unsynced {
+	if h.started && h.unsynced {
 		h.s.log.Info("credential cache: hearing other instances' changes again; cache emptied")
 	}
-	h.unsynced = false
+	h.unsynced, h.started = false, true
 }
 
 // sharedWatcher is the store's source of other instances' changes, nil
