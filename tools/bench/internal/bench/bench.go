@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -250,7 +251,15 @@ func runMode(ctx context.Context, opts Options, mode Mode) (*Report, error) {
 					label, log string
 					flags      []string
 				}{{"two instances, round-robin", "serve2.log", nil}, {"--strict-revocation", "strict.log", []string{"--strict-revocation"}}} {
-					c2, u2, err := startChild(ctx, opts.Exe, append(slices.Clone(args), v.flags...), filepath.Join(dir, v.log), serveBanner, serverCPUs)
+					// The same public URL, so the first one's JWTs are theirs
+					// too; its banner then names that URL, not its address.
+					addr, err := freeLoopbackAddr()
+					if err != nil {
+						return nil, err
+					}
+					u2 := "http://" + addr
+					more := append(slices.Clone(args), append([]string{"--addr", addr, "--base-url", u}, v.flags...)...)
+					c2, _, err := startChild(ctx, opts.Exe, more, filepath.Join(dir, v.log), serveBanner, serverCPUs)
 					if err != nil {
 						return nil, fmt.Errorf("reference server (%s): %w", v.label, err)
 					}
@@ -650,4 +659,14 @@ func pingAcross(client *http.Client, bases []string, token string) func(context.
 	}
 	var n atomic.Uint64
 	return func(ctx context.Context) error { return pings[n.Add(1)%uint64(len(pings))](ctx) }
+}
+
+// freeLoopbackAddr names a loopback port free just now.
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
