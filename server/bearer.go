@@ -113,11 +113,12 @@ func (s *Server) authenticate(ctx context.Context, token string) (principal, err
 	if e, ok := s.cache.jwt(k, s.clock.Now()); ok {
 		return principal{UserID: e.sub, Via: "jwt"}, nil
 	}
+	gen := s.cache.generation() // before the revocation check: see putJWT
 	claims, err := s.tokens.Verify(ctx, token)
 	if err != nil {
 		return principal{}, err
 	}
-	s.cache.putJWT(k, cachedJWT{sub: claims.Subject, jti: claims.ID, exp: claims.ExpiresAt.Time})
+	s.cache.putJWT(k, cachedJWT{sub: claims.Subject, jti: claims.ID, exp: claims.ExpiresAt.Time}, gen)
 	return principal{UserID: claims.Subject, Via: "jwt"}, nil
 }
 

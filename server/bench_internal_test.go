@@ -41,7 +41,7 @@ func BenchmarkJWTCacheHit(b *testing.B) {
 	c := newCredentialCache()
 	raw := "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + string(make([]byte, 200))
 	exp := time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)
-	c.putJWT(tokenKey(raw), cachedJWT{sub: "u", jti: "j", exp: exp})
+	c.putJWT(tokenKey(raw), cachedJWT{sub: "u", jti: "j", exp: exp}, c.generation())
 	now := exp.Add(-time.Hour)
 	for b.Loop() {
 		if _, ok := c.jwt(tokenKey(raw), now); !ok {

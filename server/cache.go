@@ -7,18 +7,27 @@ import (
 
 // credentialCache remembers verified credentials in this process, so a
 // bearer check that hits costs neither a JWT parse nor a store read. It is
-// only correct when every write that can invalidate an entry goes through
-// this process — one instance on SQLite or memory — so it is off unless
-// Config.CacheCredentials is set (mcpauth serve sets it for SQLite, never
-// for PostgreSQL, where other instances write too).
+// only correct when every write that can invalidate an entry reaches it: on
+// one instance (SQLite, memory) the process's own writes are all of them;
+// on a shared store (PostgreSQL) the other instances' arrive through the
+// store's Watcher (see invalidations.go), and the cache is "shared": it
+// answers nothing while it may have missed some. Off unless
+// Config.CacheCredentials is set (mcpauth serve sets it unless
+// --strict-revocation).
 //
-// The guarantees the contract needs hold on the very next request:
+// The guarantees the contract needs hold on the very next request (on
+// another instance, once its notification arrived):
 //   - an expired JWT: a hit re-checks exp (with the leeway) on the clock;
-//   - a revoked jti (code replay, logout): revocations made here are
-//     recorded before the store is told, and every hit checks them;
+//   - a revoked jti (code replay, logout): revocations are recorded before
+//     the store is told (here) or as they are heard of (elsewhere), and
+//     every hit checks them;
 //   - a regenerated API key: the user's entry is dropped, and a generation
 //     counter stops a lookup that raced with the change from re-inserting
-//     the old key.
+//     the old key;
+//   - notifications missed (shared): nothing is answered from the cache
+//     until the listener is back, and then the cache starts empty; the
+//     generation stops a lookup that read the database before from filling
+//     it.
 type credentialCache struct {
 	mu      sync.RWMutex
 	gen     uint64
@@ -26,6 +35,9 @@ type credentialCache struct {
 	keys    map[[32]byte]string // SHA-256 of an api key → user id
 	keyOf   map[string][32]byte // user id → SHA-256 of its api key
 	revoked map[string]time.Time
+	// shared: other instances write too; synced: their changes reach
+	// this cache (always true when not shared).
+	shared, synced bool
 }
 
 type cachedJWT struct {
@@ -40,8 +52,16 @@ const maxCached = 100_000
 func newCredentialCache() *credentialCache {
 	return &credentialCache{
 		jwts: map[[32]byte]cachedJWT{}, keys: map[[32]byte]string{}, keyOf: map[string][32]byte{},
-		revoked: map[string]time.Time{},
+		revoked: map[string]time.Time{}, synced: true,
 	}
+}
+
+// newSharedCache is a cache for a store other instances write to: it
+// answers nothing until resynced.
+func newSharedCache() *credentialCache {
+	c := newCredentialCache()
+	c.shared, c.synced = true, false
+	return c
 }
 
 func tokenKey(raw string) [32]byte { return sum256(raw) }
@@ -51,7 +71,7 @@ func (c *credentialCache) jwt(k [32]byte, now time.Time) (cachedJWT, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	e, ok := c.jwts[k]
-	if !ok || !now.Before(e.exp.Add(jwtLeeway)) { // as golang-jwt: valid while now < exp + leeway
+	if !ok || !c.synced || !now.Before(e.exp.Add(jwtLeeway)) { // as golang-jwt: valid while now < exp + leeway
 		return cachedJWT{}, false
 	}
 	if _, revoked := c.revoked[e.jti]; revoked {
@@ -60,9 +80,13 @@ func (c *credentialCache) jwt(k [32]byte, now time.Time) (cachedJWT, bool) {
 	return e, true
 }
 
-func (c *credentialCache) putJWT(k [32]byte, e cachedJWT) {
+// putJWT caches a verified token, unless the cache changed since gen.
+func (c *credentialCache) putJWT(k [32]byte, e cachedJWT, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gen != gen || !c.synced {
+		return
+	}
 	if len(c.jwts) >= maxCached {
 		clear(c.jwts)
 	}
@@ -95,14 +119,14 @@ func (c *credentialCache) key(hash [32]byte) (string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	u, ok := c.keys[hash]
-	return u, ok
+	return u, ok && c.synced
 }
 
 // putKey caches a key found in the store, unless a key changed since gen.
 func (c *credentialCache) putKey(hash [32]byte, userID string, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.gen != gen {
+	if c.gen != gen || !c.synced {
 		return
 	}
 	if len(c.keys) >= maxCached {
@@ -122,4 +146,24 @@ func (c *credentialCache) dropUserKey(userID string) {
 		delete(c.keys, h)
 		delete(c.keyOf, userID)
 	}
+}
+
+// unsync stops answering from the cache: changes may be missed from now.
+func (c *credentialCache) unsync() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.synced = false
+}
+
+// resync starts over, empty, once every later change will be heard of:
+// entries cached before may predate a change that was missed.
+func (c *credentialCache) resync() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.jwts)
+	clear(c.keys)
+	clear(c.keyOf)
+	c.synced = true
 }

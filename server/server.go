@@ -62,9 +62,11 @@ type Config struct {
 	// endpoints (decisions.md; off by default).
 	AllowUnregisteredDeviceClients bool
 	// CacheCredentials keeps verified JWTs and API keys in memory (see
-	// credentialCache). Only for a single instance: with several instances
-	// on one database, another instance's key regeneration would not reach
-	// this cache.
+	// credentialCache). On a store other instances share (store.Shared),
+	// the cache hears of their revocations and key changes through the
+	// store's Watcher, which RunInvalidations runs; until it does, and
+	// whenever it may have missed one, the cache answers nothing. Off, every
+	// credential check reads the store (strict revocation).
 	CacheCredentials bool
 	// RefreshReuseInterval is how long after a rotation the spent refresh
 	// token gets the same new pair again instead of revoking its family
@@ -100,6 +102,7 @@ type Server struct {
 	proxies   trustedProxies
 	metrics   *Metrics         // nil: no metrics
 	cache     *credentialCache // nil unless Config.CacheCredentials
+	watcher   store.Watcher    // other instances' changes for cache; nil if none write
 	clients   clientCache
 	grants    grantRegistry // what the token endpoint serves and the metadata advertises
 	names     nameCache     // display names for ping and whoami
@@ -142,6 +145,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	storeGiven := cfg.Store
 	cfg.Store = cfg.Metrics.timeStore(cfg.Store)
 	key, err := signingKey(ctx, cfg)
 	if err != nil {
@@ -171,7 +175,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.tokens = newTokenService(key, base, s.resource, cfg.Clock, cfg.Store)
 	if cfg.CacheCredentials {
-		s.cache = newCredentialCache()
+		// Asked of the store as given, not through the metrics wrapper.
+		if s.watcher = sharedWatcher(storeGiven); s.watcher != nil {
+			s.cache = newSharedCache()
+		} else {
+			s.cache = newCredentialCache()
+		}
 	}
 	if s.sealers, err = newSealersFor(ctx, cfg, key); err != nil {
 		return nil, err

@@ -47,9 +47,11 @@ type instance struct {
 }
 
 type cluster struct {
+	dsn       string
 	proxy     *httptest.Server
 	instances []*instance
 	next      atomic.Uint64
+	only      atomic.Pointer[instance] // when set, every request goes there
 }
 
 // ServeHTTP forwards each request to the next instance, in turn; a request
@@ -63,6 +65,9 @@ func (c *cluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := c.next.Add(1)
 	for i := range uint64(len(c.instances)) {
 		inst := c.instances[(start+i)%uint64(len(c.instances))]
+		if only := c.only.Load(); only != nil {
+			inst = only
+		}
 		req, _ := http.NewRequestWithContext(r.Context(), r.Method, inst.url+r.URL.RequestURI(), bytes.NewReader(body))
 		req.Header = r.Header.Clone()
 		resp, err := http.DefaultTransport.RoundTrip(req)
@@ -100,14 +105,15 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func startCluster(t *testing.T, n int) *cluster {
+// startCluster starts n instances, each given the extra serve flags.
+func startCluster(t *testing.T, n int, extra ...string) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("several serve processes end to end: skipped with -short")
 	}
 	dsn := pgtest.FreshDB(t)
 	bin := buildBinary(t)
-	c := &cluster{}
+	c := &cluster{dsn: dsn}
 	c.proxy = httptest.NewServer(c)
 	t.Cleanup(c.proxy.Close)
 
@@ -129,9 +135,10 @@ func startCluster(t *testing.T, n int) *cluster {
 	for range n {
 		addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		inst := &instance{url: "http://" + addr, out: &bytes.Buffer{}}
-		inst.cmd = exec.Command(bin, "serve", "--addr", addr, "--base-url", c.proxy.URL, "--db", dsn,
+		args := []string{"serve", "--addr", addr, "--base-url", c.proxy.URL, "--db", dsn,
 			"--oidc-issuer", idp.URL(), "--oidc-client-id", "mcpauth", "--oidc-client-secret", "multi-instance-secret",
-			"--test-clock", "--log-level", "warn")
+			"--test-clock", "--log-level", "warn"}
+		inst.cmd = exec.Command(bin, append(args, extra...)...)
 		inst.cmd.Env = append(os.Environ(), "MCPAUTH_JWT_KEY="+jwtKey, "MCPAUTH_SEALING_KEY="+sealingKey)
 		inst.cmd.Stdout, inst.cmd.Stderr = inst.out, inst.out
 		if err := inst.cmd.Start(); err != nil {

@@ -55,8 +55,11 @@ type Options struct {
 	AllowUnregisteredDeviceClients bool
 	CIMDAllowPrivate               bool
 	RefreshReuseInterval           time.Duration // 0: a spent refresh token always revokes its family
-	LogFormat                      string
-	LogLevel                       string
+	// StrictRevocation reads the database on every credential check
+	// instead of caching verified credentials.
+	StrictRevocation bool
+	LogFormat        string
+	LogLevel         string
 	// MetricsAddr, when set, serves Prometheus metrics at /metrics on a
 	// listener of its own; off by default.
 	MetricsAddr string
@@ -138,6 +141,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.IntVar(&opts.CIMDMaxFetches, "cimd-max-fetches", 8, "client metadata document fetches in flight across the server at most; a request that waits 2 s for one gets 503")
 	fl.DurationVar(&opts.CIMDFailureCache, "cimd-failure-cache", time.Minute, "how long a client metadata document that could not be used is remembered, so naming it again fetches nothing")
 	fl.DurationVar(&opts.RefreshReuseInterval, "refresh-reuse-interval", 0, "for this long after a rotation, a spent refresh token gets the same new pair again instead of revoking its family (at most 1m; 0 is strict)")
+	fl.BoolVar(&opts.StrictRevocation, "strict-revocation", false, "check every API key and JWT in the database on every request instead of caching them; with PostgreSQL a revocation on another instance then needs no notification, at several times the cost of a request")
 	fl.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to send the request headers")
 	fl.DurationVar(&opts.ReadTimeout, "read-timeout", 30*time.Second, "time a client has to send the whole request")
 	fl.DurationVar(&opts.WriteTimeout, "write-timeout", 60*time.Second, "time to write a response (also caps MCP streams)")
@@ -235,9 +239,9 @@ func Run(ctx context.Context, opts *Options) error {
 		MetadataDocuments: server.MetadataDocumentConfig{
 			AllowPrivateAddresses: opts.CIMDAllowPrivate, MaxFetches: opts.CIMDMaxFetches, FailureCache: opts.CIMDFailureCache,
 		},
-		// Only one instance writes a SQLite file, so a process-local cache
-		// sees every invalidation; PostgreSQL means several instances.
-		CacheCredentials: !sqlstore.IsPostgres(dsn),
+		// On SQLite the process's own writes are all; on PostgreSQL the
+		// other instances' arrive by LISTEN/NOTIFY (RunInvalidations).
+		CacheCredentials: !opts.StrictRevocation,
 		Login:            server.LoginConfig{Issuer: opts.OIDCIssuer, ClientID: opts.OIDCClientID, ClientSecret: opts.OIDCClientSecret},
 	}
 	cfg.Clock = clock.Real{}
@@ -285,6 +289,7 @@ func Run(ctx context.Context, opts *Options) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	go srv.RunGC(ctx, time.Minute)
+	go srv.RunInvalidations(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 

@@ -61,6 +61,7 @@ type Instance struct {
 
 	http *http.Server
 	idp  *devidp.Running
+	stop context.CancelFunc // ends the invalidation listener
 }
 
 // Start starts the identity provider and the server.
@@ -112,6 +113,9 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		URL: base, IdPURL: idp.URL(), Server: srv, Store: opts.Store, idp: idp,
 		http: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
 	}
+	var listenCtx context.Context
+	listenCtx, inst.stop = context.WithCancel(context.WithoutCancel(ctx))
+	go srv.RunInvalidations(listenCtx)
 	go func() {
 		if err := inst.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			opts.Logger.Error("local: serve", "err", err)
@@ -122,5 +126,6 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 
 // Close stops both servers at once. It does not close the store.
 func (i *Instance) Close() error {
+	i.stop()
 	return errors.Join(i.http.Close(), i.idp.Close())
 }

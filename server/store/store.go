@@ -306,3 +306,37 @@ type Store interface {
 	// Close releases the backend's resources.
 	Close() error
 }
+
+// Shared is implemented by backends that several server instances can use
+// at once. Invalidations returns the source of the changes other instances
+// make that a credential cache must hear of, or nil when this store serves
+// one process only (a SQLite file), where the process's own writes are all
+// there is.
+type Shared interface {
+	Invalidations() Watcher
+}
+
+// Watcher delivers the changes that invalidate cached credentials, made by
+// any instance: revoked token ids (RevokeToken, RevokeRefreshFamily,
+// a replayed code) and API keys set (SetAPIKey, also a re-seal).
+type Watcher interface {
+	// WatchInvalidations delivers changes to h until ctx ends, then
+	// returns nil. It calls h.Unsynced before anything else and whenever
+	// changes may have been missed (connecting, a lost connection, a late
+	// heartbeat), and h.Resynced once every change committed from then on
+	// will be delivered. Between an Unsynced and the next Resynced, the
+	// handler must not trust what it cached.
+	WatchInvalidations(ctx context.Context, h InvalidationHandler) error
+}
+
+// InvalidationHandler receives what a Watcher delivers, from one goroutine.
+type InvalidationHandler interface {
+	// Revoked: the token with this jti is refused until exp.
+	Revoked(jti string, exp time.Time)
+	// APIKeyChanged: the user's API key was replaced or re-sealed.
+	APIKeyChanged(userID string)
+	// Unsynced: changes may have been missed, for the reason given.
+	Unsynced(cause error)
+	// Resynced: from now on every change is delivered.
+	Resynced()
+}

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // migrations is the schema history: migrations[i] brings the database to
@@ -128,7 +129,32 @@ var migrations = [][]string{
 		`UPDATE clients SET used_at = created_at`,
 		`CREATE INDEX clients_used_at_created_at ON clients (used_at, created_at)`,
 	},
+	{ // 8: PostgreSQL tells every instance's credential cache what changed (see listen.go)
+		// In the writing transaction, whichever statement writes: the
+		// notification is sent exactly when the change commits.
+		postgresOnly + `CREATE FUNCTION mcpauth_notify_revoked() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				PERFORM pg_notify('` + invalidationChannel + `', 'j' || NEW.expires_at || ' ' || NEW.jti);
+				RETURN NULL;
+			END $$`,
+		postgresOnly + `CREATE TRIGGER revoked_tokens_notify AFTER INSERT OR UPDATE ON revoked_tokens
+			FOR EACH ROW EXECUTE FUNCTION mcpauth_notify_revoked()`,
+		postgresOnly + `CREATE FUNCTION mcpauth_notify_api_key() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				IF TG_OP = 'DELETE' THEN
+					PERFORM pg_notify('` + invalidationChannel + `', 'k' || OLD.user_id);
+				ELSE
+					PERFORM pg_notify('` + invalidationChannel + `', 'k' || NEW.user_id);
+				END IF;
+				RETURN NULL;
+			END $$`,
+		postgresOnly + `CREATE TRIGGER api_keys_notify AFTER INSERT OR UPDATE OR DELETE ON api_keys
+			FOR EACH ROW EXECUTE FUNCTION mcpauth_notify_api_key()`,
+	},
 }
+
+// postgresOnly starts a migration statement that SQLite skips.
+const postgresOnly = "-- postgres only\n"
 
 // migrate applies the missing steps in one transaction. On SQLite the
 // transaction starts IMMEDIATE (see OpenSQLite), on PostgreSQL it takes an
@@ -158,6 +184,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	for i := current; i < len(migrations); i++ {
 		for _, stmt := range migrations[i] {
+			if strings.HasPrefix(stmt, postgresOnly) && s.d.name != postgresDialect.name {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, s.d.ddl(stmt)); err != nil {
 				return fmt.Errorf("migrate to version %d: %w", i+1, err)
 			}

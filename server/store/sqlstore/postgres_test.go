@@ -89,3 +89,20 @@ func TestPostgresKeepsIdleConnections(t *testing.T) {
 		t.Errorf("%d idle connections after %d at once, want all kept (stats %+v)", st.Idle, n, st)
 	}
 }
+
+func TestInvalidationsPostgres(t *testing.T) {
+	dsn := pgtest.FreshDB(t)
+	storetest.Invalidations(t, openPostgresTest(t, dsn), openPostgresTest(t, dsn))
+}
+
+// SQLite serves one process: nothing to listen to.
+func TestSQLiteIsNotShared(t *testing.T) {
+	s, err := OpenSQLite(t.Context(), ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Invalidations() != nil {
+		t.Fatal("a SQLite store offers invalidations")
+	}
+}

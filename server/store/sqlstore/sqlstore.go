@@ -61,6 +61,9 @@ type Store struct {
 	// group commits the single-use writes together (see committer); nil
 	// gives each its own transaction.
 	group *committer
+	// watch hears other instances' revocations and key changes
+	// (PostgreSQL only; see listen.go).
+	watch *watcher
 
 	// Prepared statements for the reads on every request's path.
 	getAPIKeyByHash *sql.Stmt
@@ -229,6 +232,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	}
 	s.group = &committer{s: s, lanes: pgLanes}
 	s.seen = newRowCache()
+	s.watch = newWatcher(dsn)
 	return s, nil
 }
 

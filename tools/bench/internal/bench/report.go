@@ -76,12 +76,12 @@ func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 	}
 	// A PostgreSQL run of the same mode becomes columns of the main table.
 	var pg *Report
-	if len(others) > 0 && others[0].Store == "PostgreSQL" && others[0].Mode == r.Mode && len(others[0].Paths) == len(r.Paths) {
+	if len(others) > 0 && others[0].Store == "PostgreSQL" && others[0].Mode == r.Mode && len(others[0].Paths) >= len(r.Paths) {
 		pg, others = others[0], others[1:]
 		command = "scripts/with-postgres.sh sh -c '" + command + ` --postgres "$MCPAUTH_TEST_POSTGRES_URL"'`
 	}
 	if pg != nil {
-		stores += "; PostgreSQL (the PostgreSQL columns: a local cluster from `scripts/with-postgres.sh`, same machine, one instance, credentials not cached)"
+		stores += "; PostgreSQL (the PostgreSQL columns: a local cluster from `scripts/with-postgres.sh`, same machine, credentials cached, other instances' revocations and key changes heard by LISTEN/NOTIFY; the rows past the SQLite ones: a second `mcpauth serve` on the same database with requests alternating between the two, and one with `--strict-revocation`, which reads the database on every credential check)"
 	}
 	fmt.Fprintf(&b, "- machine: %s, %d cores (%s)\n- mode: %s\n- command: `%s`\n- store: %s; rate limits off\n- load: closed loop, %d workers on keep-alive connections; medians over %d rounds\n\n",
 		r.Machine, r.Cores, sharing(r), modeText(r.Mode), command, stores, r.Concurrency, r.Rounds)
@@ -103,7 +103,7 @@ func (r *Report) Markdown(chart string, old []byte, others ...*Report) []byte {
 }
 
 // writeMarkdownTable writes r's paths, and pg's beside them when not nil
-// (the same paths, in the same order, on PostgreSQL).
+// (the same paths, in the same order, on PostgreSQL, then its own).
 func writeMarkdownTable(b *strings.Builder, r, pg *Report) {
 	b.WriteString("| path | req/s | p50 ms | p99 ms | errors | ratio to baseline | target |")
 	if pg != nil {
@@ -111,8 +111,17 @@ func writeMarkdownTable(b *strings.Builder, r, pg *Report) {
 	} else {
 		b.WriteString("\n|---|---:|---:|---:|---:|---:|---|\n")
 	}
-	for i, s := range r.Paths {
-		fmt.Fprintf(b, "| %s | %.0f | %.3f | %.3f | %d | %.2f | %s |", s.Name, s.RPS, s.P50ms, s.P99ms, s.Errors, s.Ratio, targetText(s))
+	rows := len(r.Paths)
+	if pg != nil {
+		rows = len(pg.Paths) // PostgreSQL's extra instances come last
+	}
+	for i := range rows {
+		if i >= len(r.Paths) {
+			fmt.Fprintf(b, "| %s | | | | | | |", pg.Paths[i].Name)
+		} else {
+			s := r.Paths[i]
+			fmt.Fprintf(b, "| %s | %.0f | %.3f | %.3f | %d | %.2f | %s |", s.Name, s.RPS, s.P50ms, s.P99ms, s.Errors, s.Ratio, targetText(s))
+		}
 		if pg != nil {
 			p := pg.Paths[i]
 			fmt.Fprintf(b, " %.0f | %.3f | %.3f | %d | %.2f | %s |", p.RPS, p.P50ms, p.P99ms, p.Errors, p.Ratio, targetText(p))
