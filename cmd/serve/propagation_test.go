@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/conformance"
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -41,7 +41,7 @@ func TestSeveralInstancesPropagation(t *testing.T) {
 	}
 	defer db.Close()
 
-	approver, err := conformance.NewFormApprover(c.proxy.URL, "prop", nil)
+	approver, err := approve.NewFormApprover(c.proxy.URL, "prop", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func percentiles(d []time.Duration) (p50, p99, worst time.Duration) {
 
 func mustKey(t *testing.T, c *cluster, user string) string {
 	t.Helper()
-	ap, err := conformance.NewFormApprover(c.proxy.URL, user, nil)
+	ap, err := approve.NewFormApprover(c.proxy.URL, user, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func mustKey(t *testing.T, c *cluster, user string) string {
 type granter struct {
 	t        *testing.T
 	c        *cluster
-	approver *conformance.FormApprover
+	approver *approve.FormApprover
 	clientID string
 }
 
