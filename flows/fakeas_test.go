@@ -117,7 +117,7 @@ func (a *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 	case f.Get("redirect_uri") != q.Get("redirect_uri") || clientID != q.Get("client_id"):
 		oauthErr(w, 400, "invalid_grant", "redirect_uri or client_id differs")
 	default:
-		// A token is a b64token (RFC 6750 §2.1): no space, whatever the client id.
+		// A token travels in a header: no space, whatever the client id.
 		writeJSON(w, 200, map[string]any{"access_token": "at-" + strings.ReplaceAll(clientID, " ", "_"), "token_type": "Bearer",
 			"expires_in": 3600, "scope": q.Get("scope"), "id_token": "idt"})
 	}

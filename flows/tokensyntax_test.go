@@ -23,15 +23,15 @@ func hostileTokenEndpoint(t *testing.T, body map[string]any) string {
 // response, whatever the grant, before anything stores or prints it: as a
 // header (token --header) it would be extra header lines. The error names
 // the byte, never the token.
-func TestTokenResponseRefusesTokensOutsideB64token(t *testing.T) {
+func TestTokenResponseRefusesTokensNoHeaderCanCarry(t *testing.T) {
 	const injected = "good\r\nX-Injected: yes"
 	for _, tc := range []struct{ name, access, refresh, want string }{
 		{"CR LF in the access token", injected, "", "access_token: byte 5 of 21 is a carriage return (CR)"},
 		{"LF in the refresh token", "at", "rt\nX-Injected: yes", "refresh_token: byte 3 of 18 is a line feed (LF)"},
 		{"space", "Bearer at", "", "access_token: byte 7 of 9 is a space"},
-		{"quote", `at"`, "", `access_token: byte 3 of 3 is '"'`},
-		{"padding in the middle", "ab=cd", "", "access_token: byte 3 of 5 is '='"},
-		{"only padding", "==", "", "access_token: it is only padding"},
+		{"tab", "at\tx", "", "access_token: byte 3 of 4 is the control character 0x09"},
+		{"DEL", "at\x7f", "", "access_token: byte 3 of 3 is the control character 0x7F"},
+		{"non-ASCII", "at\u00e9", "", "access_token: byte 3 of 4 is a non-ASCII byte"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := map[string]any{"access_token": tc.access, "token_type": "Bearer", "expires_in": 60}
@@ -53,8 +53,9 @@ func TestTokenResponseRefusesTokensOutsideB64token(t *testing.T) {
 			}
 		})
 	}
-	// Every b64token character, with trailing padding, is a token.
-	const good = "AZaz09-._~+/=="
+	// Any printable ASCII but space is a token: b64token's characters, and
+	// what real servers issue beyond them (Cloudflare's "user:grant:secret").
+	const good = "AZaz09-._~+/==alice:grant:secret!\"#$%&'()*,;<>?@[\\]^`{|}"
 	base := hostileTokenEndpoint(t, map[string]any{"access_token": good, "token_type": "Bearer", "refresh_token": good})
 	tok, err := flows.Refresh(context.Background(), flows.RefreshConfig{TokenURL: base + "/oauth/token", Client: flows.Client{ID: "c"}}, "old")
 	if err != nil || tok.AccessToken != good || tok.RefreshToken != good {

@@ -82,7 +82,7 @@ func TestTokenRefreshForAnotherResource(t *testing.T) {
 	}
 }
 
-// A token stored before the token response's b64token check (an older
+// A token stored before the token response's syntax check (an older
 // mcpauth, or another tool's store) that carries control characters is
 // never printed: token and token --header refuse it, so no injected header
 // line reaches curl -H @file.
