@@ -70,11 +70,9 @@ func (s *Server) renderPageError(w http.ResponseWriter, r *http.Request, perr *p
 	if steps == nil {
 		steps = []string{stepRestart, stepDeveloper}
 	}
-	s.render(w, r, perr.Status, pages.Error, errorPage{
-		pageBase: s.base(s.session(r)), Title: title, Message: perr.Message, Code: perr.Code,
-		Steps: steps, RequestID: requestID(r.Context()),
-		Link: "/", LinkText: "Go to the home page of " + redirectHost(s.baseURL),
-	})
+	page := s.errorPage(r, title, perr.Message, perr.Code)
+	page.Steps = steps
+	s.render(w, r, perr.Status, pages.Error, page)
 }
 
 // parseAuthorize validates params. A pageError means show an HTML page and

@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcpauth/mcpauth/pkce"
+	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/browsertest"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/local"
@@ -45,9 +46,10 @@ type chrEnv struct {
 }
 
 type chrOptions struct {
-	clock clock.Clock // nil means the wall clock
-	wrap  func(http.Handler) http.Handler
-	phone bool // emulate a 375x667 phone
+	clock  clock.Clock // nil means the wall clock
+	wrap   func(http.Handler) http.Handler
+	phone  bool          // emulate a 375x667 phone
+	limits server.Limits // zero means the defaults
 }
 
 func newChrEnv(t *testing.T, opts chrOptions) *chrEnv {
@@ -64,7 +66,7 @@ func newChrEnv(t *testing.T, opts chrOptions) *chrEnv {
 		t.Fatalf("opening store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	inst, err := local.Start(context.Background(), local.Options{Store: st, Clock: opts.clock, Wrap: opts.wrap})
+	inst, err := local.Start(context.Background(), local.Options{Store: st, Clock: opts.clock, Wrap: opts.wrap, Limits: opts.limits})
 	if err != nil {
 		t.Fatalf("starting server: %v", err)
 	}

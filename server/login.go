@@ -134,8 +134,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request) {
+	// The browser's half of the sign-in is missing or stale: a request
+	// this server cannot finish, so invalid_request.
 	fail := func(status int, msg string) {
-		s.renderError(w, r, status, "Sign-in failed", msg, "")
+		s.renderError(w, r, status, "Sign-in failed", msg, errInvalidRequest)
 	}
 	c, err := r.Cookie(loginStateCookie)
 	if err != nil {
@@ -246,7 +248,7 @@ func (s *Server) endSignIn(w http.ResponseWriter, r *http.Request, returnTo stri
 		s.redirectError(w, r, req, newError(f.Status, f.Code, "%s", f.Description))
 		return
 	}
-	page := errorPage{Title: f.Title, Message: f.Message, Code: f.Code}
+	page := s.errorPage(r, f.Title, f.Message, f.Code)
 	if u, err := url.Parse(returnTo); err == nil && u.Path != "/oauth/authorize" {
 		// An authorization request that is not valid is not worth a
 		// retry link: the application has to start a new one.

@@ -61,7 +61,7 @@ func TestConsentLabelsSelfDeclaredNames(t *testing.T) {
 		if warned != (tc.claims != "") {
 			t.Errorf("%q (redirect %s): warning shown = %v, want %v", tc.name, tc.redirect, warned, tc.claims != "")
 		}
-		if warned && !bytes.Contains(body, []byte("claims to be "+tc.claims+",")) {
+		if warned && !bytes.Contains(body, []byte("claims to be "+tc.claims+"</strong>,")) {
 			t.Errorf("%q: warning does not name %q", tc.name, tc.claims)
 		}
 		fact := "The application chose this name itself; its sign-in returns to " + redirectHostOf(tc.redirect)
@@ -129,7 +129,7 @@ func TestAuthorizeErrorPagesGiveAWayForward(t *testing.T) {
 		id := page.Header.Get("X-Request-Id")
 		for _, want := range []string{
 			`<ol id="next-steps">`, "start the sign-in again", "tell its developer", tc.wantStep,
-			`id="request-id">` + id + `<`, `<a href="/" id="retry">Go to the home page of ` + env.URL[len("http://"):] + `</a>`,
+			`id="request-id">` + id + `<`, `<a href="/" id="home-link">Go to the home page of ` + env.URL[len("http://"):] + `</a>`,
 		} {
 			if id == "" || !strings.Contains(body, want) {
 				t.Errorf("%s: error page lacks %q (request id %q):\n%s", tc.name, want, id, body)

@@ -85,7 +85,8 @@ type logoutPage struct {
 type errorPage struct {
 	pageBase
 	Title, Message, Code string
-	// Link, when set, is where the person can try again (a local path).
+	// Link, when set, is where the person can try again (a local path);
+	// the link home is always there.
 	Link, LinkText string
 	// Steps are what the person can do next; RequestID lets the server's
 	// operator find the request in the log.
@@ -153,9 +154,16 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	}
 }
 
+// errorPage is what every error page carries: the title and message, the
+// error code, the request id the operator can look up, and (in the
+// template) a link home.
+func (s *Server) errorPage(r *http.Request, title, msg, code string) errorPage {
+	return errorPage{pageBase: s.base(s.session(r)), Title: title, Message: msg, Code: code, RequestID: requestID(r.Context())}
+}
+
 // renderError is the HTML error page of the browser endpoints.
 func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, title, msg, code string) {
-	s.render(w, r, status, pages.Error, errorPage{pageBase: s.base(s.session(r)), Title: title, Message: msg, Code: code})
+	s.render(w, r, status, pages.Error, s.errorPage(r, title, msg, code))
 }
 
 // renderFailure logs err (while doing what) and shows the 500 page with

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/mcpauth/mcpauth/server/pages"
 )
 
 // maxBodyBytes bounds every request body (issue: 1 MiB).
@@ -208,11 +206,8 @@ func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, newError(http.StatusNotFound, "not_found", "no such endpoint"))
 		return
 	}
-	s.render(w, r, http.StatusNotFound, pages.Error, errorPage{
-		pageBase: s.base(s.session(r)), Title: "Page not found",
-		Message: "There is no page at this address. Check the link, or start again from the home page.",
-		Code:    "not_found", Link: "/", LinkText: "Go to the home page",
-	})
+	s.renderError(w, r, http.StatusNotFound, "Page not found",
+		"There is no page at this address. Check the link, or start again from the home page.", "not_found")
 }
 
 // apiPath: paths where programs, not people, are the callers.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/textwrap"
 )
 
 // Options are doctor's arguments and everything it reads from the outside
@@ -108,16 +110,34 @@ func write(opts *Options, checks []Check) error {
 	if opts.F.Globals.JSON() {
 		return cmdutil.WriteJSON(opts.IO.Out, checks)
 	}
+	width := opts.IO.TerminalWidth()
 	for _, c := range checks {
-		line := fmt.Sprintf("%s %s: %s", marks[c.Status], c.ID, c.Detail)
-		if c.Fix != "" {
-			line += "; fix: " + c.Fix
-		}
 		// Details quote servers and the environment: never let them drive
 		// the terminal.
-		if _, err := fmt.Fprintln(opts.IO.Out, cmdutil.Text(line)); err != nil {
+		if _, err := fmt.Fprintln(opts.IO.Out, checkText(c, width)); err != nil {
 			return fmt.Errorf("writing the report: %w", err)
 		}
 	}
 	return nil
+}
+
+// checkText is one check as text. Within width columns (COLUMNS, or a
+// terminal's) the detail wraps under the check's name and the fix starts a
+// line of its own; with no width (a pipe, a CI log) each check is one line,
+// for grep.
+func checkText(c Check, width int) string {
+	head := cmdutil.Text(fmt.Sprintf("%s: %s", c.ID, c.Detail))
+	if width < 1 {
+		line := marks[c.Status] + " " + head
+		if c.Fix != "" {
+			line += "; fix: " + cmdutil.Text(c.Fix)
+		}
+		return line
+	}
+	const indent = "  " // the mark and its space are two columns
+	lines := textwrap.Words(head, width-len(indent))
+	if c.Fix != "" {
+		lines = append(lines, textwrap.Words("fix: "+cmdutil.Text(c.Fix), width-len(indent))...)
+	}
+	return marks[c.Status] + " " + strings.Join(lines, "\n"+indent)
 }

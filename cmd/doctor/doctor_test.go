@@ -3,15 +3,19 @@ package doctor_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/mcpauth/mcpauth/cmd/doctor"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
@@ -150,6 +154,32 @@ func TestBrokenSetup(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("checks %v, want exactly %v", got, want)
+	}
+	checkWidths(t, c, down, checks)
+}
+
+// checkWidths runs doctor at 80 and 120 columns: every line fits, but for
+// a word (a path, a URL) wider than the line, which stays whole. The
+// goldens render checks, this run's, with the config directory normalised
+// first: its length, which varies between machines, would move the breaks.
+func checkWidths(t *testing.T, c *clitest.CLI, url string, checks []doctor.Check) {
+	t.Helper()
+	dir := c.Vars["MCPAUTH_CONFIG_DIR"]
+	defer delete(c.Vars, "COLUMNS")
+	for _, width := range []int{80, 120} {
+		c.Vars["COLUMNS"] = strconv.Itoa(width)
+		_, stdout, _ := c.Run("doctor", url)
+		for _, line := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+			if lipgloss.Width(line) > width && strings.Contains(strings.TrimSpace(line[len("  "):]), " ") {
+				t.Errorf("COLUMNS=%d: a line %d wide:\n%s", width, lipgloss.Width(line), line)
+			}
+		}
+		var b strings.Builder
+		for _, ch := range checks {
+			ch.Detail, ch.Fix = normalise(ch.Detail, dir), normalise(ch.Fix, dir)
+			b.WriteString(doctor.CheckText(ch, width) + "\n")
+		}
+		clitest.Golden(t, fmt.Sprintf("doctor-%d.txt", width), b.String())
 	}
 }
 

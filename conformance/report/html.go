@@ -12,7 +12,8 @@ import (
 )
 
 // WriteHTML writes the report as one self-contained HTML page (no scripts,
-// styles inline, nothing fetched): the summary, the checks grouped by area
+// styles inline, nothing fetched): the summary, on a failing run what
+// failed it, the checks grouped by area
 // and, under each check that did not pass, its reason and the HTTP
 // exchanges that led to the verdict, secrets redacted.
 func WriteHTML(w io.Writer, r *conformance.Report) error {
@@ -35,6 +36,9 @@ type htmlView struct {
 	Summary  conformance.Summary
 	Areas    []htmlArea
 	Stale    []string
+	// Failures are the checks that fail the run, listed before everything
+	// else so a failing run opens on what to fix.
+	Failures []conformance.Result
 }
 
 type htmlArea struct {
@@ -58,8 +62,11 @@ func newHTMLView(r *conformance.Report) htmlView {
 		a := htmlArea{Name: results[0].Area, Summary: (&conformance.Report{Results: results}).Summary()}
 		for _, res := range results {
 			mark, class := verdictMark(res)
-			a.Results = append(a.Results, htmlResult{Result: res, Mark: mark, Class: class, Duration: fmtDuration(res.Duration),
-				Open: res.Verdict == conformance.VerdictFail && !res.Expected})
+			failed := res.Verdict == conformance.VerdictFail && !res.Expected
+			a.Results = append(a.Results, htmlResult{Result: res, Mark: mark, Class: class, Duration: fmtDuration(res.Duration), Open: failed})
+			if failed {
+				v.Failures = append(v.Failures, res)
+			}
 		}
 		v.Areas = append(v.Areas, a)
 	}

@@ -10,14 +10,21 @@ import (
 
 // Lines breaks s at spaces into lines of at most w columns; a word longer
 // than w is cut into pieces.
-func Lines(s string, w int) []string {
+func Lines(s string, w int) []string { return wrap(s, w, true) }
+
+// Words breaks s at spaces into lines of at most w columns, like Lines,
+// but never cuts a word: one longer than w (a path, a URL) stays whole on a
+// line of its own, so it can still be copied.
+func Words(s string, w int) []string { return wrap(s, w, false) }
+
+func wrap(s string, w int, cut bool) []string {
 	if lipgloss.Width(s) <= w || w < 1 {
 		return []string{s}
 	}
 	var lines []string
 	line := ""
 	for _, word := range strings.Fields(s) {
-		for lipgloss.Width(word) > w {
+		for cut && lipgloss.Width(word) > w {
 			if line != "" {
 				lines, line = append(lines, line), ""
 			}

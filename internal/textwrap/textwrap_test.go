@@ -23,3 +23,15 @@ func TestLines(t *testing.T) {
 		}
 	}
 }
+
+// Words keeps a word wider than the line whole, on a line of its own.
+func TestWordsNeverCutsAWord(t *testing.T) {
+	in := "chmod 600 /home/someone/.config/mcpauth/tok-1.json now"
+	want := "chmod 600|/home/someone/.config/mcpauth/tok-1.json|now"
+	if got := textwrap.Words(in, 12); strings.Join(got, "|") != want {
+		t.Errorf("Words(%q, 12) = %q, want %q", in, got, want)
+	}
+	if got := textwrap.Words("no protected resource metadata found", 16); strings.Join(got, "|") != "no protected|resource|metadata found" {
+		t.Errorf("Words breaks at spaces like Lines: %q", got)
+	}
+}

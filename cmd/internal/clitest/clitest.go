@@ -120,6 +120,12 @@ func Follow(authURL string) error {
 // ApprovingBrowser signs in as user, presses action on the consent page and
 // follows the redirect to the CLI's loopback listener, as a browser would.
 func ApprovingBrowser(t *testing.T, env *servertest.Env, user, action string) func(string) error {
+	return ReadingBrowser(t, env, user, action, nil)
+}
+
+// ReadingBrowser is ApprovingBrowser that also keeps the page the CLI's
+// loopback listener answers with in *page (when page is not nil).
+func ReadingBrowser(t *testing.T, env *servertest.Env, user, action string, page *string) func(string) error {
 	b := env.Browser(user)
 	return func(authURL string) error {
 		back, err := b.Consent(context.Background(), authURL, action)
@@ -132,7 +138,12 @@ func ApprovingBrowser(t *testing.T, env *servertest.Env, user, action string) fu
 			t.Errorf("browser: following redirect to the CLI: %v", err)
 			return err
 		}
-		resp.Body.Close()
+		defer resp.Body.Close()
+		if page != nil {
+			body, err := io.ReadAll(resp.Body)
+			*page = string(body)
+			return err
+		}
 		return nil
 	}
 }

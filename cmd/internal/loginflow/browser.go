@@ -120,10 +120,18 @@ func (opts *Browser) Run(ctx context.Context, phase *clierr.Phase) (*flows.Disco
 	if err != nil {
 		return nil, nil, nil, none, err
 	}
+	// The browser's "Signed in" page names the user as the terminal does
+	// (the name, the id after it), so the one lookup serves both.
+	var user creds.User
+	looked := false
 	tok, err := flows.AuthCode(ctx, flows.AuthCodeConfig{
 		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, OpenBrowser: open, DPoP: key,
 		Port: opts.Port, Timeout: opts.Timeout, NoResource: opts.NoResource, Scope: scope, Preflight: opts.StepUp != "",
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
+		Account: func(ctx context.Context, tok *flows.Token) string {
+			user, looked = f.Keeper().LookupUser(ctx, disc, client.ID, tok, key), true
+			return user.String()
+		},
 	})
 	spin.Stop()
 	if err != nil {
@@ -135,7 +143,9 @@ func (opts *Browser) Run(ctx context.Context, phase *clierr.Phase) (*flows.Disco
 		return nil, nil, nil, none, clierr.FlowErrorRetry(LoggingIn(err), "mcpauth login "+target, err)
 	}
 	phase.Set("storing the token")
-	user := f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)
+	if !looked {
+		user = f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)
+	}
 	old, replacing := cmdutil.ToDrop(st, creds.StoreKey(disc), f.Globals.Account)
 	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
 		return nil, nil, nil, none, err
