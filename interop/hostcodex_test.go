@@ -137,23 +137,38 @@ func codexStatus(t *testing.T, h *hostEnv, script, name string) codexServer {
 }
 
 // codexDefaultClientID is the client_id codex mcp login names when left
-// to choose how to register: it reads the authorization URL Codex prints
-// and stops it there.
+// to choose how to register: it reads the authorization URL Codex prints,
+// then stops Codex (node and the binary it runs, which would wait for the
+// callback).
 func codexDefaultClientID(t *testing.T, h *hostEnv, script string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := nodeCommand(ctx, h.work, append([]string{script, "mcp", "login", "own"}, codexFileStore...))
 	cmd.Env = append(h.hostEnviron(filepath.Join(t.TempDir(), "browser.log")), "BROWSER=true")
-	var clientID string
+	tsserver.SetProcessGroup(cmd)
+	found := make(chan string, 1)
 	log, stop := watchLines(&cmd.Stdout, func(line string) {
-		if u, err := url.Parse(strings.TrimSpace(line)); err == nil && clientID == "" && u.Query().Has("client_id") {
-			clientID = u.Query().Get("client_id")
-			cancel() // it waits for a callback that will not come
+		if u, err := url.Parse(strings.TrimSpace(line)); err == nil && u.Query().Has("client_id") {
+			select {
+			case found <- u.Query().Get("client_id"):
+			default:
+			}
 		}
 	})
 	cmd.Stderr = cmd.Stdout
-	_ = cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	var clientID string
+	select {
+	case clientID = <-found:
+	case <-exited:
+	case <-ctx.Done():
+	}
+	tsserver.StopProcessGroup(cmd, exited)
 	stop()
 	if clientID == "" {
 		t.Fatalf("codex mcp login printed no authorization URL:\n%s", log.String())
