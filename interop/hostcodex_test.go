@@ -26,7 +26,7 @@ func labCodex(t *testing.T, bin string, g *grid) {
 	h := newHostEnv(t, bin)
 	script := filepath.Join(dir, "node_modules", "@openai", "codex", "bin", "codex.js")
 	codex := func(t *testing.T, args ...string) string {
-		return h.must(t, "node", append(append([]string{script}, args...), codexFileStore...)...)
+		return h.must(t, "node", append(append([]string{script}, args...), "-c", codexFileStore)...)
 	}
 	r := g.row("Codex CLI", version)
 	status := func(t *testing.T, name string) codexServer {
@@ -63,8 +63,8 @@ func labCodex(t *testing.T, bin string, g *grid) {
 }
 
 // codexFileStore keeps Codex's own OAuth tokens in a file under HOME
-// rather than in a keyring the machine may have.
-var codexFileStore = []string{"-c", `mcp_oauth_credentials_store="file"`}
+// rather than in a keyring the machine may have (`-c` takes it).
+const codexFileStore = `mcp_oauth_credentials_store="file"`
 
 // codexServer is one server of mcpServerStatus/list's answer.
 type codexServer struct {
@@ -80,7 +80,7 @@ func codexStatus(t *testing.T, h *hostEnv, script, name string) codexServer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := nodeCommand(ctx, h.work, append([]string{script, "app-server"}, codexFileStore...))
+	cmd := nodeCommand(ctx, h.work, []string{script, "app-server", "-c", codexFileStore})
 	cmd.Env = h.hostEnviron(h.browserLog)
 	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
@@ -144,7 +144,7 @@ func codexDefaultClientID(t *testing.T, h *hostEnv, script string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := nodeCommand(ctx, h.work, append([]string{script, "mcp", "login", "own"}, codexFileStore...))
+	cmd := nodeCommand(ctx, h.work, []string{script, "mcp", "login", "own", "-c", codexFileStore})
 	cmd.Env = append(h.hostEnviron(filepath.Join(t.TempDir(), "browser.log")), "BROWSER=true")
 	tsserver.SetProcessGroup(cmd)
 	found := make(chan string, 1)
