@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/conformance/approve"
 	"github.com/mcpauth/mcpauth/internal/htmlform"
 )
 
@@ -21,13 +23,22 @@ import (
 // runs.
 const browserEnv = "MCPAUTH_INTEROP_BROWSER"
 
+// serveBrowserEnv, set beside browserEnv, makes the browser the one for the
+// reference server's own pages (the conformance suite's form approver),
+// signed in as alice.
+const serveBrowserEnv = "MCPAUTH_INTEROP_SERVE_BROWSER"
+
 func init() {
 	logPath := os.Getenv(browserEnv)
 	if logPath == "" {
 		return
 	}
 	authURL := os.Args[len(os.Args)-1]
-	callback, err := browse(authURL, nil, 30*time.Second)
+	browser := func(authURL string) (*url.URL, error) { return browse(authURL, nil, 30*time.Second) }
+	if os.Getenv(serveBrowserEnv) != "" {
+		browser = approveAtServe
+	}
+	callback, err := browser(authURL)
 	msg := fmt.Sprintf("opened %s\ncallback %v\n", authURL, callback)
 	code := 0
 	if err != nil {
@@ -36,6 +47,30 @@ func init() {
 	}
 	_ = os.WriteFile(logPath, []byte(msg), 0o600)
 	os.Exit(code)
+}
+
+// approveAtServe approves authURL at the reference server's pages and
+// opens the client's callback.
+func approveAtServe(authURL string) (*url.URL, error) {
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	a, err := approve.NewFormApprover(u.Scheme+"://"+u.Host, "alice", nil)
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	callback, err := a.ApproveConsent(ctx, authURL)
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(callback.String())
+	if err != nil {
+		return callback, fmt.Errorf("browser: opening the callback: %w", err)
+	}
+	return callback, resp.Body.Close()
 }
 
 // browse opens start and keeps submitting the page's form, filling fields

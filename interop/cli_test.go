@@ -27,6 +27,8 @@ type cli struct {
 	bin    string
 	env    []string
 	browse string // the browser's log
+	// configDir is its token folder (MCPAUTH_CONFIG_DIR).
+	configDir string
 	// loginArgs are added to every mcpauth login by the common flows.
 	loginArgs []string
 }
@@ -37,13 +39,13 @@ func newCLI(t *testing.T, bin string) *cli {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cli{t: t, bin: bin, browse: filepath.Join(t.TempDir(), "browser.log")}
+	c := &cli{t: t, bin: bin, browse: filepath.Join(t.TempDir(), "browser.log"), configDir: t.TempDir()}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "MCPAUTH_") {
 			c.env = append(c.env, kv)
 		}
 	}
-	c.env = append(c.env, "MCPAUTH_STORAGE=file", "MCPAUTH_CONFIG_DIR="+t.TempDir(),
+	c.env = append(c.env, "MCPAUTH_STORAGE=file", "MCPAUTH_CONFIG_DIR="+c.configDir,
 		"MCPAUTH_BROWSER="+self, browserEnv+"="+c.browse)
 	return c
 }

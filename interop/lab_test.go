@@ -18,17 +18,20 @@ import (
 	"testing"
 )
 
-// The two tables of the README: the CLI against other authorization
-// servers, and other clients against mcpauth serve.
+// The three tables of the README: the CLI against other authorization
+// servers, other clients against mcpauth serve, and the MCP hosts people
+// use running mcpauth (hosts_test.go).
 var (
 	serverFlows = []string{"discover", "login", "token accepted", "ping", "device", "refresh", "proxy", "machine", "DPoP", "conformance"}
 	clientFlows = []string{"login (registration)", "login (metadata document)", "device", "refresh", "tools"}
+	hostFlows   = []string{"host add", "connect", "after expiry", "helper", "own OAuth"}
 )
 
 func TestLab(t *testing.T) {
 	bin := buildMCPAuth(t)
 	servers := &grid{title: "mcpauth (the CLI) against authorization servers", flows: serverFlows}
 	clients := &grid{title: "MCP clients against mcpauth serve", flows: clientFlows}
+	hosts := &grid{title: "MCP hosts through mcpauth", flows: hostFlows}
 	// A component that skips (not installed) has no row at all, so the
 	// grids alone cannot tell that the table would lose it.
 	var skipped atomic.Bool
@@ -58,13 +61,17 @@ func TestLab(t *testing.T) {
 		component(t, "ts-client", func(t *testing.T) { labTSClient(t, clients) })
 		component(t, "go-sdk-client", func(t *testing.T) { labGoSDKClient(t, clients) })
 		component(t, "inspector", func(t *testing.T) { labInspector(t, clients) })
+		component(t, "claude-code", func(t *testing.T) { labClaudeCode(t, bin, hosts) })
+		component(t, "codex", func(t *testing.T) { labCodex(t, bin, hosts) })
+		component(t, "gemini-cli", func(t *testing.T) { labGeminiCLI(t, bin, hosts) })
+		component(t, "opencode", func(t *testing.T) { labOpencode(t, bin, hosts) })
 	})
 	if skipped.Load() {
 		t.Logf("a component was skipped: README.md's table not checked")
 	} else if started.Load() < declared.Load() {
 		t.Logf("-run left %d of %d components out: README.md's table not checked", declared.Load()-started.Load(), declared.Load())
-	} else if servers.complete() && clients.complete() {
-		checkTables(t, servers, clients)
+	} else if servers.complete() && clients.complete() && hosts.complete() {
+		checkTables(t, servers, clients, hosts)
 	} else {
 		t.Logf("not every cell ran or passed: README.md's table not checked")
 	}

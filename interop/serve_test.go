@@ -32,11 +32,14 @@ type serveEnv struct {
 	docs map[string]string // a document's path to its redirect URI
 	// refreshes counts the refresh token grants the server was asked for.
 	refreshes atomic.Int64
+	// answered counts the MCP requests with a token that the server
+	// answered 200, by JSON-RPC method.
+	answered map[string]int
 }
 
 func newServeEnv(t *testing.T) *serveEnv {
 	t.Helper()
-	s := &serveEnv{docs: map[string]string{}}
+	s := &serveEnv{docs: map[string]string{}, answered: map[string]int{}}
 	s.doc = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		redirect, ok := s.docs[r.URL.Path]
@@ -61,24 +64,59 @@ func newServeEnv(t *testing.T) *serveEnv {
 	roots.AddCert(s.doc.Certificate())
 	s.env = servertest.New(t, servertest.Options{
 		MetadataDocuments: server.MetadataDocumentConfig{AllowPrivateAddresses: true, RootCAs: roots},
-		Wrap:              s.countRefreshes,
+		Wrap:              s.count,
 	})
 	return s
 }
 
-// countRefreshes counts the token requests with grant_type=refresh_token
-// (a form body, read up to 64 KiB and handed on unchanged).
-func (s *serveEnv) countRefreshes(next http.Handler) http.Handler {
+// count counts the token requests with grant_type=refresh_token and the
+// MCP requests with a token answered 200 (bodies read up to 64 KiB and
+// handed on unchanged).
+func (s *serveEnv) count(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Body != nil {
-			b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
-			r.Body = io.NopCloser(bytes.NewReader(b))
-			if v, err := url.ParseQuery(string(b)); err == nil && v.Get("grant_type") == "refresh_token" {
-				s.refreshes.Add(1)
-			}
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
 		}
-		next.ServeHTTP(w, r)
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if v, err := url.ParseQuery(string(b)); err == nil && v.Get("grant_type") == "refresh_token" {
+			s.refreshes.Add(1)
+		}
+		var call struct{ Method string }
+		if r.URL.Path != "/mcp" || r.Header.Get("Authorization") == "" || json.Unmarshal(b, &call) != nil || call.Method == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		if rec.status == http.StatusOK {
+			s.mu.Lock()
+			s.answered[call.Method]++
+			s.mu.Unlock()
+		}
 	})
+}
+
+// statusRecorder keeps the status a handler answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the writer underneath.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Flush keeps streamed (SSE) answers streaming.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // refreshed runs fn and fails t unless fn made the server refresh a token.
@@ -100,6 +138,25 @@ func (s *serveEnv) metadataDocument(t *testing.T, redirect string) string {
 	s.docs[path] = redirect
 	s.mu.Unlock()
 	return s.doc.URL + path
+}
+
+// served runs fn and fails t unless the MCP endpoint answered method with
+// a token meanwhile: whatever the client showed, the token reached the
+// server.
+func (s *serveEnv) served(t *testing.T, method string, fn func()) {
+	t.Helper()
+	count := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.answered[method]
+	}
+	before := count()
+	fn()
+	if count() == before {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		t.Fatalf("the MCP server answered no %s with a token (answered by method: %v)", method, s.answered)
+	}
 }
 
 // watchLines sends what a command writes to *w (its Stderr or Stdout), line
