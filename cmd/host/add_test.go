@@ -111,6 +111,30 @@ func TestHostFilesPerOS(t *testing.T) {
 	}
 }
 
+// $XDG_CONFIG_HOME moves opencode's file on every OS and the Electron
+// hosts' on Linux, as those hosts read it (the interop lab found opencode
+// reading nothing written to ~/.config with it set).
+func TestXDGConfigHomeIsWhereThoseHostsRead(t *testing.T) {
+	for _, tc := range []struct{ host, goos, rel string }{
+		{"opencode", "linux", "opencode/opencode.json"},
+		{"opencode", "darwin", "opencode/opencode.json"},
+		{"vscode", "linux", "Code/User/mcp.json"},
+		{"claude-desktop", "linux", "Claude/claude_desktop_config.json"},
+	} {
+		m := newMachine(t, tc.goos)
+		m.xdg = filepath.Join(t.TempDir(), "xdg")
+		_, _, stderr := m.run("add", tc.host, server, "--print")
+		if want := filepath.Join(m.xdg, tc.rel); !strings.Contains(stderr, "# in "+want+"\n") {
+			t.Errorf("%s on %s with XDG_CONFIG_HOME: %q, want the file %s", tc.host, tc.goos, stderr, want)
+		}
+	}
+	m := newMachine(t, "darwin") // VS Code on macOS keeps Application Support
+	m.xdg = filepath.Join(t.TempDir(), "xdg")
+	if _, _, stderr := m.run("add", "vscode", server, "--print"); !strings.Contains(stderr, "Application Support") {
+		t.Errorf("vscode on darwin with XDG_CONFIG_HOME: %q", stderr)
+	}
+}
+
 // Files with other entries, other settings and comments keep them all:
 // JSONC stays JSONC (opencode, VS Code), strict JSON stays strict (Claude
 // Code), and Codex's TOML keeps its comments and tables.

@@ -19,14 +19,17 @@ import (
 // Machine is what the host commands read from the machine; tests give a
 // home folder of their own and any GOOS.
 type Machine struct {
-	Home       func() (string, error)
-	GOOS       string
-	Executable func() (string, error)
-	Exists     func(string) bool
+	Home func() (string, error)
+	// XDGConfigHome is $XDG_CONFIG_HOME ("" when unset), where opencode and,
+	// on Linux, the Electron hosts keep their config.
+	XDGConfigHome string
+	GOOS          string
+	Executable    func() (string, error)
+	Exists        func(string) bool
 }
 
 func system() Machine {
-	return Machine{Home: os.UserHomeDir, GOOS: runtime.GOOS, Executable: os.Executable, Exists: hostconfig.Exists}
+	return Machine{Home: os.UserHomeDir, XDGConfigHome: os.Getenv("XDG_CONFIG_HOME"), GOOS: runtime.GOOS, Executable: os.Executable, Exists: hostconfig.Exists}
 }
 
 // NewCmd builds `host` with add, list and remove; the run functions replace
@@ -70,7 +73,7 @@ func target(m Machine, name, file string) (hostconfig.Host, string, error) {
 	if err != nil {
 		return h, "", err
 	}
-	return h, h.Path(home, m.GOOS, m.Exists), nil
+	return h, h.Path(hostconfig.Location{Home: home, XDGConfigHome: m.XDGConfigHome, GOOS: m.GOOS}, m.Exists), nil
 }
 
 // hostFile is a host's file as read: its content and entries.

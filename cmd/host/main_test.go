@@ -25,6 +25,7 @@ type machine struct {
 	home   string
 	config string // MCPAUTH_CONFIG_DIR
 	goos   string
+	xdg    string // $XDG_CONFIG_HOME, "" when unset
 	vars   map[string]string
 	json   bool
 }
@@ -40,7 +41,7 @@ func newMachine(t *testing.T, goos string) *machine {
 }
 
 func (m *machine) inject() host.Machine {
-	return host.Machine{GOOS: m.goos, Home: func() (string, error) { return m.home, nil },
+	return host.Machine{GOOS: m.goos, XDGConfigHome: m.xdg, Home: func() (string, error) { return m.home, nil },
 		Executable: func() (string, error) { return bin, nil }, Exists: func(p string) bool { _, err := os.Stat(p); return err == nil }}
 }
 

@@ -32,7 +32,7 @@ type Host struct {
 	Format Format
 	// paths are the candidate files for a home folder and GOOS, the one
 	// used by default first; "" where the host has no such file.
-	paths func(home, goos string) []string
+	paths func(loc Location) []string
 	// shape is an entry as the host writes it (the one its own `mcp add`
 	// command writes, where it has one that runs without a terminal).
 	shape func(Entry) any
@@ -53,8 +53,9 @@ func Hosts() []Host {
 		{Name: "gemini", Title: "Gemini CLI", Key: "mcpServers", paths: inHome(".gemini", "settings.json"),
 			shape: func(e Entry) any { return plainEntry{e.Command, e.Args} },
 			Notes: []string{"Gemini CLI starts no MCP server in a folder it does not trust: trust the folder you start gemini in (/permissions, or accept its prompt)"}},
-		{Name: "opencode", Title: "opencode", Key: "mcp", paths: func(home, goos string) []string {
-			return []string{join(goos, home, ".config", "opencode", "opencode.json"), join(goos, home, ".config", "opencode", "opencode.jsonc")}
+		{Name: "opencode", Title: "opencode", Key: "mcp", paths: func(loc Location) []string {
+			base := loc.xdgConfig() // opencode reads $XDG_CONFIG_HOME/opencode on every OS
+			return []string{join(loc.GOOS, base, "opencode", "opencode.json"), join(loc.GOOS, base, "opencode", "opencode.jsonc")}
 		}, shape: func(e Entry) any {
 			return opencodeEntry{"local", append([]string{e.Command}, e.Args...), true}
 		}, NewFile: "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n"},
@@ -91,10 +92,25 @@ func Names() []string {
 	return names
 }
 
-// Path is h's file for home and goos: the first candidate that exists,
-// else the first one. exists is injected (os.Stat in production).
-func (h Host) Path(home, goos string, exists func(string) bool) string {
-	paths := h.paths(home, goos)
+// Location is where a user's config files are: the home folder,
+// $XDG_CONFIG_HOME ("" when unset) and the OS.
+type Location struct {
+	Home, XDGConfigHome, GOOS string
+}
+
+// xdgConfig is $XDG_CONFIG_HOME when it is set to an absolute path (the
+// XDG Base Directory rule), else ~/.config.
+func (loc Location) xdgConfig() string {
+	if strings.HasPrefix(loc.XDGConfigHome, "/") {
+		return loc.XDGConfigHome
+	}
+	return join(loc.GOOS, loc.Home, ".config")
+}
+
+// Path is h's file at loc: the first candidate that exists, else the
+// first one. exists is injected (os.Stat in production).
+func (h Host) Path(loc Location, exists func(string) bool) string {
+	paths := h.paths(loc)
 	for _, p := range paths {
 		if exists(p) {
 			return p
@@ -129,25 +145,25 @@ type opencodeEntry struct {
 	Enabled bool     `json:"enabled"`
 }
 
-func inHome(elem ...string) func(home, goos string) []string {
-	return func(home, goos string) []string { return []string{join(goos, append([]string{home}, elem...)...)} }
+func inHome(elem ...string) func(loc Location) []string {
+	return func(loc Location) []string { return []string{join(loc.GOOS, append([]string{loc.Home}, elem...)...)} }
 }
 
 // appConfig is a file in the per-user application folder: Application
-// Support on macOS, %APPDATA% (AppData\Roaming) on Windows, ~/.config on
-// Linux and the rest.
-func appConfig(elem ...string) func(home, goos string) []string {
-	return func(home, goos string) []string {
+// Support on macOS, %APPDATA% (AppData\Roaming) on Windows, and on Linux
+// and the rest $XDG_CONFIG_HOME, else ~/.config (Electron's rule).
+func appConfig(elem ...string) func(loc Location) []string {
+	return func(loc Location) []string {
 		var base []string
-		switch goos {
+		switch loc.GOOS {
 		case "darwin":
-			base = []string{home, "Library", "Application Support"}
+			base = []string{loc.Home, "Library", "Application Support"}
 		case "windows":
-			base = []string{home, "AppData", "Roaming"}
+			base = []string{loc.Home, "AppData", "Roaming"}
 		default:
-			base = []string{home, ".config"}
+			base = []string{loc.xdgConfig()}
 		}
-		return []string{join(goos, append(base, elem...)...)}
+		return []string{join(loc.GOOS, append(base, elem...)...)}
 	}
 }
 
