@@ -112,6 +112,12 @@ func TestPostgresGroupDeadlockRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Rollback()
+	// The other transaction checks for deadlock long after the group does,
+	// so the group is the victim however a loaded machine schedules the
+	// two (PostgreSQL runs the check deadlock_timeout after a wait begins).
+	if _, err := other.ExecContext(ctx, `SET LOCAL deadlock_timeout = '20s'`); err != nil {
+		t.Fatalf("the test database lets no session set deadlock_timeout: %v", err)
+	}
 	if _, err := s.txExec(ctx, other, `UPDATE auth_codes SET scope = scope WHERE hash = ?`, "b"); err != nil {
 		t.Fatal(err)
 	}
