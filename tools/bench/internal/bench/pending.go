@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
@@ -72,6 +74,8 @@ type PendingResult struct {
 	GCWrites     int     `json:"gc_writes"`
 	GCWriteMaxms float64 `json:"gc_write_max_ms"`
 	FirstError   string  `json:"first_error,omitempty"`
+	// ServerError is the first error the server logged, if any.
+	ServerError string `json:"server_error,omitempty"`
 }
 
 // RunPending runs the pending mode once per entry of opts.ScalePending on
@@ -126,10 +130,12 @@ type pendingCodes struct {
 func (c pendingCodes) code(i int) string { return c.prefix + strconv.Itoa(i) }
 
 // flow is flow i as stored: the hash the server looks a device code up by,
-// and a user code hash that only has to be unique (nobody enters it).
+// and a user code hash that only has to be unique (nobody enters it), in
+// the same order.
 func (c pendingCodes) flow(i int, created, expires time.Time) store.DeviceCode {
 	code := c.code(i)
-	return store.DeviceCode{Hash: sha256Hex(code), UserCodeHash: sha256Hex("user:" + code), ClientID: c.clientID, Scope: "",
+	hash := sha256Hex(code)
+	return store.DeviceCode{Hash: hash, UserCodeHash: "user-" + hash, ClientID: c.clientID, Scope: "",
 		Status: store.DevicePending, Interval: server.DeviceInterval, CreatedAt: created, ExpiresAt: expires}
 }
 
@@ -138,8 +144,8 @@ func sha256Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func pendingOnce(ctx context.Context, opts Options, pg string, n int, dir string) (PendingResult, error) {
-	res := PendingResult{Store: storeName(pg), Flows: n, Live: min(n, pendingLive)}
+func pendingOnce(ctx context.Context, opts Options, pg string, n int, dir string) (res PendingResult, err error) {
+	res = PendingResult{Store: storeName(pg), Flows: n, Live: min(n, pendingLive)}
 	dsn := filepath.Join(dir, fmt.Sprintf("pending-%d.db", n))
 	dbSize := func() (float64, error) { return fileMiB(dsn, dsn+"-wal") }
 	if pg != "" {
@@ -164,7 +170,10 @@ func pendingOnce(ctx context.Context, opts Options, pg string, n int, dir string
 	if err != nil {
 		return res, fmt.Errorf("reference server: %w", err)
 	}
-	defer c.stop()
+	defer func() {
+		c.stop()
+		res.ServerError = firstLoggedError(logFile)
+	}()
 	metricsURL, err := metricsURLFrom(logFile)
 	if err != nil {
 		return res, err
@@ -261,10 +270,20 @@ func seedPending(ctx context.Context, opts Options, dsn string, res *PendingResu
 		return codes, time.Time{}, err
 	}
 	seed := func(lo, hi int, created, expires time.Time) error {
+		// In the order of the hash, which the user code hash follows: every
+		// index insert appends, so the rate stays flat as the table grows
+		// (random keys slowed SQLite tenfold by a million rows).
+		order := make([]int, hi-lo)
+		hashes := make([]string, hi-lo)
+		for i := range order {
+			order[i], hashes[i] = lo+i, sha256Hex(codes.code(lo+i))
+		}
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(hashes[a-lo], hashes[b-lo]) })
+		hashes = nil
 		batch := make([]store.DeviceCode, 0, seedChunk)
 		for i := lo; i < hi; i += seedChunk {
 			batch = batch[:0]
-			for j := i; j < min(i+seedChunk, hi); j++ {
+			for _, j := range order[i-lo : min(i+seedChunk, hi)-lo] {
 				batch = append(batch, codes.flow(j, created, expires))
 			}
 			if err := st.InsertDeviceCodes(ctx, batch); err != nil {
@@ -280,14 +299,26 @@ func seedPending(ctx context.Context, opts Options, dsn string, res *PendingResu
 		return codes, time.Time{}, fmt.Errorf("seeding: %w", err)
 	}
 	perFlow := time.Since(now) / time.Duration(max(res.Live, 1))
-	// Twice the rate so far (the indexes grow), and a few seconds for the
-	// server to start.
-	expires := time.Now().Add(2*perFlow*time.Duration(res.Flows) + 3*time.Second + opts.SampleDuration)
+	// Three times the rate so far (the indexes grow, the machine is
+	// shared), and a few seconds for the server to start.
+	expires := time.Now().Add(3*perFlow*time.Duration(res.Flows) + 5*time.Second + opts.SampleDuration)
 	if err := seed(res.Live, res.Live+res.Flows, expires.Add(-server.DeviceCodeLifetime), expires); err != nil {
 		return codes, time.Time{}, fmt.Errorf("seeding: %w", err)
 	}
 	res.SeedSeconds = time.Since(now).Seconds()
 	return codes, expires, nil
+}
+
+// firstLoggedError is the first line serve logged at level ERROR, which
+// names what failed (serve logs no secrets).
+func firstLoggedError(logFile string) string {
+	b, _ := os.ReadFile(logFile)
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, "level=ERROR") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 func firstError(rs []timed) string {

@@ -24,7 +24,7 @@ func WritePending(w io.Writer, command string, rs []PendingResult) error {
 	}
 	for _, r := range rs {
 		if r.FirstError != "" {
-			if _, err := fmt.Fprintf(w, "\n%s, %d flows, first error: %s\n", r.Store, r.Flows, r.FirstError); err != nil {
+			if _, err := fmt.Fprintf(w, "\n%s, %d flows, first error: %s\nand the server's: %s\n", r.Store, r.Flows, r.FirstError, r.ServerError); err != nil {
 				return err
 			}
 		}
