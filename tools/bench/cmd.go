@@ -57,11 +57,18 @@ one; the honest numbers, used for --markdown and --chart) and in-process
 this module's ./cmd/mcpauth into a temp dir. --pin 1:0 pins, on Linux, the
 servers to CPU 1 and the load generator to CPU 0. With a base URL and --token
 it measures only the ping paths of that deployment (the baseline still runs
-locally).`,
+locally).
+
+--scale-pending N,… measures only this: N pending device flows seeded into a
+fresh database (not requested one by one), a sample polled open loop at
+--sample-rate, the server's RSS, and its collection of the flows once they
+expire, with polls and device code requests going on (BENCHMARKS.md, "A
+million pending device flows").`,
 		Example: `  go run ./tools/bench
   go run ./tools/bench --rounds 5 --json bench.json
   go run ./tools/bench --markdown BENCHMARKS.md --chart BENCHMARKS.svg
   go run ./tools/bench --mcpauth ./mcpauth --mode out-of-process --only ping
+  go run ./tools/bench --scale-pending 10000,100000,1000000 --sample-rate 2000
   mcpauth token | go run ./tools/bench https://mcp.example.com --token -`,
 		Args:          cobra.MaximumNArgs(1),
 		SilenceErrors: true, // main prints them once
