@@ -123,3 +123,28 @@ func TestMetricsAddrInUse(t *testing.T) {
 		t.Fatalf("serve with a taken metrics address: %v; want an error naming --metrics-addr", err)
 	}
 }
+
+// --gc-interval paces the garbage collection: at 50 ms it runs several
+// times within a second (the default would not run once). A negative one is
+// refused before anything starts.
+func TestGCInterval(t *testing.T) {
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startServe(t, nil, "--metrics-addr", metricsAddr, "--gc-interval", "50ms")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := servertest.ScrapeMetrics(t, "http://"+metricsAddr+"/metrics")
+		if n, _ := s.Value("mcpauth_store_operation_duration_seconds", map[string]string{"op": "GC"}); n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fewer than 3 garbage collections within 10 s at --gc-interval 50ms")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ios, _, _, _ := iostreams.Test()
+	err := serve.Run(t.Context(), &serve.Options{IO: ios, Getenv: func(string) string { return "" }, Addr: "127.0.0.1:0",
+		DB: filepath.Join(t.TempDir(), "mcpauth.db"), LogFormat: "text", LogLevel: "error", GCInterval: -time.Second})
+	if err == nil || !strings.Contains(err.Error(), "--gc-interval") {
+		t.Fatalf("serve with a negative --gc-interval: %v; want an error naming it", err)
+	}
+}

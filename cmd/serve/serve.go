@@ -67,6 +67,8 @@ type Options struct {
 	// fetching (zero: the server's defaults, 8 and 60 s).
 	CIMDMaxFetches   int
 	CIMDFailureCache time.Duration
+	// GCInterval is how often expired records are deleted (zero: a minute).
+	GCInterval time.Duration
 
 	// Server timeouts (documented in README): slow clients cannot hold
 	// connections or goroutines for long.
@@ -142,6 +144,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.DurationVar(&opts.CIMDFailureCache, "cimd-failure-cache", time.Minute, "how long a client metadata document that could not be used is remembered, so naming it again fetches nothing")
 	fl.DurationVar(&opts.RefreshReuseInterval, "refresh-reuse-interval", 0, "for this long after a rotation, a spent refresh token gets the same new pair again instead of revoking its family (at most 1m; 0 is strict)")
 	fl.BoolVar(&opts.StrictRevocation, "strict-revocation", false, "check every API key and JWT in the database on every request instead of caching them; with PostgreSQL a revocation on another instance then needs no notification, at several times the cost of a request")
+	fl.DurationVar(&opts.GCInterval, "gc-interval", time.Minute, "how often expired codes, tokens and unused clients are deleted from the database")
 	fl.DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to send the request headers")
 	fl.DurationVar(&opts.ReadTimeout, "read-timeout", 30*time.Second, "time a client has to send the whole request")
 	fl.DurationVar(&opts.WriteTimeout, "write-timeout", 60*time.Second, "time to write a response (also caps MCP streams)")
@@ -169,10 +172,11 @@ func Run(ctx context.Context, opts *Options) error {
 	for _, t := range []struct {
 		v   *time.Duration
 		def time.Duration
-	}{{&opts.ReadHeaderTimeout, 10 * time.Second}, {&opts.ReadTimeout, 30 * time.Second}, {&opts.WriteTimeout, 60 * time.Second}, {&opts.IdleTimeout, 120 * time.Second}} {
+	}{{&opts.ReadHeaderTimeout, 10 * time.Second}, {&opts.ReadTimeout, 30 * time.Second}, {&opts.WriteTimeout, 60 * time.Second}, {&opts.IdleTimeout, 120 * time.Second},
+		{&opts.GCInterval, time.Minute}} {
 		switch {
 		case *t.v < 0:
-			return clierr.FlagErrorf("server timeouts must be positive")
+			return clierr.FlagErrorf("server timeouts and --gc-interval must be positive")
 		case *t.v == 0:
 			*t.v = t.def
 		}
@@ -288,7 +292,7 @@ func Run(ctx context.Context, opts *Options) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	go srv.RunGC(ctx, time.Minute)
+	go srv.RunGC(ctx, opts.GCInterval)
 	go srv.RunInvalidations(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,11 +57,18 @@ one; the honest numbers, used for --markdown and --chart) and in-process
 this module's ./cmd/mcpauth into a temp dir. --pin 1:0 pins, on Linux, the
 servers to CPU 1 and the load generator to CPU 0. With a base URL and --token
 it measures only the ping paths of that deployment (the baseline still runs
-locally).`,
+locally).
+
+--scale-pending N,… measures only this: N pending device flows seeded into a
+fresh database (not requested one by one), a sample polled open loop at
+--sample-rate, the server's RSS, and its collection of the flows once they
+expire, with polls and device code requests going on (BENCHMARKS.md, "A
+million pending device flows").`,
 		Example: `  go run ./tools/bench
   go run ./tools/bench --rounds 5 --json bench.json
   go run ./tools/bench --markdown BENCHMARKS.md --chart BENCHMARKS.svg
   go run ./tools/bench --mcpauth ./mcpauth --mode out-of-process --only ping
+  go run ./tools/bench --scale-pending 10000,100000,1000000 --sample-rate 2000
   mcpauth token | go run ./tools/bench https://mcp.example.com --token -`,
 		Args:          cobra.MaximumNArgs(1),
 		SilenceErrors: true, // main prints them once
@@ -93,6 +103,10 @@ locally).`,
 	fl.StringVar(&opts.Pin, "pin", "", "out-of-process, Linux: pin servers and load generator to CPUs, as SERVER:LOAD lists (e.g. 1:0 or 2,3:0,1)")
 	fl.IntSliceVar(&opts.DeviceFlows, "device-flows", nil, "then, on Linux, poll this many device flows at once on a fresh mcpauth serve (SQLite), one run per number (e.g. 1000,5000,10000)")
 	fl.DurationVar(&opts.FlowDuration, "flow-duration", 30*time.Second, "how long the device flows poll")
+	fl.IntSliceVar(&opts.ScalePending, "scale-pending", nil, "instead, on Linux, seed this many pending device flows into a fresh database of mcpauth serve (SQLite, then --postgres), poll a sample, and time their collection once expired; one run per number (e.g. 10000,100000,1000000)")
+	fl.IntVar(&opts.SampleRate, "sample-rate", 2000, "--scale-pending: polls a second, open loop, each of a flow drawn at random")
+	fl.DurationVar(&opts.SampleDuration, "sample-duration", 30*time.Second, "--scale-pending: how long the sample is polled while every flow is pending")
+	fl.DurationVar(&opts.GCInterval, "gc-interval", 10*time.Second, "--scale-pending: the server's --gc-interval")
 	fl.StringVar(&opts.Only, "only", "", "measure only the paths whose name contains this (and the baseline)")
 	fl.BoolVar(&opts.BaselineServer, strings.TrimPrefix(bench.BaselineArg, "--"), false, "serve only the bare baseline (the out-of-process child)")
 	_ = fl.MarkHidden(strings.TrimPrefix(bench.BaselineArg, "--"))
@@ -125,6 +139,9 @@ func (opts *options) check(args []string) error {
 	if opts.Rounds < 1 || opts.Concurrency < 1 || opts.Duration <= 0 {
 		return usageErrorf("--rounds, --concurrency and --duration must be positive")
 	}
+	if len(opts.ScalePending) > 0 && (opts.SampleRate < 1 || opts.SampleDuration <= 0 || opts.GCInterval <= 0 || slices.Min(opts.ScalePending) < 1) {
+		return usageErrorf("--scale-pending, --sample-rate, --sample-duration and --gc-interval must be positive")
+	}
 	return nil
 }
 
@@ -146,6 +163,9 @@ func run(ctx context.Context, opts *options) error {
 		defer cleanup()
 		bo.Exe = exe
 	}
+	if len(bo.ScalePending) > 0 {
+		return runPending(ctx, opts, bo)
+	}
 	reps, err := bench.Run(ctx, bo)
 	if err != nil {
 		return err
@@ -162,4 +182,37 @@ func run(ctx context.Context, opts *options) error {
 		}
 	}
 	return opts.write(reps)
+}
+
+// runPending runs only the pending mode and prints its table (BENCHMARKS.md
+// quotes it by hand); --json writes its results.
+func runPending(ctx context.Context, opts *options, bo bench.Options) error {
+	rs, err := bench.RunPending(ctx, bo)
+	if err != nil {
+		return err
+	}
+	if opts.JSON != "" {
+		b, err := json.MarshalIndent(rs, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding the results: %w", err)
+		}
+		if err := opts.writeFile(opts.JSON, append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	return bench.WritePending(opts.out, pendingCommand(bo), rs)
+}
+
+// pendingCommand is the command line that measures rs again.
+func pendingCommand(o bench.Options) string {
+	ns := make([]string, len(o.ScalePending))
+	for i, n := range o.ScalePending {
+		ns[i] = strconv.Itoa(n)
+	}
+	cmd := fmt.Sprintf("go run ./tools/bench --scale-pending %s --sample-rate %d --sample-duration %s --gc-interval %s",
+		strings.Join(ns, ","), o.SampleRate, o.SampleDuration, o.GCInterval)
+	if o.Postgres != "" {
+		return "scripts/with-postgres.sh sh -c '" + cmd + ` --postgres "$MCPAUTH_TEST_POSTGRES_URL"'`
+	}
+	return cmd
 }

@@ -17,11 +17,12 @@ import (
 const mcpauthPkg = "github.com/mcpauth/mcpauth/cmd/mcpauth"
 
 // needsMcpauth: the mcpauth binary runs as `serve` in out-of-process mode
-// against the local reference server, and for the device flows at scale.
+// against the local reference server, and for the device flows at scale
+// and pending.
 // A remote target's out-of-process run has only the baseline as a child.
 func needsMcpauth(o bench.Options) bool {
 	outOfProcess := len(o.Modes) == 0 || slices.Contains(o.Modes, bench.OutOfProcess)
-	return (outOfProcess && o.Target == "") || len(o.DeviceFlows) > 0
+	return (outOfProcess && o.Target == "") || len(o.DeviceFlows) > 0 || len(o.ScalePending) > 0
 }
 
 // mcpauthBinary is the absolute path of the binary given, or of one built

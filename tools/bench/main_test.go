@@ -53,6 +53,9 @@ func TestUsageErrors(t *testing.T) {
 		{"--rounds", "0"},
 		{"--sqlite-sync", "sometimes"},
 		{"--postgres", "mysql://x"},
+		{"--scale-pending", "0"},
+		{"--scale-pending", "10", "--sample-rate", "0"},
+		{"--scale-pending", "10", "--gc-interval", "0s"},
 		{"https://mcp.example.com"}, // no --token
 		{"--no-such-flag"},
 	} {
@@ -88,6 +91,7 @@ func TestNeedsMcpauth(t *testing.T) {
 		{bench.Options{Modes: []bench.Mode{bench.InProcess}}, false},
 		{bench.Options{Target: "https://mcp.example.com"}, false},
 		{bench.Options{Modes: []bench.Mode{bench.InProcess}, DeviceFlows: []int{10}}, true},
+		{bench.Options{Modes: []bench.Mode{bench.InProcess}, ScalePending: []int{10}}, true},
 	} {
 		if got := needsMcpauth(tc.o); got != tc.want {
 			t.Errorf("needsMcpauth(%+v) = %v", tc.o, got)

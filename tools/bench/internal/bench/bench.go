@@ -47,9 +47,17 @@ type Options struct {
 	// run per entry; FlowDuration: how long they poll.
 	DeviceFlows  []int
 	FlowDuration time.Duration
-	Rounds       int
-	Duration     time.Duration // load time per path per round
-	Concurrency  int
+	// ScalePending, for RunPending: how many pending device flows are
+	// seeded, one run per entry and store; SampleRate polls a second,
+	// sampled from them, for SampleDuration; GCInterval is the server's
+	// --gc-interval (zero: 10 s).
+	ScalePending   []int
+	SampleRate     int
+	SampleDuration time.Duration
+	GCInterval     time.Duration
+	Rounds         int
+	Duration       time.Duration // load time per path per round
+	Concurrency    int
 	// Codes is how many authorization codes are issued before each slice
 	// for the code exchange path; 0 means 1500.
 	Codes int
@@ -610,15 +618,10 @@ func localPaths(ctx context.Context, base, bareURL string, client *http.Client, 
 	if err != nil {
 		return nil, err
 	}
-	pollType, pollBodies := "application/json", make([]string, len(pending))
+	var pollType string
+	pollBodies := make([]string, len(pending))
 	for i, da := range pending {
-		if dialect == flows.DialectJSON {
-			b, _ := json.Marshal(map[string]string{"device_code": da.DeviceCode, "client_id": benchClient.ID, "grant_type": flows.GrantTypeDeviceCode})
-			pollBodies[i] = string(b)
-		} else {
-			pollType = "application/x-www-form-urlencoded"
-			pollBodies[i] = url.Values{"device_code": {da.DeviceCode}, "client_id": {benchClient.ID}, "grant_type": {flows.GrantTypeDeviceCode}}.Encode()
-		}
+		pollType, pollBodies[i] = pollBody(dialect, da.DeviceCode, benchClient.ID)
 	}
 	var polled atomic.Int64
 	pollPath := &path{
@@ -669,4 +672,13 @@ func freeLoopbackAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
+}
+
+// pollBody is a device-token poll's content type and body in dialect.
+func pollBody(dialect flows.Dialect, deviceCode, clientID string) (contentType, body string) {
+	if dialect == flows.DialectJSON {
+		b, _ := json.Marshal(map[string]string{"device_code": deviceCode, "client_id": clientID, "grant_type": flows.GrantTypeDeviceCode})
+		return "application/json", string(b)
+	}
+	return "application/x-www-form-urlencoded", url.Values{"device_code": {deviceCode}, "client_id": {clientID}, "grant_type": {flows.GrantTypeDeviceCode}}.Encode()
 }

@@ -89,9 +89,8 @@ func scaleOnce(ctx context.Context, opts Options, n int, dir string) (ScaleResul
 	// One transport for every flow, as one busy client host would have,
 	// with a bounded number of connections, all kept alive: a connection
 	// per flow would cost both sides a socket and its buffers per flow.
-	tr := &http.Transport{MaxConnsPerHost: scaleConns, MaxIdleConns: scaleConns, MaxIdleConnsPerHost: scaleConns, IdleConnTimeout: time.Minute}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	client := scaleClient()
+	defer client.CloseIdleConnections()
 
 	peak := &rssPeak{pid: pid}
 	stopSampling := peak.sample(250 * time.Millisecond)
@@ -110,6 +109,13 @@ func scaleOnce(ctx context.Context, opts Options, n int, dir string) (ScaleResul
 	res.P50ms, res.P99ms = ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99))
 	res.RSSPeakMiB = peak.max()
 	return res, peak.err()
+}
+
+// scaleClient is the scale modes' HTTP client: one transport with at most
+// scaleConns connections, all kept alive.
+func scaleClient() *http.Client {
+	tr := &http.Transport{MaxConnsPerHost: scaleConns, MaxIdleConns: scaleConns, MaxIdleConnsPerHost: scaleConns, IdleConnTimeout: time.Minute}
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
 // createFlows registers a client and starts n device authorizations.
