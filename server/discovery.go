@@ -29,6 +29,7 @@ type authServerMetadata struct {
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
 	ScopesSupported                   []string `json:"scopes_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	TokenEndpointAuthSigningAlgs      []string `json:"token_endpoint_auth_signing_alg_values_supported,omitempty"`
 	ResponseModesSupported            []string `json:"response_modes_supported"`
 	AuthorizationResponseISSSupported bool     `json:"authorization_response_iss_parameter_supported"`
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
@@ -49,6 +50,11 @@ func (s *Server) handleProtectedResourceMetadata(w http.ResponseWriter, r *http.
 
 func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request) {
 	publicMetadataHeaders(w)
+	authMethods, signingAlgs := []string{"none"}, []string(nil)
+	if len(s.machines) > 0 {
+		authMethods = append(authMethods, machineAuthMethods...)
+		signingAlgs = assertionSigningAlgs
+	}
 	writeMetadata(w, authServerMetadata{
 		Issuer:                            s.baseURL,
 		AuthorizationEndpoint:             s.baseURL + "/oauth/authorize",
@@ -59,7 +65,8 @@ func (s *Server) handleAuthServerMetadata(w http.ResponseWriter, r *http.Request
 		GrantTypesSupported:               s.grants.names(),
 		CodeChallengeMethodsSupported:     []string{pkce.MethodS256},
 		ScopesSupported:                   []string{scopeMCP, scopeOfflineAccess},
-		TokenEndpointAuthMethodsSupported: []string{"none"},
+		TokenEndpointAuthMethodsSupported: authMethods,
+		TokenEndpointAuthSigningAlgs:      signingAlgs,
 		ResponseModesSupported:            []string{"query"},
 		AuthorizationResponseISSSupported: true,
 		ClientIDMetadataDocumentSupported: true,

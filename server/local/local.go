@@ -50,6 +50,8 @@ type Options struct {
 	Metrics *server.Metrics
 	// TrustedProxies: see server.Config.
 	TrustedProxies []netip.Prefix
+	// MachineClients: see server.Config.
+	MachineClients []server.MachineClient
 }
 
 // Instance is a running server.
@@ -98,7 +100,8 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		PreviousSigningKeys: opts.PreviousSigningKeys, SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys,
 		Logger: opts.Logger, Limits: opts.Limits, TrustedProxies: opts.TrustedProxies, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
 		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,
-		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
+		MachineClients: opts.MachineClients,
+		Login:          server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
 	if err != nil {
 		ln.Close()
