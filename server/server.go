@@ -82,6 +82,10 @@ type Config struct {
 	// the client credentials grant (LoadMachineClients); the grant is
 	// served and advertised only when there are some.
 	MachineClients []MachineClient
+	// DPoP binds tokens to the key of a token request's DPoP proof (RFC
+	// 9449) and says so in the resource's challenge and metadata; off,
+	// proofs are ignored and every token is a Bearer token.
+	DPoP bool
 	// TestClock, when set, is exposed at /api/test/clock so a conformance
 	// suite in another process can move time. Never set it in production.
 	TestClock *clock.Offset

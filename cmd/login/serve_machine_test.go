@@ -29,7 +29,7 @@ func (serverClock) After(d time.Duration) <-chan time.Time { return time.After(d
 
 // serveMachineEnv is the reference server with a secret client (ci-bot)
 // and a key client (ci-key, whose PEM private key is returned).
-func serveMachineEnv(t *testing.T) (*servertest.Env, string) {
+func serveMachineEnv(t *testing.T, dpop bool) (*servertest.Env, string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -44,7 +44,7 @@ func serveMachineEnv(t *testing.T) (*servertest.Env, string) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(serveMachineSecret))
-	env := servertest.New(t, servertest.Options{MachineClients: []server.MachineClient{
+	env := servertest.New(t, servertest.Options{DPoP: dpop, MachineClients: []server.MachineClient{
 		{ID: "ci-bot", SecretHash: sum[:]}, {ID: "ci-key", PublicKey: key.Public()},
 	}})
 	return env, keyFile
@@ -55,7 +55,17 @@ func serveMachineEnv(t *testing.T) (*servertest.Env, string) {
 // followed by ping and token --header; a wrong secret exits 1 naming
 // invalid_client without printing the secret.
 func TestCIMachineLoginAgainstServe(t *testing.T) {
-	env, keyFile := serveMachineEnv(t)
+	testCIMachineLogin(t, false, "Authorization: Bearer ")
+}
+
+// TestCIMachineLoginAgainstServeWithDPoP: with serve --dpop the resource
+// says it takes DPoP, so the same logins bind their tokens to a key.
+func TestCIMachineLoginAgainstServeWithDPoP(t *testing.T) {
+	testCIMachineLogin(t, true, "Authorization: DPoP ")
+}
+
+func testCIMachineLogin(t *testing.T, dpop bool, header string) {
+	env, keyFile := serveMachineEnv(t, dpop)
 	for _, c := range []struct {
 		name, client string
 		args         []string
@@ -79,7 +89,7 @@ func TestCIMachineLoginAgainstServe(t *testing.T) {
 				t.Errorf("ping: exit %d, want 0 naming %s:\n%s%s", code, c.client, out, errOut)
 			}
 			code, out, errOut = cli.Run("token", "--header", env.URL+"/mcp")
-			if code != 0 || !strings.HasPrefix(out, "Authorization: Bearer ") {
+			if code != 0 || !strings.HasPrefix(out, header) || dpop != strings.Contains(out, "\nDPoP: ") {
 				t.Errorf("token --header: exit %d:\n%s%s", code, out, errOut)
 			}
 		})

@@ -70,6 +70,9 @@ type Options struct {
 	// MachineClients is the JSON file of operator-registered machine
 	// clients (server.LoadMachineClients); "" serves no client credentials.
 	MachineClients string
+	// DPoP binds tokens to the key of a DPoP proof (RFC 9449) when a
+	// client sends one, and says so in the resource's challenge.
+	DPoP bool
 
 	// Server timeouts (documented in README): slow clients cannot hold
 	// connections or goroutines for long.
@@ -152,6 +155,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.StringVar(&opts.LogFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.StringVar(&opts.MachineClients, "machine-clients", "", `JSON file of machine clients for the client credentials grant: [{"client_id": …, "client_secret_file" | "client_secret_sha256" | "public_key_file": …}] (see docs/machines.md)`)
+	fl.BoolVar(&opts.DPoP, "dpop", false, "issue DPoP-bound tokens (RFC 9449) to clients that send a proof, and advertise DPoP in the resource's challenge and metadata (clients that send none keep getting Bearer tokens)")
 	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9464 (off by default; never expose it publicly)")
 	cmdutil.DocumentEnv(cmd)
 	return cmd
@@ -247,6 +251,7 @@ func Run(ctx context.Context, opts *Options) error {
 		AllowUnregisteredDeviceClients: opts.AllowUnregisteredDeviceClients,
 		RefreshReuseInterval:           opts.RefreshReuseInterval,
 		MachineClients:                 machines,
+		DPoP:                           opts.DPoP,
 		MetadataDocuments: server.MetadataDocumentConfig{
 			AllowPrivateAddresses: opts.CIMDAllowPrivate, MaxFetches: opts.CIMDMaxFetches, FailureCache: opts.CIMDFailureCache,
 		},

@@ -55,6 +55,8 @@ type Options struct {
 	Addr string
 	// MachineClients: see server.Config.
 	MachineClients []server.MachineClient
+	// DPoP: see server.Config.
+	DPoP bool
 }
 
 // Env is a running reference server.
@@ -96,7 +98,7 @@ func New(t testing.TB, opts Options) *Env {
 		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
 		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
 		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,
-		MachineClients: opts.MachineClients,
+		MachineClients: opts.MachineClients, DPoP: opts.DPoP,
 	})
 	if err != nil {
 		t.Fatalf("servertest: %v", err)
