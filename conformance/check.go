@@ -55,6 +55,9 @@ const (
 	// NeedCIMDPrivate: the target fetches Client ID Metadata Documents from
 	// the suite's loopback document host (Target.CIMDPrivate).
 	NeedCIMDPrivate
+	// NeedMachineClient: the check uses the target's machine clients
+	// (Target.Machine) for the client credentials grant.
+	NeedMachineClient
 )
 
 func (n Need) String() string {
@@ -73,6 +76,8 @@ func (n Need) String() string {
 		return "clock-url"
 	case NeedCIMDPrivate:
 		return "cimd-private"
+	case NeedMachineClient:
+		return "machine-client"
 	}
 	return fmt.Sprintf("need(%d)", int(n))
 }
@@ -186,6 +191,7 @@ func Catalogue() []Check {
 		apiKeyChecks(),
 		headerChecks(),
 		loginChecks(),
+		machineChecks(),
 		blindSpotChecks(), // last: each joins its area below
 	} {
 		all = append(all, area...)

@@ -13,7 +13,7 @@ var mcpSource = regexp.MustCompile(`MCP (authorization|transports)|RFC [0-9]{4}|
 var areaPrefix = map[string]string{
 	"discovery": "DISC", "register": "REG", "authorize": "AUTHZ", "token": "TOKEN", "device": "DEV",
 	"ping": "PING", "apikey": "KEY", "headers": "HDR", "login": "LOGIN",
-	"refresh": "REFRESH", "revoke": "REVOKE", "cimd": "CIMD", "mcp": "MCP",
+	"refresh": "REFRESH", "revoke": "REVOKE", "cimd": "CIMD", "mcp": "MCP", "machine": "MACH",
 }
 
 func TestCatalogue(t *testing.T) {

@@ -192,6 +192,10 @@ func unmet(c Check, t Target, o *Options) (Need, string) {
 			if !t.CIMDPrivate {
 				return n, "needs a target that fetches client metadata documents from the suite's loopback host (--cimd-private)"
 			}
+		case NeedMachineClient:
+			if t.Machine == nil {
+				return n, noMachine
+			}
 		case NeedClockURL:
 			if _, ok := t.Clock.(*HTTPClock); !ok {
 				return n, "needs the test clock's URL (--clock-url)"

@@ -38,6 +38,9 @@ type Target struct {
 	// include the suite's (RedirectURI). Every check then shares one
 	// client, so the checks that sign in run one at a time.
 	Clients []PreRegisteredClient
+	// Machine are the operator's machine clients for the client
+	// credentials checks (area machine); nil skips them.
+	Machine *MachineClients
 }
 
 // PreRegisteredClient is a client the authorization server already knows;

@@ -125,10 +125,16 @@ func (o object) wantInt(k string, want int64) error {
 
 // wantSet checks member k holds exactly the values in want, in any order.
 func (o object) wantSet(k string, want ...string) error {
+	return o.wantSetWith(k, nil, want...)
+}
+
+// wantSetWith is wantSet where the members optional may be there too.
+func (o object) wantSetWith(k string, optional []string, want ...string) error {
 	got, err := o.strs(k)
 	if err != nil {
 		return err
 	}
+	got = slices.DeleteFunc(slices.Clone(got), func(s string) bool { return slices.Contains(optional, s) && !slices.Contains(want, s) })
 	a, b := slices.Clone(got), slices.Clone(want)
 	slices.Sort(a)
 	slices.Sort(b)

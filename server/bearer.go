@@ -14,6 +14,8 @@ import (
 type principal struct {
 	UserID string
 	Via    string // "jwt" or "api_key"
+	// jkt is the DPoP key thumbprint the token is bound to, or "".
+	jkt string
 }
 
 const principalKey ctxKey = 100
@@ -31,18 +33,22 @@ func principalFrom(ctx context.Context) (principal, bool) {
 // with an RFC 6750 §3 / RFC 9728 §5.1 challenge; the body never says why.
 func (s *Server) requireBearer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, present := bearerToken(r)
+		token, dpop, present := s.credential(r)
 		if token == "" {
-			s.challenge(w, present)
+			s.challenge(w, present, "")
 			return
 		}
 		p, err := s.authenticate(r.Context(), token)
 		if err != nil {
 			if errors.Is(err, errInvalidCredential) {
-				s.challenge(w, true)
+				s.challenge(w, true, "")
 				return
 			}
 			s.serverError(w, r, "authenticating bearer token", err)
+			return
+		}
+		if why := s.checkBinding(r, p, token, dpop); why != "" {
+			s.challenge(w, true, why)
 			return
 		}
 		if st := stateFrom(r.Context()); st != nil {
@@ -54,10 +60,47 @@ func (s *Server) requireBearer(next http.Handler) http.Handler {
 	})
 }
 
+// credential is bearerToken, and with DPoP on also the token of
+// "Authorization: DPoP <token>" (dpop true).
+func (s *Server) credential(r *http.Request) (token string, dpop, present bool) {
+	if token, present = bearerToken(r); token != "" || !s.cfg.DPoP {
+		return token, false, present
+	}
+	token, present = authToken(r, tokenTypeDPoP)
+	return token, token != "", present
+}
+
+// checkBinding enforces RFC 9449 §7: a bound token only with the DPoP
+// scheme and a valid proof of its key, an unbound one (or an API key) only
+// as Bearer. It returns why the request is refused, or "".
+func (s *Server) checkBinding(r *http.Request, p principal, token string, dpop bool) string {
+	switch {
+	case p.jkt == "" && !dpop:
+		return ""
+	case p.jkt == "":
+		return "the token is not DPoP-bound; send it as Bearer"
+	case !dpop || !s.cfg.DPoP:
+		return "the token is DPoP-bound; send it with the DPoP scheme and a proof"
+	}
+	jkt, err := s.verifyDPoPProof(r, s.baseURL+r.URL.Path, token)
+	switch {
+	case err != nil:
+		return err.Error()
+	case jkt != p.jkt:
+		return "the proof is signed by another key than the token's"
+	}
+	return ""
+}
+
 // bearerToken extracts the credential of "Authorization: Bearer <token>".
 // present reports whether any Authorization header was sent, so a malformed
 // one is answered as an invalid token rather than a missing one.
 func bearerToken(r *http.Request) (token string, present bool) {
+	return authToken(r, "Bearer")
+}
+
+// authToken extracts the credential of "Authorization: <scheme> <token>".
+func authToken(r *http.Request, want string) (token string, present bool) {
 	vals := r.Header.Values("Authorization")
 	if len(vals) == 0 {
 		return "", false
@@ -66,7 +109,7 @@ func bearerToken(r *http.Request) (token string, present bool) {
 		return "", true
 	}
 	scheme, tok, ok := strings.Cut(vals[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	if !ok || !strings.EqualFold(scheme, want) {
 		return "", true
 	}
 	tok = strings.TrimSpace(tok)
@@ -107,19 +150,19 @@ func (s *Server) authenticate(ctx context.Context, token string) (principal, err
 		if err != nil {
 			return principal{}, err
 		}
-		return principal{UserID: claims.Subject, Via: "jwt"}, nil
+		return principal{UserID: claims.Subject, Via: "jwt", jkt: claims.jkt()}, nil
 	}
 	k := tokenKey(token)
 	if e, ok := s.cache.jwt(k, s.clock.Now()); ok {
-		return principal{UserID: e.sub, Via: "jwt"}, nil
+		return principal{UserID: e.sub, Via: "jwt", jkt: e.jkt}, nil
 	}
 	gen := s.cache.generation() // before the revocation check: see putJWT
 	claims, err := s.tokens.Verify(ctx, token)
 	if err != nil {
 		return principal{}, err
 	}
-	s.cache.putJWT(k, cachedJWT{sub: claims.Subject, jti: claims.ID, exp: claims.ExpiresAt.Time}, gen)
-	return principal{UserID: claims.Subject, Via: "jwt"}, nil
+	s.cache.putJWT(k, cachedJWT{sub: claims.Subject, jti: claims.ID, jkt: claims.jkt(), exp: claims.ExpiresAt.Time}, gen)
+	return principal{UserID: claims.Subject, Via: "jwt", jkt: claims.jkt()}, nil
 }
 
 // revoke denies a JWT by its jti: in this process's cache first, so no
@@ -135,7 +178,11 @@ func (s *Server) revoke(ctx context.Context, jti string, exp time.Time) error {
 	return s.store.RevokeToken(ctx, jti, until)
 }
 
-func (s *Server) challenge(w http.ResponseWriter, credentialPresented bool) {
+// challenge answers 401 with the RFC 6750 §3 / RFC 9728 §5.1 challenge,
+// and with DPoP on a DPoP one beside it (RFC 9449 §7.1). dpopProblem,
+// when set, is why a DPoP binding or proof was refused: the DPoP challenge
+// then carries the error.
+func (s *Server) challenge(w http.ResponseWriter, credentialPresented bool, dpopProblem string) {
 	v := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource", scope="mcp"`, s.baseURL)
 	desc := "a bearer token is required"
 	if credentialPresented {
@@ -143,7 +190,18 @@ func (s *Server) challenge(w http.ResponseWriter, credentialPresented bool) {
 		desc = "the access token is invalid or expired"
 	}
 	w.Header().Set("WWW-Authenticate", v)
-	writeOAuthError(w, newError(http.StatusUnauthorized, errInvalidToken, "%s", desc))
+	code := errInvalidToken
+	if s.cfg.DPoP {
+		d := `DPoP algs="` + dpopAlg + `"`
+		if dpopProblem != "" {
+			code, desc = errInvalidDPoPProof, errorText(dpopProblem)
+			d += `, error="` + code + `", error_description="` + desc + `"`
+		}
+		w.Header().Add("WWW-Authenticate", d)
+	} else if dpopProblem != "" {
+		desc = errorText(dpopProblem)
+	}
+	writeOAuthError(w, newError(http.StatusUnauthorized, code, "%s", desc))
 }
 
 type pingResponse struct {

@@ -42,6 +42,7 @@ type credentialCache struct {
 
 type cachedJWT struct {
 	sub, jti string
+	jkt      string // the DPoP key it is bound to, or ""
 	exp      time.Time
 }
 

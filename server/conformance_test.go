@@ -65,6 +65,13 @@ func startSuiteTargetCIMD(t *testing.T, opts local.Options, clk *clock.Offset, c
 		clk = clock.NewOffset(nil)
 	}
 	opts.TestClock = clk
+	// Machine clients and DPoP, as --local runs the suite.
+	machine, secretHash, public, err := conformance.NewMachineClients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.MachineClients = []server.MachineClient{{ID: machine.SecretID, SecretHash: secretHash[:]}, {ID: machine.KeyID, PublicKey: public}}
+	opts.DPoP = true
 	inst, err := local.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +82,7 @@ func startSuiteTargetCIMD(t *testing.T, opts local.Options, clk *clock.Offset, c
 		t.Fatal(err)
 	}
 	return conformance.Target{BaseURL: inst.URL, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock"},
-		CIMDPrivate: private, Documents: host}
+		CIMDPrivate: private, Documents: host, Machine: machine}
 }
 
 // cimdSkip reports whether check c may be skipped against a target that

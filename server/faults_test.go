@@ -105,7 +105,7 @@ func TestConformanceSuiteCatchesFaults(t *testing.T) {
 }
 
 func faults() []fault {
-	return []fault{
+	return append([]fault{
 		// Authorization codes.
 		{name: "code usable twice", store: func(s store.Store) store.Store { return reusableCodes{s} },
 			wantFail: []string{"TOKEN-10", "TOKEN-11", "REFRESH-07"}},
@@ -143,7 +143,7 @@ func faults() []fault {
 			if res.oauthError() == "invalid_client" {
 				res.status = http.StatusBadRequest
 			}
-		})), wantFail: []string{"DEV-07", "DEV-21"}},
+		})), wantFail: []string{"DEV-07", "DEV-21", "MACH-02", "MACH-04", "MACH-05"}},
 
 		// Device flow.
 		{name: "slow_down never sent", wrap: noClock(rewriteResponse(tokenEndpoints, renameError("slow_down", "authorization_pending"))),
@@ -427,7 +427,7 @@ func faults() []fault {
 				res.status = http.StatusInternalServerError
 			}
 		})), wantFail: []string{"REG-11"}},
-	}
+	}, machineFaults()...)
 }
 
 // --- The response-rewriting middleware -----------------------------------
@@ -680,7 +680,8 @@ func queryToken(next http.Handler) http.Handler {
 
 func caseSensitiveScheme(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a := r.Header.Get("Authorization"); a != "" && !strings.HasPrefix(a, "Bearer ") {
+		// Only the Bearer scheme's spelling is at fault; Basic and DPoP pass.
+		if a := r.Header.Get("Authorization"); a != "" && !strings.HasPrefix(a, "Bearer ") && !strings.HasPrefix(a, "Basic ") && !strings.HasPrefix(a, "DPoP ") {
 			r.Header.Set("Authorization", "Unknown scheme")
 		}
 		next.ServeHTTP(w, r)

@@ -11,6 +11,8 @@ const (
 	grantAuthCode   = "authorization_code"
 	grantDeviceCode = "urn:ietf:params:oauth:grant-type:device_code"
 	grantRefresh    = "refresh_token"
+	// grantClientCredentials is RFC 6749 §4.4, for machine clients only.
+	grantClientCredentials = "client_credentials"
 )
 
 // grantHandler answers a token request for grant g with parameters p. It
@@ -25,7 +27,8 @@ const (
 	// (token_endpoint_auth_method none) or named by a metadata document.
 	publicClients clientTypes = 1 << iota
 	// confidentialClients authenticate at the token endpoint; none can be
-	// registered here, so a grant only they may use is never registered.
+	// registered here, so a grant only they may use is never registered:
+	// the operator lists them (Config.MachineClients).
 	confidentialClients
 )
 
@@ -68,6 +71,15 @@ func newGrantRegistry() grantRegistry {
 			issuesRefresh: true, responseType: "code", replayed: "authorization code already used"},
 		{name: grantDeviceCode, label: "device_code", handle: (*Server).pollDeviceToken, clients: publicClients, issuesRefresh: true},
 		{name: grantRefresh, label: "refresh_token", handle: (*Server).refreshGrant, clients: publicClients, issuesRefresh: true},
+	}
+}
+
+// machineGrants are the grants of operator-registered machine clients,
+// added to the registry only when there are some (Config.MachineClients),
+// so a server without any neither advertises nor serves them.
+func machineGrants() grantRegistry {
+	return grantRegistry{
+		{name: grantClientCredentials, label: "client_credentials", handle: (*Server).clientCredentialsGrant, clients: confidentialClients},
 	}
 }
 

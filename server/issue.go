@@ -69,17 +69,22 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, g *grantType, in 
 			return
 		}
 	}
-	tok, err := s.tokens.issueForClient(in.userID, in.clientID, jti)
+	jkt := dpopKeyOf(r)
+	tok, err := s.tokens.issueForClient(in.userID, in.clientID, jti, jkt)
 	if err != nil {
 		s.serverError(w, r, "issuing access token", err)
 		return
 	}
 	resp := newTokenResponse(tok)
 	var ok bool
-	if in.rotate.presented != "" {
+	switch {
+	case jkt != "":
+		// Bound to a key: no refresh token, which would not be (decisions.md).
+		resp.TokenType, resp.Scope, ok = tokenTypeDPoP, scopeMCP, true
+	case in.rotate.presented != "":
 		resp.Scope = in.scope
 		ok = s.rotateRefresh(w, r, &in.rotate, &resp, tok)
-	} else {
+	default:
 		resp.Scope = effectiveScope(in.client, in.scope)
 		ok = s.startFamilyFor(w, r, g, in, &resp, tok)
 	}

@@ -85,5 +85,11 @@ func appendClaimsJSON(b []byte, c *accessClaims) []byte {
 	str("jti", r.ID)
 	str("token_use", c.Use)
 	str("client_id", c.ClientID)
+	if c.Cnf != nil {
+		field("cnf")
+		b = append(b, `{"jkt":`...)
+		b = appendJSONString(b, c.Cnf.JKT)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }

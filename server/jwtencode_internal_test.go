@@ -21,7 +21,7 @@ func TestSignHS256IsWhatGolangJWTWrites(t *testing.T) {
 	iat := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	claimsFor := func(sub, iss, aud, jti, use, client string, nbf bool) accessClaims {
 		c := accessClaims{jwt.RegisteredClaims{Subject: sub, Issuer: iss, ID: jti,
-			IssuedAt: jwt.NewNumericDate(iat), ExpiresAt: jwt.NewNumericDate(iat.Add(AccessTokenLifetime))}, use, client}
+			IssuedAt: jwt.NewNumericDate(iat), ExpiresAt: jwt.NewNumericDate(iat.Add(AccessTokenLifetime))}, use, client, nil}
 		if aud != "" {
 			c.Audience = jwt.ClaimStrings{aud}
 		}
@@ -36,6 +36,7 @@ func TestSignHS256IsWhatGolangJWTWrites(t *testing.T) {
 		claimsFor("u_abc", "", "", "", "", "", true), // every optional claim empty, nbf set
 		{RegisteredClaims: jwt.RegisteredClaims{Audience: jwt.ClaimStrings{"a", "b<c"}}},
 		{}, // nothing at all: {}
+		{RegisteredClaims: jwt.RegisteredClaims{Subject: "ci-bot"}, Cnf: &confirmation{JKT: "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}},
 	}
 	for _, s := range oddStrings {
 		cases = append(cases, claimsFor(s, s, s, s, s, s, false))
@@ -68,7 +69,7 @@ func TestSignHS256IsWhatGolangJWTWrites(t *testing.T) {
 	}
 	// And what the server signs passes its own verification.
 	ts := benchTokens()
-	tok, err := ts.issueForClient("u_x", "c_x", "jti-x")
+	tok, err := ts.issueForClient("u_x", "c_x", "jti-x", "")
 	if err != nil {
 		t.Fatal(err)
 	}

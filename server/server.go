@@ -78,6 +78,14 @@ type Config struct {
 	// Metrics, when set, records Prometheus metrics (see NewMetrics); nil
 	// records nothing.
 	Metrics *Metrics
+	// MachineClients are confidential clients an operator registered for
+	// the client credentials grant (LoadMachineClients); the grant is
+	// served and advertised only when there are some.
+	MachineClients []MachineClient
+	// DPoP binds tokens to the key of a token request's DPoP proof (RFC
+	// 9449) and says so in the resource's challenge and metadata; off,
+	// proofs are ignored and every token is a Bearer token.
+	DPoP bool
 	// TestClock, when set, is exposed at /api/test/clock so a conformance
 	// suite in another process can move time. Never set it in production.
 	TestClock *clock.Offset
@@ -105,7 +113,9 @@ type Server struct {
 	watcher   store.Watcher    // other instances' changes for cache; nil if none write
 	clients   clientCache
 	grants    grantRegistry // what the token endpoint serves and the metadata advertises
-	names     nameCache     // display names for ping and whoami
+	machines  map[string]MachineClient
+	replays   *replayCache // client assertion and DPoP proof jti
+	names     nameCache    // display names for ping and whoami
 	cimd      *cimdFetcher
 	pages     *pages.Renderer
 	mcp       http.Handler
@@ -123,6 +133,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.RefreshReuseInterval < 0 || cfg.RefreshReuseInterval > MaxRefreshReuseInterval {
 		return nil, fmt.Errorf("server: the refresh reuse interval must be between 0 and %v, not %v", MaxRefreshReuseInterval, cfg.RefreshReuseInterval)
+	}
+	if err := checkMachineClients(cfg.MachineClients); err != nil {
+		return nil, fmt.Errorf("server: machine clients: %w", err)
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	if err := checkIPv6Prefix(cfg.Limits.IPv6Prefix); err != nil {
@@ -166,7 +179,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		metrics:   cfg.Metrics,
 		clients:   clientCache{m: map[string]store.Client{}},
 		grants:    newGrantRegistry(),
+		machines:  map[string]MachineClient{},
+		replays:   newReplayCache(),
 		cimd:      newCIMDFetcher(cfg.MetadataDocuments, cfg.Metrics.rejections(limiterCIMDSlots)),
+	}
+	for _, c := range cfg.MachineClients {
+		s.machines[c.ID] = c
+	}
+	if len(s.machines) > 0 {
+		s.grants = append(s.grants, machineGrants()...)
 	}
 	s.cimdFailed = newFailureCache(cfg.MetadataDocuments.FailureCache)
 	s.reqLog, _ = cfg.Logger.Handler().(*LogHandler)

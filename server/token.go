@@ -29,6 +29,10 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, newError(http.StatusBadRequest, errUnsupportedGrantType, "supported grant types: %s", strings.Join(s.grants.names(), ", ")))
 		return
 	}
+	r, ok := s.tokenDPoPProof(w, r, g)
+	if !ok {
+		return
+	}
 	g.handle(s, w, r, p, g)
 }
 

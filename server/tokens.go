@@ -46,6 +46,16 @@ type accessClaims struct {
 	// ClientID names the client the token was issued to (RFC 9068 §2.2), so
 	// that revocation (RFC 7009) honours only that client's request.
 	ClientID string `json:"client_id,omitempty"`
+	// Cnf binds a DPoP token to its key (RFC 9449 §6.1); nil for Bearer.
+	Cnf *confirmation `json:"cnf,omitempty"`
+}
+
+// jkt is the DPoP key the token is bound to, or "".
+func (c *accessClaims) jkt() string {
+	if c.Cnf == nil {
+		return ""
+	}
+	return c.Cnf.JKT
 }
 
 // isSession reports whether the token is a browser session's.
@@ -112,12 +122,17 @@ func (ts *tokenService) issueWithID(userID, jti, use string) (issuedToken, error
 	return ts.sign(userID, "", jti, use)
 }
 
-// issueForClient signs an access token issued to an OAuth client.
-func (ts *tokenService) issueForClient(userID, clientID, jti string) (issuedToken, error) {
-	return ts.sign(userID, clientID, jti, "")
+// issueForClient signs an access token issued to an OAuth client, bound
+// to the DPoP key thumbprint jkt unless it is "".
+func (ts *tokenService) issueForClient(userID, clientID, jti, jkt string) (issuedToken, error) {
+	return ts.signBound(userID, clientID, jti, "", jkt)
 }
 
 func (ts *tokenService) sign(userID, clientID, jti, use string) (issuedToken, error) {
+	return ts.signBound(userID, clientID, jti, use, "")
+}
+
+func (ts *tokenService) signBound(userID, clientID, jti, use, jkt string) (issuedToken, error) {
 	now := ts.clock.Now().Truncate(time.Second)
 	exp := now.Add(AccessTokenLifetime)
 	claims := accessClaims{jwt.RegisteredClaims{
@@ -127,7 +142,10 @@ func (ts *tokenService) sign(userID, clientID, jti, use string) (issuedToken, er
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(exp),
 		ID:        jti,
-	}, use, clientID}
+	}, use, clientID, nil}
+	if jkt != "" {
+		claims.Cnf = &confirmation{JKT: jkt}
+	}
 	raw, err := signHS256(&claims, ts.key)
 	if err != nil {
 		return issuedToken{}, fmt.Errorf("signing access token: %w", err)

@@ -76,7 +76,10 @@ type Options struct {
 	// registration (--profile mcp): the second for the checks that need two.
 	ClientID, ClientSecret   string
 	ClientID2, ClientSecret2 string
-	AllowInsecureKeyFile     bool // secret files others may read
+	// The operator's machine clients, for the client credentials checks.
+	MachineClientID, MachineClientSecret      string
+	MachineKeyClientID, MachinePrivateKeyFile string
+	AllowInsecureKeyFile                      bool // secret files others may read
 
 	Timeout  time.Duration // per check; 0: 60 s, or 10 min with --approve=manual
 	Parallel int           // 0: the suite's default, 1 with --approve=manual
@@ -198,6 +201,10 @@ clock cannot be reached, 130 when interrupted.`,
 	secrets = append(secrets,
 		cmdutil.BindSecret(fl, &opts.ClientSecret, "client-secret", "secret of the --client-id client, when it is confidential").Private(&opts.AllowInsecureKeyFile),
 		cmdutil.BindSecret(fl, &opts.ClientSecret2, "client-secret-2", "secret of the --client-id-2 client").Private(&opts.AllowInsecureKeyFile))
+	fl.StringVar(&opts.MachineClientID, "machine-client-id", "", "a machine client of the target (serve --machine-clients) with a secret, for the client credentials and DPoP checks (MACH-*)")
+	secrets = append(secrets, cmdutil.BindSecret(fl, &opts.MachineClientSecret, "machine-client-secret", "secret of the --machine-client-id client").Private(&opts.AllowInsecureKeyFile))
+	fl.StringVar(&opts.MachineKeyClientID, "machine-key-client-id", "", "a machine client of the target with a registered public key, for the private_key_jwt checks")
+	fl.StringVar(&opts.MachinePrivateKeyFile, "machine-private-key-file", "", "PEM private key of the --machine-key-client-id client")
 	fl.BoolVar(&opts.AllowInsecureKeyFile, creds.AllowInsecureKeyFileFlag[2:], false, "use --client-secret-file and --client-secret-2-file even when group or others may read them (unsafe)")
 	fl.BoolVar(&opts.RealTime, "real-time", false, "without a test clock, wait for real for expiry checks of up to a minute")
 	fl.DurationVar(&opts.Timeout, "timeout", 0, "per-check timeout (default 60s; 10m with --approve=manual)")
@@ -276,6 +283,10 @@ func (o *Options) validateClients() error {
 	switch {
 	case o.ClientID == "" && (o.ClientID2 != "" || o.ClientSecret != ""):
 		return clierr.FlagErrorf("--client-id-2 and --client-secret need --client-id")
+	case (o.MachineClientID == "") != (o.MachineClientSecret == ""):
+		return clierr.FlagErrorf("--machine-client-id and --machine-client-secret go together")
+	case (o.MachineKeyClientID == "") != (o.MachinePrivateKeyFile == ""):
+		return clierr.FlagErrorf("--machine-key-client-id and --machine-private-key-file go together")
 	case o.ClientID2 == "" && o.ClientSecret2 != "":
 		return clierr.FlagErrorf("--client-secret-2 needs --client-id-2")
 	case o.ClientID == "":

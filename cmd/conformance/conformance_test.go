@@ -410,14 +410,16 @@ func TestAgainstServeWithTestClock(t *testing.T) {
 		t.Errorf("JUnit: tests=%d cases=%d failures=%d, want %d, %d, 0", ju.Tests, cases, ju.Failures, n, n)
 	}
 	// Only the destructive check is left out without --destructive, and
-	// the metadata document checks: serve runs without --cimd-allow-private.
+	// the metadata document checks: serve runs without --cimd-allow-private,
+	// and the machine client checks: nor with --machine-clients.
 	for _, c := range conformance.Catalogue() {
-		if c.Has(conformance.NeedCIMDPrivate) && strings.Contains(skipped[c.ID], "--cimd-private") {
+		if c.Has(conformance.NeedCIMDPrivate) && strings.Contains(skipped[c.ID], "--cimd-private") ||
+			c.Has(conformance.NeedMachineClient) && strings.Contains(skipped[c.ID], "--machine-client-id") {
 			delete(skipped, c.ID)
 		}
 	}
 	if len(skipped) != 1 || !strings.Contains(skipped["KEY-06"], "destructive") {
-		t.Errorf("skipped: %v, want only KEY-06 (destructive) and the metadata document checks", skipped)
+		t.Errorf("skipped: %v, want only KEY-06 (destructive), the metadata document and the machine client checks", skipped)
 	}
 	jb, err := os.ReadFile(jsonPath)
 	if err != nil {

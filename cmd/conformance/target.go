@@ -12,6 +12,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/conformance/approve"
+	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/server"
 	"github.com/mcpauth/mcpauth/server/clock"
 	"github.com/mcpauth/mcpauth/server/local"
@@ -53,6 +54,11 @@ func buildTarget(ctx context.Context, opts *Options, hc *http.Client) (conforman
 	if opts.ClientID2 != "" {
 		t.Clients = append(t.Clients, conformance.PreRegisteredClient{ID: opts.ClientID2, Secret: opts.ClientSecret2})
 	}
+	m, err := machineClients(opts)
+	if err != nil {
+		return t, so, nop, err
+	}
+	t.Machine = m
 	if opts.CIMDPrivate || opts.CIMDCert != "" {
 		h, err := documentHost(opts)
 		if err != nil {
@@ -150,9 +156,15 @@ func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conforma
 		return conformance.Target{}, so, func() {}, err
 	}
 	clk := clock.NewOffset(nil)
+	machine, registered, err := localMachineClients()
+	if err != nil {
+		docs.Close()
+		st.Close()
+		return conformance.Target{}, so, func() {}, err
+	}
 	inst, err := local.Start(ctx, local.Options{Store: st, TestClock: clk, MetadataDocuments: server.MetadataDocumentConfig{
 		AllowPrivateAddresses: opts.CIMDPrivate, RootCAs: docs.CertPool(),
-	}})
+	}, MachineClients: registered, DPoP: true})
 	if err != nil {
 		docs.Close()
 		st.Close()
@@ -174,7 +186,33 @@ func startLocal(ctx context.Context, opts *Options, hc *http.Client, so conforma
 		base += "/mcp" // the mcp profile starts from the MCP endpoint
 	}
 	return conformance.Target{BaseURL: base, HTTP: hc, Approver: a, Clock: &conformance.HTTPClock{URL: inst.URL + "/api/test/clock", HTTP: hc},
-		CIMDPrivate: opts.CIMDPrivate, Documents: docs}, so, cleanup, nil
+		CIMDPrivate: opts.CIMDPrivate, Documents: docs, Machine: machine}, so, cleanup, nil
+}
+
+// localMachineClients are the run's machine clients as the suite holds
+// them and as the server registers them.
+func localMachineClients() (*conformance.MachineClients, []server.MachineClient, error) {
+	m, secretHash, public, err := conformance.NewMachineClients()
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, []server.MachineClient{{ID: m.SecretID, SecretHash: secretHash[:]}, {ID: m.KeyID, PublicKey: public}}, nil
+}
+
+// machineClients are the target's machine clients named by the flags, or nil.
+func machineClients(opts *Options) (*conformance.MachineClients, error) {
+	if opts.MachineClientID == "" && opts.MachineKeyClientID == "" {
+		return nil, nil
+	}
+	m := &conformance.MachineClients{SecretID: opts.MachineClientID, Secret: opts.MachineClientSecret, KeyID: opts.MachineKeyClientID}
+	if opts.MachinePrivateKeyFile != "" {
+		s, err := flows.LoadSigner(opts.MachinePrivateKeyFile, "")
+		if err != nil {
+			return nil, clierr.WithExit(clierr.ExitUsage, fmt.Errorf("--machine-private-key-file: %w", err))
+		}
+		m.Key = s
+	}
+	return m, nil
 }
 
 // documentHost starts the suite's metadata document host for a remote

@@ -69,6 +69,12 @@ type Options struct {
 	CIMDFailureCache time.Duration
 	// GCInterval is how often expired records are deleted (zero: a minute).
 	GCInterval time.Duration
+	// MachineClients is the JSON file of operator-registered machine
+	// clients (server.LoadMachineClients); "" serves no client credentials.
+	MachineClients string
+	// DPoP binds tokens to the key of a DPoP proof (RFC 9449) when a
+	// client sends one, and says so in the resource's challenge.
+	DPoP bool
 
 	// Server timeouts (documented in README): slow clients cannot hold
 	// connections or goroutines for long.
@@ -151,6 +157,8 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.DurationVar(&opts.IdleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept")
 	fl.StringVar(&opts.LogFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&opts.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.StringVar(&opts.MachineClients, "machine-clients", "", `JSON file of machine clients for the client credentials grant: [{"client_id": …, "client_secret_file" | "client_secret_sha256" | "public_key_file": …}] (see docs/machines.md)`)
+	fl.BoolVar(&opts.DPoP, "dpop", false, "issue DPoP-bound tokens (RFC 9449) to clients that send a proof, and advertise DPoP in the resource's challenge and metadata (clients that send none keep getting Bearer tokens)")
 	fl.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9464 (off by default; never expose it publicly)")
 	cmdutil.DocumentEnv(cmd)
 	return cmd
@@ -201,6 +209,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	var machines []server.MachineClient
+	if opts.MachineClients != "" {
+		if machines, err = server.LoadMachineClients(opts.MachineClients); err != nil {
+			return clierr.FlagErrorf("--machine-clients: %v", err)
+		}
+	}
 	dsn, err := dbPath(opts.DB, opts.Getenv)
 	if err != nil {
 		return err
@@ -240,6 +254,8 @@ func Run(ctx context.Context, opts *Options) error {
 		SealingKey: keys.sealing, PreviousSealingKeys: keys.sealingPrevious,
 		AllowUnregisteredDeviceClients: opts.AllowUnregisteredDeviceClients,
 		RefreshReuseInterval:           opts.RefreshReuseInterval,
+		MachineClients:                 machines,
+		DPoP:                           opts.DPoP,
 		MetadataDocuments: server.MetadataDocumentConfig{
 			AllowPrivateAddresses: opts.CIMDAllowPrivate, MaxFetches: opts.CIMDMaxFetches, FailureCache: opts.CIMDFailureCache,
 		},

@@ -50,6 +50,10 @@ type Options struct {
 	Metrics *server.Metrics
 	// TrustedProxies: see server.Config.
 	TrustedProxies []netip.Prefix
+	// MachineClients: see server.Config.
+	MachineClients []server.MachineClient
+	// DPoP: see server.Config.
+	DPoP bool
 }
 
 // Instance is a running server.
@@ -98,6 +102,7 @@ func Start(ctx context.Context, opts Options) (*Instance, error) {
 		PreviousSigningKeys: opts.PreviousSigningKeys, SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys,
 		Logger: opts.Logger, Limits: opts.Limits, TrustedProxies: opts.TrustedProxies, CacheCredentials: opts.CacheCredentials, TestClock: opts.TestClock,
 		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,
+		MachineClients: opts.MachineClients, DPoP: opts.DPoP,
 		Login: server.LoginConfig{Issuer: idp.URL(), ClientID: idp.Provider().ClientID(), ClientSecret: idp.Provider().ClientSecret(), SubjectNamespace: devidp.SubjectNamespace},
 	})
 	if err != nil {

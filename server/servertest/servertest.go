@@ -53,6 +53,10 @@ type Options struct {
 	Metrics *server.Metrics
 	// Addr is the server's listen address (default 127.0.0.1:0).
 	Addr string
+	// MachineClients: see server.Config.
+	MachineClients []server.MachineClient
+	// DPoP: see server.Config.
+	DPoP bool
 }
 
 // Env is a running reference server.
@@ -94,6 +98,7 @@ func New(t testing.TB, opts Options) *Env {
 		SigningKey: opts.SigningKey, PreviousSigningKeys: opts.PreviousSigningKeys,
 		SealingKey: opts.SealingKey, PreviousSealingKeys: opts.PreviousSealingKeys, Logger: logger, Wrap: opts.Wrap, CacheCredentials: opts.CacheCredentials,
 		MetadataDocuments: opts.MetadataDocuments, Metrics: opts.Metrics, RefreshReuseInterval: opts.RefreshReuseInterval,
+		MachineClients: opts.MachineClients, DPoP: opts.DPoP,
 	})
 	if err != nil {
 		t.Fatalf("servertest: %v", err)

@@ -108,7 +108,7 @@ func TestExamplesRun(t *testing.T) {
 	if inREADME < 3 {
 		t.Fatalf("README.md has %d runnable blocks; its tour (server, login, conformance) should have 3", inREADME)
 	}
-	for _, tool := range []string{"go", "bash", "curl"} {
+	for _, tool := range []string{"go", "bash", "curl", "openssl"} { // openssl: docs/machines.md makes keys
 		if _, err := exec.LookPath(tool); err != nil {
 			if testenv.CI() {
 				t.Fatalf("%s is required with CI=true: %v", tool, err)
