@@ -79,11 +79,20 @@ type blackholeProxy struct {
 
 func startBlackholeProxy(t *testing.T, target string) *blackholeProxy {
 	t.Helper()
+	p := &blackholeProxy{}
+	p.ln = proxyTCP(t, target, p.pipe, p.pipe)
+	return p
+}
+
+// proxyTCP forwards each connection to its listener (on loopback) to
+// target, client to server through up and back through down, each of
+// which closes both ends when done; all is closed at cleanup.
+func proxyTCP(t *testing.T, target string, up, down func(dst io.WriteCloser, src io.ReadCloser)) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &blackholeProxy{ln: ln}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var conns []net.Conn
@@ -110,11 +119,11 @@ func startBlackholeProxy(t *testing.T, target string) *blackholeProxy {
 			mu.Lock()
 			conns = append(conns, in, out)
 			mu.Unlock()
-			wg.Go(func() { p.pipe(out, in) })
-			wg.Go(func() { p.pipe(in, out) })
+			wg.Go(func() { up(out, in) })
+			wg.Go(func() { down(in, out) })
 		}
 	})
-	return p
+	return ln
 }
 
 func (p *blackholeProxy) addr() string { return p.ln.Addr().String() }
