@@ -146,13 +146,8 @@ func (opts *Browser) Run(ctx context.Context, phase *clierr.Phase) (*flows.Disco
 	if !looked {
 		user = f.Keeper().LookupUser(ctx, disc, client.ID, tok, key)
 	}
-	old, replacing := cmdutil.ToDrop(st, creds.StoreKey(disc), f.Globals.Account)
-	if err := creds.SaveLogin(st, f.Globals.Account, disc, client, tok, key, user); err != nil {
+	if err := store(ctx, f, st, moved, disc, client, tok, key, user); err != nil {
 		return nil, nil, nil, none, err
-	}
-	moved.Done(f, disc, user)
-	if replacing {
-		f.RevokeReplaced(ctx, creds.StoreKey(disc), old)
 	}
 	return disc, tok, st, user, nil
 }
