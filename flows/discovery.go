@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // DiscoverConfig configures Discover. The zero value is ready to use.
@@ -448,7 +450,7 @@ func (d *Discovery) postProbe(ctx context.Context, hc *http.Client, mcpURL strin
 	req.Header = hdr
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, body, err := do(hc, req)
+	resp, body, err := oauthwire.Do(hc, req)
 	if err == nil {
 		return resp, body, nil
 	}
@@ -482,7 +484,7 @@ func (d *Discovery) fetchJSON(ctx context.Context, hc *http.Client, u string, v 
 		return false, nil
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, body, err := do(notFollowing(hc), req)
+	resp, body, err := oauthwire.Do(notFollowing(hc), req)
 	if resp != nil {
 		p.Status = resp.StatusCode
 	}
@@ -493,7 +495,7 @@ func (d *Discovery) fetchJSON(ctx context.Context, hc *http.Client, u string, v 
 		return false, nil
 	case err != nil && ctx.Err() != nil:
 		return false, fmt.Errorf("discover: %w", ctx.Err())
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, oauthwire.ErrTooLarge):
 		p.Verdict = "body too large"
 		return false, nil
 	case err != nil:

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // Errors the CLI maps to exit codes. Test with errors.Is.
@@ -166,21 +168,5 @@ func responseError(resp *http.Response, body []byte) *OAuthError {
 	if e := ParseOAuthError(resp, body); e != nil {
 		return e
 	}
-	return &OAuthError{StatusCode: resp.StatusCode, Description: excerpt(body)}
-}
-
-// excerpt returns the start of a body for error messages, printable only.
-func excerpt(body []byte) string {
-	const max = 200
-	s := strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, string(body))
-	r := []rune(strings.TrimSpace(s))
-	if len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return string(r)
+	return &OAuthError{StatusCode: resp.StatusCode, Description: oauthwire.Excerpt(body)}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/loginflow"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
 // Options are ping's arguments.
@@ -81,12 +82,12 @@ func Run(ctx context.Context, opts *Options) error {
 	// With --step-up, until the source's bound says no more (flows.StepUp's rule).
 	c := (&flows.Transport{Origin: origin, Source: src, StepUps: flows.DefaultMaxStepUps + 1}).Client(hc)
 	check := checkPing
-	res, err := flows.Ping(ctx, c, cred.BaseURL, "")
-	var tools *flows.MCPCheckResult
+	res, err := probe.Ping(ctx, c, cred.BaseURL, "")
+	var tools *probe.MCPCheckResult
 	if oe := (*flows.OAuthError)(nil); errors.As(err, &oe) && oe.StatusCode == http.StatusNotFound {
 		// Not our server: any MCP server answers tools/list.
 		check = checkMCP
-		tools, err = flows.CheckMCP(ctx, c, mcpURL, "")
+		tools, err = probe.CheckMCP(ctx, c, mcpURL, "")
 	}
 	cred = src.Current()
 	if err != nil {

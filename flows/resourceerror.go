@@ -1,21 +1,10 @@
 package flows
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 )
-
-// PingResult is the body of a successful GET /api/ping.
-type PingResult struct {
-	Status string `json:"status"`
-	UserID string `json:"user_id"`
-	// Name is an extension some servers add (the reference server does):
-	// the user's display name.
-	Name string `json:"name,omitempty"`
-}
 
 // ResourceError is a 401 or 403 from a protected resource, with its Bearer
 // challenge (RFC 6750 §3). It matches ErrUnauthorized (401) or
@@ -80,48 +69,4 @@ func (e *ResourceError) Is(target error) bool {
 		return e.StatusCode == http.StatusForbidden && e.Challenge.Params["error"] == "insufficient_scope"
 	}
 	return false
-}
-
-// Ping checks token with GET {baseURL}/api/ping, sent as a Bearer token;
-// token is "" when hc carries the credential (Transport.Client).
-func Ping(ctx context.Context, hc *http.Client, baseURL, token string) (*PingResult, error) {
-	u := strings.TrimRight(baseURL, "/") + "/api/ping"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, fmt.Errorf("ping: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if token != "" {
-		hc, err = bearerClient(hc, u, token)
-		if err != nil {
-			return nil, fmt.Errorf("ping: %w", err)
-		}
-	}
-	resp, body, err := doConfined(hc, req)
-	if err != nil {
-		return nil, fmt.Errorf("ping %s: %w", u, err)
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return nil, fmt.Errorf("ping %s: %w", u, NewResourceError(resp))
-	default:
-		return nil, fmt.Errorf("ping %s: %w", u, responseError(resp, body))
-	}
-	var r PingResult
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("ping %s: response is not JSON: %w", u, err)
-	}
-	return &r, nil
-}
-
-// bearerClient is hc presenting token as a Bearer token at rawURL's
-// origin. A transport hc already has (a DPoP-bound one) sets its own
-// header over it.
-func bearerClient(hc *http.Client, rawURL, token string) (*http.Client, error) {
-	o, err := OriginOf(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	return (&Transport{Origin: o, Source: StaticSource(Credential{Token: token})}).Client(hc), nil
 }
