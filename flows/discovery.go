@@ -327,7 +327,7 @@ func validateAS(md *AuthServerMetadata, cfg DiscoverConfig) error {
 
 // probeChallenge sends an unauthenticated MCP initialize request and returns
 // the Bearer challenge of the answer, if any.
-func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL string) (*Challenge, error) {
+func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL string) (*oauthwire.Challenge, error) {
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcpProtoVersion +
 		`","capabilities":{},"clientInfo":{"name":"mcpauth","version":"1"}}}`
 	p := Probe{URL: mcpURL}
@@ -375,7 +375,7 @@ const statelessProtoVersion = "2026-07-28"
 // probeMCP sends one MCP request without a credential, as revision version
 // speaks it (in session, when one was started), records the probe, and
 // returns the answer's Bearer challenge.
-func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, version, method, session string) (*Challenge, error) {
+func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, version, method, session string) (*oauthwire.Challenge, error) {
 	params := "{}"
 	if version >= statelessProtoVersion {
 		params = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version +
@@ -408,16 +408,16 @@ func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, versi
 // resourceChallenge reads the MCP endpoint's challenge (ResourceChallenge)
 // and keeps the schemes it offered: they say whether the resource takes
 // DPoP-bound tokens (ResourceTakesDPoP).
-func (d *Discovery) resourceChallenge(h http.Header) (Challenge, bool) {
-	ch, ok := ResourceChallenge(h)
+func (d *Discovery) resourceChallenge(h http.Header) (oauthwire.Challenge, bool) {
+	ch, ok := oauthwire.ResourceChallenge(h)
 	if ok {
-		d.ChallengeSchemes = challengeSchemes(h)
+		d.ChallengeSchemes = oauthwire.ChallengeSchemes(h)
 	}
 	return ch, ok
 }
 
 // schemeName is c's scheme as the RFCs spell it, for probe verdicts.
-func schemeName(c Challenge) string {
+func schemeName(c oauthwire.Challenge) string {
 	if strings.EqualFold(c.Scheme, TokenTypeDPoP) {
 		return TokenTypeDPoP
 	}

@@ -4,14 +4,25 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
+
+// Challenge is one challenge of a WWW-Authenticate header (RFC 7235 §2.1).
+// Scheme keeps the server's spelling; parameter names are lower-cased (they
+// are case-insensitive) and quoted values are unescaped.
+type Challenge struct {
+	Scheme  string
+	Token68 string
+	Params  map[string]string
+}
 
 // ResourceError is a 401 or 403 from a protected resource, with its Bearer
 // challenge (RFC 6750 §3). It matches ErrUnauthorized (401) or
 // ErrInsufficientScope (403 error="insufficient_scope").
 type ResourceError struct {
 	StatusCode int
-	Challenge  Challenge // Bearer, else DPoP (ResourceChallenge); zero when neither was sent
+	Challenge  Challenge // Bearer, else DPoP (RFC 9449 §7.1); zero when neither was sent
 	// Schemes are the authentication schemes the answer's challenges
 	// offer (Bearer, DPoP, …), as sent.
 	Schemes []string
@@ -19,8 +30,8 @@ type ResourceError struct {
 
 // NewResourceError reads a 401 or 403 answer's challenges.
 func NewResourceError(resp *http.Response) *ResourceError {
-	ch, _ := ResourceChallenge(resp.Header)
-	return &ResourceError{StatusCode: resp.StatusCode, Challenge: ch, Schemes: challengeSchemes(resp.Header)}
+	ch, _ := oauthwire.ResourceChallenge(resp.Header)
+	return &ResourceError{StatusCode: resp.StatusCode, Challenge: Challenge(ch), Schemes: oauthwire.ChallengeSchemes(resp.Header)}
 }
 
 // RefusesDPoP reports a 401 whose challenges offer no DPoP scheme: a

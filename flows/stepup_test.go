@@ -13,8 +13,7 @@ import (
 func insufficient(scope string) error {
 	h := http.Header{}
 	h.Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, scope))
-	ch, _ := flows.BearerChallenge(h)
-	return fmt.Errorf("ping: %w", &flows.ResourceError{StatusCode: 403, Challenge: ch})
+	return fmt.Errorf("ping: %w", flows.NewResourceError(&http.Response{StatusCode: http.StatusForbidden, Header: h}))
 }
 
 // A resource that needs a scope the token lacks: one re-authorization for
