@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -99,7 +100,7 @@ func (cfg AuthCodeConfig) NewRequest(redirectURI string) (*AuthRequest, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if err := CheckScopeLength(cfg.scope()); err != nil {
+	if err := oauthwire.CheckScopeLength(cfg.scope()); err != nil {
 		return nil, err
 	}
 	verifier, err := pkce.NewVerifier()

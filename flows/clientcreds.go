@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // GrantTypeClientCredentials is the RFC 6749 §4.4 grant type.
@@ -25,7 +27,7 @@ type GrantConfig struct {
 	// AssertionAudience is the aud of client assertions: AudienceIssuer
 	// ("" too) or AudienceTokenEndpoint.
 	AssertionAudience string
-	Scope             string // "" means MachineScope(Discovery.Scope)
+	Scope             string // "" means Discovery.Scope without offline_access
 	NoResource        bool   // omit the RFC 8707 resource parameter
 	// DPoP, when set, binds the token to its key: a proof goes with every
 	// attempt and the answer must be token_type DPoP.
@@ -42,7 +44,7 @@ func (cfg GrantConfig) run(ctx context.Context, name string, form url.Values) (*
 		return nil, fmt.Errorf("%s: no token endpoint in the authorization server metadata", name)
 	}
 	md := cfg.Discovery.AuthServer
-	if scope := cmp.Or(cfg.Scope, MachineScope(cfg.Discovery.Scope)); scope != "" {
+	if scope := cmp.Or(cfg.Scope, oauthwire.MachineScope(cfg.Discovery.Scope)); scope != "" {
 		form.Set("scope", scope)
 	}
 	if !cfg.NoResource {

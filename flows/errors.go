@@ -49,8 +49,9 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrInsufficientScope: the resource answered 403 insufficient_scope.
 	ErrInsufficientScope = errors.New("insufficient scope")
-	// ErrScopeTooLong: the scope to ask for exceeds MaxScopeLength.
-	ErrScopeTooLong = errors.New("scope too long for an authorization request")
+	// ErrScopeTooLong: the scope to ask for is over 2,048 characters, more
+	// than an authorization URL carries safely.
+	ErrScopeTooLong = oauthwire.ErrScopeTooLong
 	// ErrAuthorizationRefused: the authorization endpoint refused a request
 	// a preflight showed it (AuthCodeConfig.Preflight).
 	ErrAuthorizationRefused = errors.New("the authorization endpoint refused the request")

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // ClientMetadata is an RFC 7591 §2 client registration request.
@@ -93,6 +95,6 @@ func NativeClientMetadata(disc *Discovery, name string, redirectURIs []string, s
 		GrantTypes:              grants,
 		ResponseTypes:           []string{"code"},
 		TokenEndpointAuthMethod: AuthMethodNone,
-		Scope:                   WithOfflineAccess(UnionScopes(scope, strings.Join(advertised, " ")), md),
+		Scope:                   WithOfflineAccess(oauthwire.UnionScopes(scope, strings.Join(advertised, " ")), md),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 func insufficient(scope string) error {
@@ -24,7 +25,7 @@ func TestStepUpUnion(t *testing.T) {
 	err := flows.StepUp(context.Background(), flows.StepUpConfig{
 		Granted: granted,
 		Call: func(context.Context) error {
-			if !flows.ScopeCovers(granted, "files:read") {
+			if !oauthwire.ScopeCovers(granted, "files:read") {
 				return insufficient("files:read")
 			}
 			return nil

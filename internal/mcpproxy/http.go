@@ -159,7 +159,7 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		} else if status == http.StatusForbidden {
 			reason = fmt.Sprintf("the server refused access (HTTP 403%s)", challengeError(resp.Header))
 			if scope := insufficientScope(resp.Header); scope != "" {
-				reason = fmt.Sprintf("the server needs scope %s for this (HTTP 403 insufficient_scope)", flows.AbbrevScope(scope))
+				reason = fmt.Sprintf("the server needs scope %s for this (HTTP 403 insufficient_scope)", oauthwire.AbbrevScope(scope))
 				if t.scopeHint != nil {
 					reason += t.scopeHint(scope)
 				}

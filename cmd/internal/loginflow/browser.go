@@ -18,6 +18,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -35,7 +36,7 @@ type Browser struct {
 	// StepUp is the scope a resource asked for with a 403
 	// insufficient_scope, added to Scope (the granted one) for a step-up.
 	// It is the server's word: narrowed to what the server lists and
-	// bounded (flows.StepUpScope), and the authorization endpoint is asked
+	// bounded (boundedStepUpScope), and the authorization endpoint is asked
 	// about the request before the browser opens (flows Preflight).
 	StepUp   string
 	Discover cmdutil.DiscoverFlags
@@ -158,10 +159,10 @@ func stepUpScope(ui *cmdutil.UI, opts *Browser, disc *flows.Discovery) (string, 
 	if opts.StepUp == "" {
 		return opts.Scope, nil
 	}
-	scope, dropped, err := flows.StepUpScope(opts.Scope, opts.StepUp, disc)
+	scope, dropped, err := boundedStepUpScope(opts.Scope, opts.StepUp, disc)
 	if len(dropped) > 0 {
 		ui.Warn("not asking for %d scope(s) the server asked for but neither it nor its authorization server lists in scopes_supported: %s",
-			len(dropped), flows.AbbrevScope(strings.Join(dropped, " ")))
+			len(dropped), oauthwire.AbbrevScope(strings.Join(dropped, " ")))
 	}
 	if err != nil {
 		return "", clierr.FlowError("choosing the scope to ask for", err)
