@@ -115,7 +115,7 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 		return d, fmt.Errorf("discover: %q is not an http(s) URL", target)
 	}
 	tu.Fragment, tu.RawFragment = "", ""
-	if err := checkSecure("MCP URL", tu.String(), cfg.AllowInsecureHTTP); err != nil {
+	if err := oauthwire.CheckSecure("MCP URL", tu.String(), cfg.AllowInsecureHTTP); err != nil {
 		return d, fmt.Errorf("discover: %w", err)
 	}
 	// Resources the PRM may name.
@@ -142,7 +142,7 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 	if ch != nil {
 		d.ChallengeScope = ch.Params["scope"]
 		if rm := ch.Params["resource_metadata"]; rm != "" {
-			if err := checkSecure("resource_metadata", rm, cfg.AllowInsecureHTTP); err != nil {
+			if err := oauthwire.CheckSecure("resource_metadata", rm, cfg.AllowInsecureHTTP); err != nil {
 				d.Probes = append(d.Probes, Probe{URL: rm, Verdict: "ignored: insecure resource_metadata URL"})
 			} else {
 				prmURLs = append(prmURLs, rm)
@@ -294,7 +294,7 @@ func validatePRM(prm *ProtectedResourceMetadata, resources []string, allowHTTP b
 		return errors.New("no authorization_servers listed")
 	}
 	for _, as := range prm.AuthorizationServers {
-		if err := checkSecure("authorization server", as, allowHTTP); err != nil {
+		if err := oauthwire.CheckSecure("authorization server", as, allowHTTP); err != nil {
 			return err
 		}
 	}
@@ -302,7 +302,7 @@ func validatePRM(prm *ProtectedResourceMetadata, resources []string, allowHTTP b
 }
 
 func validateAS(md *AuthServerMetadata, cfg DiscoverConfig) error {
-	if err := checkSecure("issuer", md.Issuer, cfg.AllowInsecureHTTP); err != nil {
+	if err := oauthwire.CheckSecure("issuer", md.Issuer, cfg.AllowInsecureHTTP); err != nil {
 		return err
 	}
 	eps := md.endpoints()
@@ -315,7 +315,7 @@ func validateAS(md *AuthServerMetadata, cfg DiscoverConfig) error {
 		if eps[n] == "" {
 			continue
 		}
-		if err := checkSecure(n, eps[n], cfg.AllowInsecureHTTP); err != nil {
+		if err := oauthwire.CheckSecure(n, eps[n], cfg.AllowInsecureHTTP); err != nil {
 			return err
 		}
 	}

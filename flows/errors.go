@@ -33,7 +33,7 @@ var (
 	// resource than the one asked for (RFC 9728 §3.3).
 	ErrResourceMismatch = errors.New("protected resource metadata names a different resource")
 	// ErrInsecureEndpoint: an endpoint is neither https nor loopback http.
-	ErrInsecureEndpoint = errors.New("endpoint is not https or loopback http")
+	ErrInsecureEndpoint = oauthwire.ErrInsecureEndpoint
 	// ErrS256Unsupported: the authorization server does not advertise PKCE
 	// S256, which the MCP authorization spec requires.
 	ErrS256Unsupported = errors.New("authorization server does not advertise PKCE S256")

@@ -65,7 +65,7 @@ func FuzzTokenResponse(f *testing.F) {
 }
 
 // FuzzLoopbackCallback: a code comes out only when the state (and iss, if
-// present) match exactly, both from CheckCallback and from the listener a
+// present) match exactly, both from checkCallback and from the listener a
 // browser talks to; the listener's page never echoes markup from the query.
 func FuzzLoopbackCallback(f *testing.F) {
 	f.Add("code=abc&state=s3cr3t&iss=https%3A%2F%2Fas")
@@ -81,12 +81,12 @@ func FuzzLoopbackCallback(f *testing.F) {
 	f.Add("code=&state=s3cr3t")
 	f.Add("code=a;state=s3cr3t")
 	f.Add("%zz&code=abc&state=s3cr3t")
-	l, err := ListenLoopback(0)
+	l, err := listenLoopback(0)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { l.Close() })
-	check := CallbackCheck{State: "s3cr3t", Issuer: "https://as"}
+	check := callbackWant{State: "s3cr3t", Issuer: "https://as"}
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, _ := url.ParseQuery(raw) // what parses of a malformed query still counts, as in net/http
 		accepts := func(code string) bool {
@@ -94,8 +94,8 @@ func FuzzLoopbackCallback(f *testing.F) {
 			return q.Get("state") == "s3cr3t" && code != "" && code == q.Get("code") &&
 				(!hasIss || len(iss) == 1 && iss[0] == "https://as")
 		}
-		if code, err := CheckCallback(q, check); err == nil && !accepts(code) {
-			t.Fatalf("CheckCallback accepted %q", raw)
+		if code, err := checkCallback(q, check); err == nil && !accepts(code) {
+			t.Fatalf("checkCallback accepted %q", raw)
 		}
 
 		// The listener's handler, called directly: the fuzzed query may be
@@ -111,7 +111,7 @@ func FuzzLoopbackCallback(f *testing.F) {
 			code, err := l.Wait(ctx, check)
 			res <- result{code, err}
 		}()
-		req := (&http.Request{Method: http.MethodGet, URL: &url.URL{Path: CallbackPath, RawQuery: raw}, Header: http.Header{}}).WithContext(ctx)
+		req := (&http.Request{Method: http.MethodGet, URL: &url.URL{Path: callbackPath, RawQuery: raw}, Header: http.Header{}}).WithContext(ctx)
 		rec := httptest.NewRecorder()
 		l.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
@@ -173,7 +173,7 @@ func (d *discoveryServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// secureEndpoint is the client's rule, written apart from checkSecure: https,
+// secureEndpoint is the client's rule, written apart from oauthwire.CheckSecure: https,
 // or http on a loopback IP or localhost.
 func secureEndpoint(raw string) bool {
 	u, err := url.Parse(raw)

@@ -64,7 +64,7 @@ func (cfg AuthCodeConfig) refusal(req *AuthRequest, resp *http.Response, body []
 			return nil
 		}
 		var oe *OAuthError
-		if _, err := CheckCallback(loc.Query(), cfg.callbackCheck(req)); errors.As(err, &oe) {
+		if _, err := checkCallback(loc.Query(), cfg.callbackCheck(req)); errors.As(err, &oe) {
 			return fmt.Errorf("%w: it redirected back with %w", ErrAuthorizationRefused, oe)
 		}
 	case status == http.StatusRequestURITooLong:

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // RFC 8693 token exchange, as the MCP enterprise-managed authorization
@@ -58,7 +60,7 @@ func TokenExchange(ctx context.Context, cfg TokenExchangeConfig) (*ExchangedToke
 	if cfg.TokenEndpoint == "" {
 		return nil, fmt.Errorf("%s: no token endpoint", name)
 	}
-	if err := checkSecure("token exchange endpoint", cfg.TokenEndpoint, false); err != nil {
+	if err := oauthwire.CheckSecure("token exchange endpoint", cfg.TokenEndpoint, false); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	subject := strings.TrimSpace(cfg.SubjectToken)

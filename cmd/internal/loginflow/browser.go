@@ -106,7 +106,7 @@ func (opts *Browser) Run(ctx context.Context, phase *clierr.Phase) (*flows.Disco
 			printURL(f, ui, target, authURL, headless, disc.SupportsDeviceFlow())
 		} else {
 			ui.Info("Opening the browser to log in to %s …", disc.Resource)
-			if err := base(authURL); errors.Is(err, flows.ErrNotLaunchable) {
+			if err := base(authURL); errors.Is(err, oauthwire.ErrNotLaunchable) {
 				ui.Warn("not opening a browser: %v", err)
 				printURL(f, ui, target, authURL, "", disc.SupportsDeviceFlow())
 			} else if err != nil {
@@ -180,7 +180,7 @@ func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless stri
 		if redirect, err := url.Parse(u.Query().Get("redirect_uri")); err == nil && redirect.Port() != "" && redirect.Hostname() == "127.0.0.1" {
 			// The listener redirects its /start to the URL above: shorter
 			// to copy, in a browser on this machine.
-			ui.Info("Or, in a browser on this machine: http://127.0.0.1:%s%s", redirect.Port(), flows.StartPath)
+			ui.Info("Or, in a browser on this machine: http://127.0.0.1:%s%s", redirect.Port(), oauthwire.LoopbackStartPath)
 			ui.Info("If the browser runs on another machine, forward the callback port first:\n  ssh -L %s:127.0.0.1:%s <this-host>", redirect.Port(), redirect.Port())
 		}
 	}
