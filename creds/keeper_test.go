@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/mcpauth/mcpauth/internal/probe"
 	"github.com/mcpauth/mcpauth/keyring"
 )
@@ -111,7 +112,7 @@ func (r *rig) bundle(t *testing.T) Bundle {
 	return b
 }
 
-func (r *rig) refreshes() int { return r.srv.Count("/oauth/token", flows.GrantTypeRefreshToken) }
+func (r *rig) refreshes() int { return r.srv.Count("/oauth/token", oauthwire.GrantTypeRefreshToken) }
 
 // A live token is used as stored; one within the refresh margin is
 // refreshed once, the rotated tokens are stored before use, and the next

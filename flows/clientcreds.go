@@ -10,9 +10,6 @@ import (
 	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
-// GrantTypeClientCredentials is the RFC 6749 §4.4 grant type.
-const GrantTypeClientCredentials = "client_credentials"
-
 // GrantConfig configures a grant at the authorization server's token
 // endpoint on behalf of the client itself (no user at a browser).
 type GrantConfig struct {
@@ -36,7 +33,7 @@ type GrantConfig struct {
 
 // ClientCredentials runs the client credentials grant (RFC 6749 §4.4).
 func ClientCredentials(ctx context.Context, cfg GrantConfig) (*Token, error) {
-	return cfg.run(ctx, "client credentials grant", url.Values{"grant_type": {GrantTypeClientCredentials}})
+	return cfg.run(ctx, "client credentials grant", url.Values{"grant_type": {oauthwire.GrantTypeClientCredentials}})
 }
 
 func (cfg GrantConfig) run(ctx context.Context, name string, form url.Values) (*Token, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
@@ -66,7 +67,7 @@ func (a *machineAS) userGrant(f url.Values, jkt string) (string, error) {
 			return "", errors.New("unknown device code")
 		}
 		delete(a.deviceCodes, f.Get("device_code"))
-	case flows.GrantTypeRefreshToken:
+	case oauthwire.GrantTypeRefreshToken:
 		bound, ok := a.refreshJKT[f.Get("refresh_token")]
 		if !ok {
 			return "", errors.New("unknown refresh token")

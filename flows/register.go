@@ -84,14 +84,14 @@ func NativeClientMetadata(disc *Discovery, name string, redirectURIs []string, s
 	if disc.ResourceMetadata != nil && len(disc.ResourceMetadata.ScopesSupported) > 0 {
 		advertised = disc.ResourceMetadata.ScopesSupported
 	}
-	grants := []string{"authorization_code", GrantTypeRefreshToken}
+	grants := []string{"authorization_code", oauthwire.GrantTypeRefreshToken}
 	if disc.SupportsDeviceFlow() || slices.Contains(md.GrantTypesSupported, GrantTypeDeviceCode) {
 		grants = append(grants, GrantTypeDeviceCode)
 	}
 	return ClientMetadata{
 		ClientName:              name,
 		RedirectURIs:            redirectURIs,
-		ApplicationType:         ApplicationTypeNative,
+		ApplicationType:         applicationTypeNative,
 		GrantTypes:              grants,
 		ResponseTypes:           []string{"code"},
 		TokenEndpointAuthMethod: AuthMethodNone,

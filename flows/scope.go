@@ -10,12 +10,9 @@ import (
 // the MCP authorization specification uses it).
 const ScopeOfflineAccess = "offline_access"
 
-// ApplicationTypeNative is the RFC 7591 / OpenID Connect Dynamic Client
+// applicationTypeNative is the RFC 7591 / OpenID Connect Dynamic Client
 // Registration application_type of a CLI: loopback redirect URIs.
-const ApplicationTypeNative = "native"
-
-// GrantTypeRefreshToken is the RFC 6749 §6 grant type.
-const GrantTypeRefreshToken = "refresh_token"
+const applicationTypeNative = "native"
 
 // WithOfflineAccess returns scope with offline_access added when, and only
 // when, the authorization server lists it in scopes_supported. A server that
