@@ -72,9 +72,12 @@ func TestInternalImportsNoServer(t *testing.T) {
 // The stored-credential lifecycle sits between the protocol and the
 // storage: creds builds on flows and keyring and never reaches up into the
 // CLI or the server, and keyring, storage only, depends on nothing of ours.
+// The library's unexported helpers live in internal/oauthwire (the wire,
+// under flows) and internal/probe (checking a login, over flows).
 func TestCredsBetweenFlowsAndKeyring(t *testing.T) {
 	allowed := map[string][]string{
-		"creds":   {"flows", "keyring", "pkce"},
+		"flows":   {"internal/oauthwire", "pkce"},
+		"creds":   {"flows", "internal/oauthwire", "internal/probe", "keyring", "pkce"},
 		"keyring": nil,
 	}
 	for pkg, ok := range allowed {

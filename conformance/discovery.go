@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 const (
@@ -122,7 +123,7 @@ func discoveryChecks() []Check {
 		metadataField("DISC-13", asPath, "authorization server metadata: grant_types_supported is [authorization_code, device_code, refresh_token]", asSrc+"; decisions.md MCP 2026-07-28",
 			func(e *Env, o object) error {
 				// client_credentials too when machine clients are configured.
-				return o.wantSetWith("grant_types_supported", []string{flows.GrantTypeClientCredentials}, "authorization_code", flows.GrantTypeDeviceCode, "refresh_token")
+				return o.wantSetWith("grant_types_supported", []string{oauthwire.GrantTypeClientCredentials}, "authorization_code", flows.GrantTypeDeviceCode, "refresh_token")
 			}),
 		metadataField("DISC-14", asPath, "authorization server metadata: code_challenge_methods_supported is [S256]", asSrc,
 			func(e *Env, o object) error { return o.wantSet("code_challenge_methods_supported", "S256") }),

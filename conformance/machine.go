@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // MachineClients are confidential clients the operator registered for the
@@ -184,7 +185,7 @@ func (e *Env) secretGrant(ctx context.Context, secret string, h http.Header) (*R
 	req.SetBasicAuth(url.QueryEscape(m.SecretID), url.QueryEscape(secret))
 	h.Set("Authorization", req.Header.Get("Authorization"))
 	e.run.secrets.Add(secret)
-	form := url.Values{"grant_type": {flows.GrantTypeClientCredentials}, "scope": {"mcp"}}
+	form := url.Values{"grant_type": {oauthwire.GrantTypeClientCredentials}, "scope": {"mcp"}}
 	return e.Do(ctx, http.MethodPost, "/oauth/token", h, []byte(form.Encode()))
 }
 
@@ -201,7 +202,7 @@ func (e *Env) assertionGrant(ctx context.Context, aud, assertion string) (*Respo
 			return nil, "", err
 		}
 	}
-	form := url.Values{"grant_type": {flows.GrantTypeClientCredentials}, "client_assertion_type": {flows.ClientAssertionType}, "client_assertion": {assertion}}
+	form := url.Values{"grant_type": {oauthwire.GrantTypeClientCredentials}, "client_assertion_type": {flows.ClientAssertionType}, "client_assertion": {assertion}}
 	r, err := e.Do(ctx, http.MethodPost, "/oauth/token", headers("Content-Type", "application/x-www-form-urlencoded"), []byte(form.Encode()))
 	return r, assertion, err
 }

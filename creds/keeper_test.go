@@ -13,6 +13,8 @@ import (
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
+	"github.com/mcpauth/mcpauth/internal/probe"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -110,7 +112,7 @@ func (r *rig) bundle(t *testing.T) Bundle {
 	return b
 }
 
-func (r *rig) refreshes() int { return r.srv.Count("/oauth/token", flows.GrantTypeRefreshToken) }
+func (r *rig) refreshes() int { return r.srv.Count("/oauth/token", oauthwire.GrantTypeRefreshToken) }
 
 // A live token is used as stored; one within the refresh margin is
 // refreshed once, the rotated tokens are stored before use, and the next
@@ -274,7 +276,7 @@ func TestDPoPKeyKeptAcrossRefresh(t *testing.T) {
 	if after.DPoPKey != before.DPoPKey || after.TokenType != flows.TokenTypeDPoP || r.srv.ProofsChecked <= proofs {
 		t.Fatalf("after refresh: key kept %v, token type %s, %d proofs checked (before %d)", after.DPoPKey == before.DPoPKey, after.TokenType, r.srv.ProofsChecked, proofs)
 	}
-	if _, err := flows.Ping(ctx, c.DPoP.Client(nil, mustOrigin(t, r.srv.URL), c.Token), r.srv.URL, c.Token); err != nil {
+	if _, err := probe.Ping(ctx, c.DPoP.Client(nil, mustOrigin(t, r.srv.URL), c.Token), r.srv.URL, c.Token); err != nil {
 		t.Fatalf("the refreshed token at the resource with the kept key: %v", err)
 	}
 	disc, err := flows.Discover(ctx, flows.DiscoverConfig{}, r.srv.URL+"/mcp")

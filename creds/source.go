@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // Source is the stored credential for one server as a
@@ -141,7 +142,7 @@ func (s *Source) stepUp(ctx context.Context, rejected, required string) (flows.C
 	}
 	s.stepUps++
 	granted := s.cred.Scope
-	s.asked = flows.UnionScopes(granted, required)
+	s.asked = oauthwire.UnionScopes(granted, required)
 	return s.replace(ctx, rejected, func(ctx context.Context) error { return s.StepUp(ctx, granted, required) })
 }
 

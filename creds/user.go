@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
 // userLookupTimeout bounds the best-effort question of who a token is for.
@@ -34,7 +35,7 @@ func (u User) String() string {
 // LookupUser says who a login's token belongs to, for display: the MCP
 // server's own answer at GET /api/ping where it offers one (the name is an
 // extension some servers add), else what a checked OpenID Connect ID token
-// says (name, preferred_username or email; see flows.LoginIdentity), else
+// says (name, preferred_username or email; see probe.LoginIdentity), else
 // the access token's own sub. Best effort: nothing fails the login. A
 // DPoP-bound token (key non-nil) is presented with a proof.
 func (k *Keeper) LookupUser(ctx context.Context, disc *flows.Discovery, clientID string, tok *flows.Token, key *flows.DPoP) User {
@@ -48,9 +49,9 @@ func (k *Keeper) LookupUser(ctx context.Context, disc *flows.Discovery, clientID
 	}
 	ctx, cancel := context.WithTimeout(ctx, userLookupTimeout)
 	defer cancel()
-	id, err := flows.LoginIdentity(ctx, hc, k.Clock, disc, clientID, tok)
+	id, err := probe.LoginIdentity(ctx, hc, k.Clock, disc, clientID, tok)
 	if err != nil {
-		if !errors.Is(err, flows.ErrNoIDToken) && k.Warn != nil {
+		if !errors.Is(err, probe.ErrNoIDToken) && k.Warn != nil {
 			k.Warn("the ID token was not used to name you: %v", err)
 		}
 		return u
@@ -79,7 +80,7 @@ func (k *Keeper) pingUser(ctx context.Context, disc *flows.Discovery, token stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, userLookupTimeout)
 	defer cancel()
-	res, err := flows.Ping(ctx, hc, PingBase(disc.Resource, disc.Resource), token)
+	res, err := probe.Ping(ctx, hc, PingBase(disc.Resource, disc.Resource), token)
 	if err != nil {
 		return u
 	}

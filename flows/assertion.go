@@ -26,9 +26,9 @@ const AuthMethodPrivateKeyJWT = "private_key_jwt"
 // ClientAssertionType is the client_assertion_type of RFC 7523 §2.2.
 const ClientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
-// AssertionLifetime is how long a client assertion is valid: long enough for
+// assertionLifetime is how long a client assertion is valid: long enough for
 // clock skew, short enough that a captured one is soon useless.
-const AssertionLifetime = 60 * time.Second
+const assertionLifetime = 60 * time.Second
 
 // ErrUnsupportedAlg: a signing algorithm mcpauth does not implement, or one
 // that does not fit the key.
@@ -197,7 +197,7 @@ func (s *Signer) sign(claims jwt.MapClaims, extra map[string]any) (string, error
 
 // ClientAssertion returns an RFC 7523 §3 client authentication JWT:
 // iss = sub = clientID, aud = audience (the token endpoint, or the issuer),
-// a fresh jti, iat = now and exp = now + AssertionLifetime.
+// a fresh jti, iat = now and exp = now + assertionLifetime.
 func (s *Signer) ClientAssertion(clientID, audience string, now time.Time) (string, error) {
 	if clientID == "" || audience == "" {
 		return "", errors.New("client assertion: client ID and audience are required")
@@ -208,7 +208,7 @@ func (s *Signer) ClientAssertion(clientID, audience string, now time.Time) (stri
 	}
 	return s.sign(jwt.MapClaims{
 		"iss": clientID, "sub": clientID, "aud": audience, "jti": jti,
-		"iat": now.Unix(), "exp": now.Add(AssertionLifetime).Unix(),
+		"iat": now.Unix(), "exp": now.Add(assertionLifetime).Unix(),
 	}, map[string]any{"typ": "JWT"})
 }
 

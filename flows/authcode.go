@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -99,7 +100,7 @@ func (cfg AuthCodeConfig) NewRequest(redirectURI string) (*AuthRequest, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if err := CheckScopeLength(cfg.scope()); err != nil {
+	if err := oauthwire.CheckScopeLength(cfg.scope()); err != nil {
 		return nil, err
 	}
 	verifier, err := pkce.NewVerifier()
@@ -127,7 +128,7 @@ func (cfg AuthCodeConfig) NewRequest(redirectURI string) (*AuthRequest, error) {
 // Authorize runs the front channel of req with approve standing in for the
 // browser and the loopback listener: approve is given the authorization URL
 // and returns the URL the server redirected the user agent to. The redirect
-// is checked as the listener checks it (CheckCallback); the code it returns
+// is checked as the listener checks it (checkCallback); the code it returns
 // is ready for Exchange.
 func (cfg AuthCodeConfig) Authorize(ctx context.Context, req *AuthRequest, approve func(ctx context.Context, authURL string) (*url.URL, error)) (string, error) {
 	if err := cfg.check(); err != nil {
@@ -137,16 +138,16 @@ func (cfg AuthCodeConfig) Authorize(ctx context.Context, req *AuthRequest, appro
 	if err != nil {
 		return "", fmt.Errorf("authorization: %w", err)
 	}
-	code, err := CheckCallback(u.Query(), cfg.callbackCheck(req))
+	code, err := checkCallback(u.Query(), cfg.callbackCheck(req))
 	if err != nil {
 		return "", fmt.Errorf("authorization response: %w", err)
 	}
 	return code, nil
 }
 
-func (cfg AuthCodeConfig) callbackCheck(req *AuthRequest) CallbackCheck {
+func (cfg AuthCodeConfig) callbackCheck(req *AuthRequest) callbackWant {
 	md := cfg.Discovery.AuthServer
-	return CallbackCheck{State: req.State, Issuer: md.Issuer, RequireIss: md.AuthorizationResponseIssParameterSupported}
+	return callbackWant{State: req.State, Issuer: md.Issuer, RequireIss: md.AuthorizationResponseIssParameterSupported}
 }
 
 // Exchange trades code for a token at the token endpoint (RFC 6749 §4.1.3,
@@ -293,22 +294,22 @@ func (cfg AuthCodeConfig) account(ctx context.Context, tok *Token) string {
 
 // listen binds the loopback listener: cfg.Port if set, else the ports of
 // the client's registered loopback redirect URIs, else a free port.
-func (cfg AuthCodeConfig) listen() (*Loopback, error) {
+func (cfg AuthCodeConfig) listen() (*loopback, error) {
 	if cfg.Port != 0 {
-		return ListenLoopback(cfg.Port)
+		return listenLoopback(cfg.Port)
 	}
 	for _, ru := range cfg.Client.RedirectURIs {
 		u, err := url.Parse(ru)
-		if err != nil || u.Scheme != "http" || u.Hostname() != "127.0.0.1" || u.Path != CallbackPath {
+		if err != nil || u.Scheme != "http" || u.Hostname() != "127.0.0.1" || u.Path != callbackPath {
 			continue
 		}
 		if p, err := strconv.Atoi(u.Port()); err == nil && p > 0 {
-			if ln, err := ListenLoopback(p); err == nil {
+			if ln, err := listenLoopback(p); err == nil {
 				return ln, nil
 			}
 		}
 	}
-	return ListenLoopback(0)
+	return listenLoopback(0)
 }
 
 func (cfg AuthCodeConfig) check() error {

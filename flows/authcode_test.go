@@ -354,45 +354,6 @@ func TestAuthCodeSteps(t *testing.T) {
 	}
 }
 
-func TestCheckCallback(t *testing.T) {
-	c := flows.CallbackCheck{State: "s1", Issuer: "https://as.example"}
-	tests := []struct {
-		name  string
-		query string
-		check flows.CallbackCheck
-		want  error
-		code  string
-	}{
-		{"ok", "code=c&state=s1", c, nil, "c"},
-		{"ok with iss", "code=c&state=s1&iss=https%3A%2F%2Fas.example", c, nil, "c"},
-		{"wrong state wins over error", "error=access_denied&state=s2", c, flows.ErrStateMismatch, ""},
-		{"missing state", "code=c", c, flows.ErrStateMismatch, ""},
-		{"empty expected state", "code=c&state=", flows.CallbackCheck{}, flows.ErrStateMismatch, ""},
-		{"iss differs by a slash", "code=c&state=s1&iss=https%3A%2F%2Fas.example%2F", c, flows.ErrIssuerMismatch, ""},
-		{"iss required", "code=c&state=s1", flows.CallbackCheck{State: "s1", Issuer: "x", RequireIss: true}, flows.ErrIssuerMismatch, ""},
-		{"error", "error=access_denied&state=s1", c, flows.ErrAccessDenied, ""},
-		{"no code", "state=s1", c, nil, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			q, _ := url.ParseQuery(tt.query)
-			code, err := flows.CheckCallback(q, tt.check)
-			if tt.want != nil && !errors.Is(err, tt.want) {
-				t.Fatalf("err = %v, want %v", err, tt.want)
-			}
-			if tt.name == "no code" && !flows.IsCode(err, "invalid_request") {
-				t.Fatalf("err = %v, want invalid_request", err)
-			}
-			if tt.want == nil && tt.name != "no code" && err != nil {
-				t.Fatalf("err = %v", err)
-			}
-			if code != tt.code {
-				t.Errorf("code %q, want %q", code, tt.code)
-			}
-		})
-	}
-}
-
 func TestAuthCodeBrowserFailure(t *testing.T) {
 	as := newFakeAS(t)
 	var redirect string

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // Token endpoint client authentication methods (RFC 7591 §2).
@@ -83,7 +85,7 @@ func ResolveClient(ctx context.Context, cfg ClientConfig, disc *Discovery) (Clie
 		return Client{ID: cfg.ClientID, Secret: cfg.ClientSecret, AuthMethod: staticAuthMethod(cfg, md),
 			RedirectURIs: cfg.RedirectURIs, Source: SourcePreRegistered}, nil
 	case cfg.MetadataDocumentURL != "" && md.ClientIDMetadataDocumentSupported:
-		if err := checkSecure("client metadata document", cfg.MetadataDocumentURL, false); err != nil {
+		if err := oauthwire.CheckSecure("client metadata document", cfg.MetadataDocumentURL, false); err != nil {
 			return Client{}, err
 		}
 		return Client{ID: cfg.MetadataDocumentURL, AuthMethod: AuthMethodNone,

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-)
 
-// GrantTypeClientCredentials is the RFC 6749 §4.4 grant type.
-const GrantTypeClientCredentials = "client_credentials"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
+)
 
 // GrantConfig configures a grant at the authorization server's token
 // endpoint on behalf of the client itself (no user at a browser).
@@ -25,7 +24,7 @@ type GrantConfig struct {
 	// AssertionAudience is the aud of client assertions: AudienceIssuer
 	// ("" too) or AudienceTokenEndpoint.
 	AssertionAudience string
-	Scope             string // "" means MachineScope(Discovery.Scope)
+	Scope             string // "" means Discovery.Scope without offline_access
 	NoResource        bool   // omit the RFC 8707 resource parameter
 	// DPoP, when set, binds the token to its key: a proof goes with every
 	// attempt and the answer must be token_type DPoP.
@@ -34,7 +33,7 @@ type GrantConfig struct {
 
 // ClientCredentials runs the client credentials grant (RFC 6749 §4.4).
 func ClientCredentials(ctx context.Context, cfg GrantConfig) (*Token, error) {
-	return cfg.run(ctx, "client credentials grant", url.Values{"grant_type": {GrantTypeClientCredentials}})
+	return cfg.run(ctx, "client credentials grant", url.Values{"grant_type": {oauthwire.GrantTypeClientCredentials}})
 }
 
 func (cfg GrantConfig) run(ctx context.Context, name string, form url.Values) (*Token, error) {
@@ -42,7 +41,7 @@ func (cfg GrantConfig) run(ctx context.Context, name string, form url.Values) (*
 		return nil, fmt.Errorf("%s: no token endpoint in the authorization server metadata", name)
 	}
 	md := cfg.Discovery.AuthServer
-	if scope := cmp.Or(cfg.Scope, MachineScope(cfg.Discovery.Scope)); scope != "" {
+	if scope := cmp.Or(cfg.Scope, oauthwire.MachineScope(cfg.Discovery.Scope)); scope != "" {
 		form.Set("scope", scope)
 	}
 	if !cfg.NoResource {

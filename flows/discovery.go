@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // DiscoverConfig configures Discover. The zero value is ready to use.
@@ -113,7 +115,7 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 		return d, fmt.Errorf("discover: %q is not an http(s) URL", target)
 	}
 	tu.Fragment, tu.RawFragment = "", ""
-	if err := checkSecure("MCP URL", tu.String(), cfg.AllowInsecureHTTP); err != nil {
+	if err := oauthwire.CheckSecure("MCP URL", tu.String(), cfg.AllowInsecureHTTP); err != nil {
 		return d, fmt.Errorf("discover: %w", err)
 	}
 	// Resources the PRM may name.
@@ -140,7 +142,7 @@ func Discover(ctx context.Context, cfg DiscoverConfig, target string) (*Discover
 	if ch != nil {
 		d.ChallengeScope = ch.Params["scope"]
 		if rm := ch.Params["resource_metadata"]; rm != "" {
-			if err := checkSecure("resource_metadata", rm, cfg.AllowInsecureHTTP); err != nil {
+			if err := oauthwire.CheckSecure("resource_metadata", rm, cfg.AllowInsecureHTTP); err != nil {
 				d.Probes = append(d.Probes, Probe{URL: rm, Verdict: "ignored: insecure resource_metadata URL"})
 			} else {
 				prmURLs = append(prmURLs, rm)
@@ -292,7 +294,7 @@ func validatePRM(prm *ProtectedResourceMetadata, resources []string, allowHTTP b
 		return errors.New("no authorization_servers listed")
 	}
 	for _, as := range prm.AuthorizationServers {
-		if err := checkSecure("authorization server", as, allowHTTP); err != nil {
+		if err := oauthwire.CheckSecure("authorization server", as, allowHTTP); err != nil {
 			return err
 		}
 	}
@@ -300,7 +302,7 @@ func validatePRM(prm *ProtectedResourceMetadata, resources []string, allowHTTP b
 }
 
 func validateAS(md *AuthServerMetadata, cfg DiscoverConfig) error {
-	if err := checkSecure("issuer", md.Issuer, cfg.AllowInsecureHTTP); err != nil {
+	if err := oauthwire.CheckSecure("issuer", md.Issuer, cfg.AllowInsecureHTTP); err != nil {
 		return err
 	}
 	eps := md.endpoints()
@@ -313,7 +315,7 @@ func validateAS(md *AuthServerMetadata, cfg DiscoverConfig) error {
 		if eps[n] == "" {
 			continue
 		}
-		if err := checkSecure(n, eps[n], cfg.AllowInsecureHTTP); err != nil {
+		if err := oauthwire.CheckSecure(n, eps[n], cfg.AllowInsecureHTTP); err != nil {
 			return err
 		}
 	}
@@ -325,7 +327,7 @@ func validateAS(md *AuthServerMetadata, cfg DiscoverConfig) error {
 
 // probeChallenge sends an unauthenticated MCP initialize request and returns
 // the Bearer challenge of the answer, if any.
-func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL string) (*Challenge, error) {
+func (d *Discovery) probeChallenge(ctx context.Context, hc *http.Client, mcpURL string) (*oauthwire.Challenge, error) {
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcpProtoVersion +
 		`","capabilities":{},"clientInfo":{"name":"mcpauth","version":"1"}}}`
 	p := Probe{URL: mcpURL}
@@ -373,7 +375,7 @@ const statelessProtoVersion = "2026-07-28"
 // probeMCP sends one MCP request without a credential, as revision version
 // speaks it (in session, when one was started), records the probe, and
 // returns the answer's Bearer challenge.
-func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, version, method, session string) (*Challenge, error) {
+func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, version, method, session string) (*oauthwire.Challenge, error) {
 	params := "{}"
 	if version >= statelessProtoVersion {
 		params = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version +
@@ -406,16 +408,16 @@ func (d *Discovery) probeMCP(ctx context.Context, hc *http.Client, mcpURL, versi
 // resourceChallenge reads the MCP endpoint's challenge (ResourceChallenge)
 // and keeps the schemes it offered: they say whether the resource takes
 // DPoP-bound tokens (ResourceTakesDPoP).
-func (d *Discovery) resourceChallenge(h http.Header) (Challenge, bool) {
-	ch, ok := ResourceChallenge(h)
+func (d *Discovery) resourceChallenge(h http.Header) (oauthwire.Challenge, bool) {
+	ch, ok := oauthwire.ResourceChallenge(h)
 	if ok {
-		d.ChallengeSchemes = challengeSchemes(h)
+		d.ChallengeSchemes = oauthwire.ChallengeSchemes(h)
 	}
 	return ch, ok
 }
 
 // schemeName is c's scheme as the RFCs spell it, for probe verdicts.
-func schemeName(c Challenge) string {
+func schemeName(c oauthwire.Challenge) string {
 	if strings.EqualFold(c.Scheme, TokenTypeDPoP) {
 		return TokenTypeDPoP
 	}
@@ -448,7 +450,7 @@ func (d *Discovery) postProbe(ctx context.Context, hc *http.Client, mcpURL strin
 	req.Header = hdr
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, body, err := do(hc, req)
+	resp, body, err := oauthwire.Do(hc, req)
 	if err == nil {
 		return resp, body, nil
 	}
@@ -482,7 +484,7 @@ func (d *Discovery) fetchJSON(ctx context.Context, hc *http.Client, u string, v 
 		return false, nil
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, body, err := do(notFollowing(hc), req)
+	resp, body, err := oauthwire.Do(notFollowing(hc), req)
 	if resp != nil {
 		p.Status = resp.StatusCode
 	}
@@ -493,7 +495,7 @@ func (d *Discovery) fetchJSON(ctx context.Context, hc *http.Client, u string, v 
 		return false, nil
 	case err != nil && ctx.Err() != nil:
 		return false, fmt.Errorf("discover: %w", ctx.Err())
-	case errors.Is(err, errTooLarge):
+	case errors.Is(err, oauthwire.ErrTooLarge):
 		p.Verdict = "body too large"
 		return false, nil
 	case err != nil:

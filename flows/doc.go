@@ -2,8 +2,9 @@
 // authorization server (Discover), picks or registers a client
 // (ResolveClient), runs a login (AuthCode in the user's browser, Device
 // on another device, or a machine grant with GrantConfig), and refreshes,
-// revokes, steps up and checks the tokens it got (Refresh, Revoke,
-// StepUp, Ping, CheckMCP). Confine keeps a credential on its server's
+// revokes and steps up the tokens it got (Refresh, Revoke, StepUp).
+// Transport puts a credential on every request to an MCP server and
+// renews it when refused; Confine keeps a credential on its server's
 // origin, and DPoP binds tokens to a key. Package creds stores what a
 // login got; the examples show each step against flows/flowstest.
 //

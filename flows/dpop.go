@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // DPoP (RFC 9449) binds tokens to a key the client holds: every token and
@@ -198,7 +199,7 @@ func (d *DPoP) Client(hc *http.Client, o Origin, accessToken string) *http.Clien
 
 // asksForNonce reports a DPoP challenge with error=use_dpop_nonce (§9).
 func asksForNonce(h http.Header) bool {
-	for _, c := range ParseChallenges(h) {
+	for _, c := range oauthwire.ParseChallenges(h) {
 		if strings.EqualFold(c.Scheme, TokenTypeDPoP) && c.Params["error"] == "use_dpop_nonce" {
 			return true
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
 // resign decodes tok's header and claims, lets mod change the claims, and
@@ -72,7 +73,7 @@ func TestDPoPTokenAndResource(t *testing.T) {
 		t.Fatalf("token %+v not bound to %s", tok, d.Thumbprint())
 	}
 	for i := 0; i < 2; i++ { // the second ping would fail on a reused proof
-		res, err := flows.Ping(context.Background(), d.Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken)
+		res, err := probe.Ping(context.Background(), d.Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken)
 		if err != nil {
 			_, _, fails := a.snapshot()
 			t.Fatalf("ping %d: %v (%v)", i, err, fails)
@@ -82,10 +83,10 @@ func TestDPoPTokenAndResource(t *testing.T) {
 		}
 	}
 	// Without the proof, or with another key's, the bound token is refused.
-	if _, err := flows.Ping(context.Background(), nil, a.srv.URL, tok.AccessToken); !errors.Is(err, flows.ErrUnauthorized) {
+	if _, err := probe.Ping(context.Background(), nil, a.srv.URL, tok.AccessToken); !errors.Is(err, flows.ErrUnauthorized) {
 		t.Errorf("bound token accepted as Bearer: %v", err)
 	}
-	if _, err := flows.Ping(context.Background(), newDPoP(t).Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken); !errors.Is(err, flows.ErrUnauthorized) {
+	if _, err := probe.Ping(context.Background(), newDPoP(t).Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken); !errors.Is(err, flows.ErrUnauthorized) {
 		t.Errorf("bound token accepted with another key: %v", err)
 	}
 }
@@ -156,7 +157,7 @@ func TestDPoPNonceRetry(t *testing.T) {
 	if n, _ := a.calls(); n != 2 || d.Nonce(a.tokenURL()) != "as-nonce" {
 		t.Fatalf("%d token calls, nonce %q", n, d.Nonce(a.tokenURL()))
 	}
-	if _, err := flows.Ping(context.Background(), d.Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken); err != nil {
+	if _, err := probe.Ping(context.Background(), d.Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken); err != nil {
 		t.Fatal(err)
 	}
 	if _, n := a.calls(); n != 2 {
@@ -190,7 +191,7 @@ func TestDPoPNonceLoopIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.with(func() { a.newNonce, a.rsNonce = true, "r" })
-	_, err = flows.Ping(context.Background(), d.Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken)
+	_, err = probe.Ping(context.Background(), d.Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken)
 	if _, n := a.calls(); !errors.Is(err, flows.ErrUnauthorized) || n != 2 {
 		t.Errorf("resource nonce loop: %v after %d calls", err, n)
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
+	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
 // The machine AS also runs the user grants, so DPoP is checked under each:
@@ -65,7 +67,7 @@ func (a *machineAS) userGrant(f url.Values, jkt string) (string, error) {
 			return "", errors.New("unknown device code")
 		}
 		delete(a.deviceCodes, f.Get("device_code"))
-	case flows.GrantTypeRefreshToken:
+	case oauthwire.GrantTypeRefreshToken:
 		bound, ok := a.refreshJKT[f.Get("refresh_token")]
 		if !ok {
 			return "", errors.New("unknown refresh token")
@@ -125,7 +127,7 @@ func TestDPoPUserLogins(t *testing.T) {
 			if tok.TokenType != flows.TokenTypeDPoP || tok.RefreshToken == "" {
 				t.Fatalf("token %+v", tok)
 			}
-			if _, err := flows.Ping(ctx, key.Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken); err != nil {
+			if _, err := probe.Ping(ctx, key.Client(nil, mustOrigin(t, a.srv.URL), tok.AccessToken), a.srv.URL, tok.AccessToken); err != nil {
 				t.Fatalf("the bound token at the resource: %v", err)
 			}
 			cfg := flows.RefreshConfig{TokenURL: a.tokenURL(), Issuer: a.srv.URL, Client: flows.Client{ID: "robot", AuthMethod: flows.AuthMethodNone}, DPoP: newDPoP(t)}
@@ -137,7 +139,7 @@ func TestDPoPUserLogins(t *testing.T) {
 			if err != nil || refreshed.TokenType != flows.TokenTypeDPoP {
 				t.Fatalf("refresh with the key: %+v %v", refreshed, err)
 			}
-			if _, err := flows.Ping(ctx, key.Client(nil, mustOrigin(t, a.srv.URL), refreshed.AccessToken), a.srv.URL, refreshed.AccessToken); err != nil {
+			if _, err := probe.Ping(ctx, key.Client(nil, mustOrigin(t, a.srv.URL), refreshed.AccessToken), a.srv.URL, refreshed.AccessToken); err != nil {
 				t.Fatalf("the refreshed token at the resource: %v", err)
 			}
 			forms, _, fails := a.snapshot()

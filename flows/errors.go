@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // Errors the CLI maps to exit codes. Test with errors.Is.
@@ -31,7 +33,7 @@ var (
 	// resource than the one asked for (RFC 9728 §3.3).
 	ErrResourceMismatch = errors.New("protected resource metadata names a different resource")
 	// ErrInsecureEndpoint: an endpoint is neither https nor loopback http.
-	ErrInsecureEndpoint = errors.New("endpoint is not https or loopback http")
+	ErrInsecureEndpoint = oauthwire.ErrInsecureEndpoint
 	// ErrS256Unsupported: the authorization server does not advertise PKCE
 	// S256, which the MCP authorization spec requires.
 	ErrS256Unsupported = errors.New("authorization server does not advertise PKCE S256")
@@ -47,8 +49,9 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrInsufficientScope: the resource answered 403 insufficient_scope.
 	ErrInsufficientScope = errors.New("insufficient scope")
-	// ErrScopeTooLong: the scope to ask for exceeds MaxScopeLength.
-	ErrScopeTooLong = errors.New("scope too long for an authorization request")
+	// ErrScopeTooLong: the scope to ask for is over 2,048 characters, more
+	// than an authorization URL carries safely.
+	ErrScopeTooLong = oauthwire.ErrScopeTooLong
 	// ErrAuthorizationRefused: the authorization endpoint refused a request
 	// a preflight showed it (AuthCodeConfig.Preflight).
 	ErrAuthorizationRefused = errors.New("the authorization endpoint refused the request")
@@ -166,21 +169,5 @@ func responseError(resp *http.Response, body []byte) *OAuthError {
 	if e := ParseOAuthError(resp, body); e != nil {
 		return e
 	}
-	return &OAuthError{StatusCode: resp.StatusCode, Description: excerpt(body)}
-}
-
-// excerpt returns the start of a body for error messages, printable only.
-func excerpt(body []byte) string {
-	const max = 200
-	s := strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, string(body))
-	r := []rune(strings.TrimSpace(s))
-	if len(r) > max {
-		return string(r[:max]) + "…"
-	}
-	return string(r)
+	return &OAuthError{StatusCode: resp.StatusCode, Description: oauthwire.Excerpt(body)}
 }

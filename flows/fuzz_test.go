@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -16,69 +15,6 @@ import (
 
 // Fuzz targets for what the client reads from servers (and browsers) it does
 // not control. Seeds live in f.Add and in testdata/fuzz/<FuzzName>/.
-
-// serializeChallenges writes challenges back as a header value, every
-// parameter value quoted.
-func serializeChallenges(cs []Challenge) string {
-	quote := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
-	var parts []string
-	for _, c := range cs {
-		s := c.Scheme
-		if c.Token68 != "" {
-			s += " " + c.Token68
-		}
-		first := true
-		for k, v := range c.Params {
-			if first {
-				s += " "
-				first = false
-			} else {
-				s += ", "
-			}
-			s += k + `="` + quote.Replace(v) + `"`
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// FuzzWWWAuthenticate: the challenge parser never panics, yields no more
-// than it was given, and what it parsed survives a round trip through
-// serialisation.
-func FuzzWWWAuthenticate(f *testing.F) {
-	for _, s := range []string{
-		`Bearer resource_metadata="https://a/.well-known/oauth-protected-resource", scope="mcp"`,
-		`Basic realm="x", Bearer error="invalid_token", error_description="a \"quoted\" \\ thing"`,
-		`Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple"`,
-		`Bearer abc123==, Bearer x="unterminated`, `,,,`, `Bearer`, ``, `Bearer realm="a", REALM="b"`,
-		`Negotiate a87421000492aa874209af8bc028, Bearer`, "Bearer x=\"\x00\xff\"", `Bearer x = "y" , y=z junk, z="q"`,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		cs := ParseWWWAuthenticate(v)
-		size := 0
-		for _, c := range cs {
-			if c.Scheme == "" || c.Params == nil {
-				t.Fatalf("challenge without scheme or params map from %q: %+v", v, c)
-			}
-			if c.Token68 != "" && len(c.Params) > 0 {
-				t.Fatalf("both token68 and params from %q", v)
-			}
-			size += len(c.Scheme) + len(c.Token68)
-			for k, val := range c.Params {
-				size += len(k) + len(val)
-			}
-		}
-		if size > len(v) {
-			t.Fatalf("%d bytes of challenges from %d bytes of header", size, len(v))
-		}
-		back := serializeChallenges(cs)
-		if again := ParseWWWAuthenticate(back); !reflect.DeepEqual(again, cs) && !(len(again) == 0 && len(cs) == 0) {
-			t.Fatalf("round trip changed the challenges:\n in   %q\n got  %+v\n out  %q\n back %+v", v, cs, back, again)
-		}
-	})
-}
 
 // FuzzTokenResponse: any body, content type and status is parsed without a
 // panic; a token comes back only from a 2xx with an access token, and its
@@ -129,7 +65,7 @@ func FuzzTokenResponse(f *testing.F) {
 }
 
 // FuzzLoopbackCallback: a code comes out only when the state (and iss, if
-// present) match exactly, both from CheckCallback and from the listener a
+// present) match exactly, both from checkCallback and from the listener a
 // browser talks to; the listener's page never echoes markup from the query.
 func FuzzLoopbackCallback(f *testing.F) {
 	f.Add("code=abc&state=s3cr3t&iss=https%3A%2F%2Fas")
@@ -145,12 +81,12 @@ func FuzzLoopbackCallback(f *testing.F) {
 	f.Add("code=&state=s3cr3t")
 	f.Add("code=a;state=s3cr3t")
 	f.Add("%zz&code=abc&state=s3cr3t")
-	l, err := ListenLoopback(0)
+	l, err := listenLoopback(0)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { l.Close() })
-	check := CallbackCheck{State: "s3cr3t", Issuer: "https://as"}
+	check := callbackWant{State: "s3cr3t", Issuer: "https://as"}
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, _ := url.ParseQuery(raw) // what parses of a malformed query still counts, as in net/http
 		accepts := func(code string) bool {
@@ -158,8 +94,8 @@ func FuzzLoopbackCallback(f *testing.F) {
 			return q.Get("state") == "s3cr3t" && code != "" && code == q.Get("code") &&
 				(!hasIss || len(iss) == 1 && iss[0] == "https://as")
 		}
-		if code, err := CheckCallback(q, check); err == nil && !accepts(code) {
-			t.Fatalf("CheckCallback accepted %q", raw)
+		if code, err := checkCallback(q, check); err == nil && !accepts(code) {
+			t.Fatalf("checkCallback accepted %q", raw)
 		}
 
 		// The listener's handler, called directly: the fuzzed query may be
@@ -175,7 +111,7 @@ func FuzzLoopbackCallback(f *testing.F) {
 			code, err := l.Wait(ctx, check)
 			res <- result{code, err}
 		}()
-		req := (&http.Request{Method: http.MethodGet, URL: &url.URL{Path: CallbackPath, RawQuery: raw}, Header: http.Header{}}).WithContext(ctx)
+		req := (&http.Request{Method: http.MethodGet, URL: &url.URL{Path: callbackPath, RawQuery: raw}, Header: http.Header{}}).WithContext(ctx)
 		rec := httptest.NewRecorder()
 		l.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
@@ -237,7 +173,7 @@ func (d *discoveryServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// secureEndpoint is the client's rule, written apart from checkSecure: https,
+// secureEndpoint is the client's rule, written apart from oauthwire.CheckSecure: https,
 // or http on a loopback IP or localhost.
 func secureEndpoint(raw string) bool {
 	u, err := url.Parse(raw)

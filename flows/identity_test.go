@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
 // The identity a login shows comes from an ID token only once its
@@ -59,7 +60,7 @@ func TestLoginIdentityFromIDToken(t *testing.T) {
 		{"wrong iss", key, func(c jwt.MapClaims) { c["name"], c["iss"] = "Admin", "https://evil.example" }, "-"},
 		{"expired", key, func(c jwt.MapClaims) { c["name"], c["exp"] = "Admin", t0.Add(-time.Minute).Unix() }, "-"},
 	} {
-		id, err := flows.LoginIdentity(context.Background(), nil, clk, disc, "cli", &flows.Token{IDToken: sign(c.key, c.mod)})
+		id, err := probe.LoginIdentity(context.Background(), nil, clk, disc, "cli", &flows.Token{IDToken: sign(c.key, c.mod)})
 		switch {
 		case c.display == "-":
 			if err == nil || id.Display() != "" || id.Subject != "" {
@@ -69,7 +70,7 @@ func TestLoginIdentityFromIDToken(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %q", c.name, id, err, c.display)
 		}
 	}
-	if _, err := flows.LoginIdentity(context.Background(), nil, clk, disc, "cli", &flows.Token{}); err != flows.ErrNoIDToken {
+	if _, err := probe.LoginIdentity(context.Background(), nil, clk, disc, "cli", &flows.Token{}); err != probe.ErrNoIDToken {
 		t.Errorf("no ID token: %v", err)
 	}
 }

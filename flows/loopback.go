@@ -10,13 +10,15 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
-// CallbackPath is the path of the loopback redirect URI.
-const CallbackPath = "/callback"
+// callbackPath is the path of the loopback redirect URI.
+const callbackPath = "/callback"
 
-// CallbackCheck is what an authorization response must match.
-type CallbackCheck struct {
+// callbackWant is what an authorization response must match.
+type callbackWant struct {
 	State string // the state sent in the request
 	// Issuer is the expected RFC 9207 iss; checked whenever iss is present.
 	Issuer string
@@ -25,12 +27,11 @@ type CallbackCheck struct {
 	RequireIss bool
 }
 
-// CheckCallback validates the query of an authorization response (RFC 6749
+// checkCallback validates the query of an authorization response (RFC 6749
 // §4.1.2) and returns the code. The state is compared, in constant time,
 // before anything else is read. Errors: ErrStateMismatch, ErrIssuerMismatch,
-// or the *OAuthError the server sent. The CLI's "paste the redirected URL"
-// mode uses it directly.
-func CheckCallback(q url.Values, c CallbackCheck) (string, error) {
+// or the *OAuthError the server sent.
+func checkCallback(q url.Values, c callbackWant) (string, error) {
 	state := q.Get("state")
 	if c.State == "" || subtle.ConstantTimeCompare([]byte(state), []byte(c.State)) != 1 {
 		return "", ErrStateMismatch
@@ -53,10 +54,10 @@ func CheckCallback(q url.Values, c CallbackCheck) (string, error) {
 	return code, nil
 }
 
-// Loopback is the RFC 8252 §7.3 loopback redirect listener, bound to
+// loopback is the RFC 8252 §7.3 loopback redirect listener, bound to
 // 127.0.0.1. Requests to other paths or with a wrong state get a 400 page and
 // are otherwise ignored, so a stray or forged request cannot end a login.
-type Loopback struct {
+type loopback struct {
 	ln      net.Listener
 	srv     *http.Server
 	reqs    chan callbackReq
@@ -64,23 +65,19 @@ type Loopback struct {
 	once    sync.Once
 	mu      sync.Mutex
 	ignored int
-	start   string // where StartPath redirects: the authorization URL
+	start   string // where LoopbackStartPath redirects: the authorization URL
 }
 
-// StartPath on the listener redirects to the authorization URL: a short
-// address to copy by hand instead of the long URL.
-const StartPath = "/start"
-
-// SetStart makes StartPath redirect to authURL.
-func (l *Loopback) SetStart(authURL string) {
+// SetStart makes oauthwire.LoopbackStartPath redirect to authURL.
+func (l *loopback) SetStart(authURL string) {
 	l.mu.Lock()
 	l.start = authURL
 	l.mu.Unlock()
 }
 
 // StartURL is http://127.0.0.1:{port}/start.
-func (l *Loopback) StartURL() string {
-	return fmt.Sprintf("http://127.0.0.1:%d%s", l.Port(), StartPath)
+func (l *loopback) StartURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", l.Port(), oauthwire.LoopbackStartPath)
 }
 
 type callbackReq struct {
@@ -88,39 +85,39 @@ type callbackReq struct {
 	reply chan page
 }
 
-// ListenLoopback listens on 127.0.0.1:port (0 picks a free port) and serves
+// listenLoopback listens on 127.0.0.1:port (0 picks a free port) and serves
 // the callback until Close.
-func ListenLoopback(port int) (*Loopback, error) {
+func listenLoopback(port int) (*loopback, error) {
 	ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return nil, fmt.Errorf("loopback listener on port %d: %w", port, err)
 	}
-	l := &Loopback{ln: ln, reqs: make(chan callbackReq), done: make(chan struct{})}
+	l := &loopback{ln: ln, reqs: make(chan callbackReq), done: make(chan struct{})}
 	l.srv = &http.Server{Handler: l, ReadHeaderTimeout: 10 * time.Second}
 	go l.srv.Serve(ln) //nolint:errcheck // returns ErrServerClosed on Close
 	return l, nil
 }
 
 // Port returns the port listened on.
-func (l *Loopback) Port() int { return l.ln.Addr().(*net.TCPAddr).Port }
+func (l *loopback) Port() int { return l.ln.Addr().(*net.TCPAddr).Port }
 
 // RedirectURI returns http://127.0.0.1:{port}/callback.
-func (l *Loopback) RedirectURI() string {
-	return fmt.Sprintf("http://127.0.0.1:%d%s", l.Port(), CallbackPath)
+func (l *loopback) RedirectURI() string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", l.Port(), callbackPath)
 }
 
 // Ignored returns how many callbacks were ignored for a wrong state.
-func (l *Loopback) Ignored() int {
+func (l *loopback) Ignored() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.ignored
 }
 
-// Wait returns the code of the first callback that passes CheckCallback, or
+// Wait returns the code of the first callback that passes checkCallback, or
 // the error of the first one that fails for another reason than its state.
 // It returns ctx.Err() when ctx ends first. Callbacks arriving while no Wait
 // runs are held until the next Wait or Close.
-func (l *Loopback) Wait(ctx context.Context, c CallbackCheck) (string, error) {
+func (l *loopback) Wait(ctx context.Context, c callbackWant) (string, error) {
 	code, finish, err := l.waitHeld(ctx, c)
 	if err == nil {
 		finish(signedInPage("", ""))
@@ -131,13 +128,13 @@ func (l *Loopback) Wait(ctx context.Context, c CallbackCheck) (string, error) {
 // waitHeld is Wait that leaves the browser waiting after a good callback:
 // the caller answers it through finish (exactly once), so the page can say
 // how the login ended after the code exchange.
-func (l *Loopback) waitHeld(ctx context.Context, c CallbackCheck) (string, func(page), error) {
+func (l *loopback) waitHeld(ctx context.Context, c callbackWant) (string, func(page), error) {
 	for {
 		select {
 		case <-ctx.Done():
 			return "", nil, ctx.Err()
 		case r := <-l.reqs:
-			code, err := CheckCallback(r.query, c)
+			code, err := checkCallback(r.query, c)
 			switch {
 			case errors.Is(err, ErrStateMismatch):
 				l.mu.Lock()
@@ -167,8 +164,8 @@ func failurePage(err error) page {
 }
 
 // ServeHTTP hands callbacks to Wait and writes the page Wait chooses.
-func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == StartPath && r.Method == http.MethodGet {
+func (l *loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == oauthwire.LoopbackStartPath && r.Method == http.MethodGet {
 		l.mu.Lock()
 		start := l.start
 		l.mu.Unlock()
@@ -177,7 +174,7 @@ func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.URL.Path != CallbackPath || r.Method != http.MethodGet {
+	if r.URL.Path != callbackPath || r.Method != http.MethodGet {
 		writePage(w, page{Status: http.StatusBadRequest, Title: "Not found", Message: "This is mcpauth's login listener."})
 		return
 	}
@@ -203,7 +200,7 @@ func (l *Loopback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Close stops the listener, letting a page being written finish.
-func (l *Loopback) Close() error {
+func (l *loopback) Close() error {
 	var err error
 	l.once.Do(func() {
 		close(l.done)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // machineAS is a fake authorization server and resource for the machine
@@ -118,13 +119,13 @@ func (a *machineAS) token(w http.ResponseWriter, r *http.Request) {
 	}
 	refresh := ""
 	switch gt := f.Get("grant_type"); gt {
-	case flows.GrantTypeClientCredentials:
-	case flows.GrantTypeJWTBearer:
+	case oauthwire.GrantTypeClientCredentials:
+	case oauthwire.GrantTypeJWTBearer:
 		if err := a.checkBearerAssertion(f.Get("assertion")); err != nil {
 			a.refuse(w, 400, "invalid_grant", err.Error())
 			return
 		}
-	case "authorization_code", flows.GrantTypeDeviceCode, flows.GrantTypeRefreshToken:
+	case "authorization_code", flows.GrantTypeDeviceCode, oauthwire.GrantTypeRefreshToken:
 		var err error
 		if refresh, err = a.userGrant(f, jkt); err != nil {
 			a.refuse(w, 400, "invalid_grant", err.Error())

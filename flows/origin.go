@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // The one rule for every request that carries a credential (an access
@@ -111,7 +113,7 @@ func (o Origin) String() string {
 // Secure reports https, or http to a loopback host (RFC 8252 §8.3): the
 // only origins a credential may go to without --allow-insecure-http.
 func (o Origin) Secure() bool {
-	return o.Scheme == "https" || isLoopbackHost(strings.SplitN(o.Host, "%", 2)[0])
+	return o.Scheme == "https" || oauthwire.IsLoopbackHost(strings.SplitN(o.Host, "%", 2)[0])
 }
 
 // Holds reports whether u is on origin o.

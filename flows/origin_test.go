@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
 func TestOriginSpellings(t *testing.T) {
@@ -254,10 +255,10 @@ func TestResourceRequestsStayOnTheirOrigin(t *testing.T) {
 		d := newDPoP(t)
 		clients := map[string]*http.Client{"bearer": nil, "dpop": d.Client(nil, mustOrigin(t, mcp.URL), "bound-token")}
 		for name, hc := range clients {
-			if res, err := flows.Ping(ctx, hc, mcp.URL, "the-token"); !errors.Is(err, flows.ErrCrossOrigin) {
+			if res, err := probe.Ping(ctx, hc, mcp.URL, "the-token"); !errors.Is(err, flows.ErrCrossOrigin) {
 				t.Errorf("%s ping redirected to %s: %+v, %v", name, hostOf(other), res, err)
 			}
-			if _, err := flows.CheckMCP(ctx, hc, mcp.URL+"/mcp", "the-token"); !errors.Is(err, flows.ErrCrossOrigin) {
+			if _, err := probe.CheckMCP(ctx, hc, mcp.URL+"/mcp", "the-token"); !errors.Is(err, flows.ErrCrossOrigin) {
 				t.Errorf("%s MCP check redirected to %s: %v", name, hostOf(other), err)
 			}
 		}

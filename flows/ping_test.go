@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
 func TestPing(t *testing.T) {
@@ -27,12 +28,12 @@ func TestPing(t *testing.T) {
 	})
 	ctx := context.Background()
 
-	r, err := flows.Ping(ctx, nil, srv.URL+"/", "good")
+	r, err := probe.Ping(ctx, nil, srv.URL+"/", "good")
 	if err != nil || r.Status != "ok" || r.UserID != "u1" {
 		t.Fatalf("Ping = %+v, %v", r, err)
 	}
 
-	_, err = flows.Ping(ctx, nil, srv.URL, "expired")
+	_, err = probe.Ping(ctx, nil, srv.URL, "expired")
 	var re *flows.ResourceError
 	if !errors.Is(err, flows.ErrUnauthorized) || !errors.As(err, &re) {
 		t.Fatalf("err = %v, want ErrUnauthorized with a ResourceError", err)
@@ -41,12 +42,12 @@ func TestPing(t *testing.T) {
 		t.Errorf("challenge %+v", re.Challenge)
 	}
 
-	_, err = flows.Ping(ctx, nil, srv.URL, "narrow")
+	_, err = probe.Ping(ctx, nil, srv.URL, "narrow")
 	if !errors.Is(err, flows.ErrInsufficientScope) || errors.Is(err, flows.ErrUnauthorized) {
 		t.Errorf("403: err = %v, want ErrInsufficientScope only", err)
 	}
 
-	_, err = flows.Ping(ctx, nil, srv.URL, "broken")
+	_, err = probe.Ping(ctx, nil, srv.URL, "broken")
 	var oe *flows.OAuthError
 	if !errors.As(err, &oe) || oe.StatusCode != 500 || errors.Is(err, flows.ErrUnauthorized) {
 		t.Errorf("500: err = %v", err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // preflight asks the authorization endpoint about req before a browser
@@ -35,7 +37,7 @@ func (cfg AuthCodeConfig) preflight(ctx context.Context, req *AuthRequest) error
 	hreq.Header.Set("Accept", "application/json")
 	hc := *httpClient(cfg.HTTPClient)
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, body, err := do(&hc, hreq)
+	resp, body, err := oauthwire.Do(&hc, hreq)
 	if resp == nil {
 		return nil
 	}
@@ -62,7 +64,7 @@ func (cfg AuthCodeConfig) refusal(req *AuthRequest, resp *http.Response, body []
 			return nil
 		}
 		var oe *OAuthError
-		if _, err := CheckCallback(loc.Query(), cfg.callbackCheck(req)); errors.As(err, &oe) {
+		if _, err := checkCallback(loc.Query(), cfg.callbackCheck(req)); errors.As(err, &oe) {
 			return fmt.Errorf("%w: it redirected back with %w", ErrAuthorizationRefused, oe)
 		}
 	case status == http.StatusRequestURITooLong:

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // DefaultRefreshMargin is how long before its expiry an access token counts
@@ -66,7 +68,7 @@ func Refresh(ctx context.Context, cfg RefreshConfig, refreshToken string) (*Toke
 	if refreshToken == "" {
 		return nil, errors.New("refresh: no refresh token")
 	}
-	form := url.Values{"grant_type": {GrantTypeRefreshToken}, "refresh_token": {refreshToken}, "resource": {cfg.Resource}}
+	form := url.Values{"grant_type": {oauthwire.GrantTypeRefreshToken}, "refresh_token": {refreshToken}, "resource": {cfg.Resource}}
 	if cfg.Scope != "" {
 		form.Set("scope", cfg.Scope)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // ClientMetadata is an RFC 7591 §2 client registration request.
@@ -82,17 +84,17 @@ func NativeClientMetadata(disc *Discovery, name string, redirectURIs []string, s
 	if disc.ResourceMetadata != nil && len(disc.ResourceMetadata.ScopesSupported) > 0 {
 		advertised = disc.ResourceMetadata.ScopesSupported
 	}
-	grants := []string{"authorization_code", GrantTypeRefreshToken}
+	grants := []string{"authorization_code", oauthwire.GrantTypeRefreshToken}
 	if disc.SupportsDeviceFlow() || slices.Contains(md.GrantTypesSupported, GrantTypeDeviceCode) {
 		grants = append(grants, GrantTypeDeviceCode)
 	}
 	return ClientMetadata{
 		ClientName:              name,
 		RedirectURIs:            redirectURIs,
-		ApplicationType:         ApplicationTypeNative,
+		ApplicationType:         applicationTypeNative,
 		GrantTypes:              grants,
 		ResponseTypes:           []string{"code"},
 		TokenEndpointAuthMethod: AuthMethodNone,
-		Scope:                   WithOfflineAccess(UnionScopes(scope, strings.Join(advertised, " ")), md),
+		Scope:                   WithOfflineAccess(oauthwire.UnionScopes(scope, strings.Join(advertised, " ")), md),
 	}
 }

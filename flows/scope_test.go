@@ -87,12 +87,3 @@ func TestOfflineAccessOnlyWhenListed(t *testing.T) {
 		}
 	}
 }
-
-func TestUnionScopes(t *testing.T) {
-	if got := flows.UnionScopes("a b", "", "b  c", "a"); got != "a b c" {
-		t.Errorf("UnionScopes = %q", got)
-	}
-	if !flows.ScopeCovers("a b c", "c a") || flows.ScopeCovers("a", "a b") {
-		t.Error("ScopeCovers")
-	}
-}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // DefaultMaxStepUps bounds the re-authorizations one command makes for a
@@ -75,7 +77,7 @@ func StepUp(ctx context.Context, cfg StepUpConfig) error {
 		if attempt == maxN {
 			return NewStepUpError(attempt, asked, granted, required)
 		}
-		asked = UnionScopes(granted, required)
+		asked = oauthwire.UnionScopes(granted, required)
 		g, aerr := cfg.Authorize(ctx, asked)
 		if aerr != nil {
 			return fmt.Errorf("re-authorizing for scope %q: %w", asked, aerr)
@@ -102,7 +104,7 @@ func NewStepUpError(attempts int, asked, granted, required string) *StepUpError 
 func missing(granted, want string) string {
 	var out []string
 	for _, tok := range strings.Fields(want) {
-		if !ScopeCovers(granted, tok) {
+		if !oauthwire.ScopeCovers(granted, tok) {
 			out = append(out, tok)
 		}
 	}

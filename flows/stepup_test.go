@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 func insufficient(scope string) error {
 	h := http.Header{}
 	h.Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, scope))
-	ch, _ := flows.BearerChallenge(h)
-	return fmt.Errorf("ping: %w", &flows.ResourceError{StatusCode: 403, Challenge: ch})
+	return fmt.Errorf("ping: %w", flows.NewResourceError(&http.Response{StatusCode: http.StatusForbidden, Header: h}))
 }
 
 // A resource that needs a scope the token lacks: one re-authorization for
@@ -25,7 +25,7 @@ func TestStepUpUnion(t *testing.T) {
 	err := flows.StepUp(context.Background(), flows.StepUpConfig{
 		Granted: granted,
 		Call: func(context.Context) error {
-			if !flows.ScopeCovers(granted, "files:read") {
+			if !oauthwire.ScopeCovers(granted, "files:read") {
 				return insufficient("files:read")
 			}
 			return nil

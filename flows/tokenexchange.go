@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // RFC 8693 token exchange, as the MCP enterprise-managed authorization
@@ -17,14 +19,6 @@ import (
 // draft-ietf-oauth-identity-assertion-authz-grant) addressed to the MCP
 // server's authorization server, then redeems that with the JWT bearer
 // grant (JWTBearer).
-
-// Token exchange identifiers (RFC 8693 §2.1, §3 and the ID-JAG draft).
-const (
-	GrantTypeTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
-	TokenTypeIDToken       = "urn:ietf:params:oauth:token-type:id_token"
-	TokenTypeAccessToken   = "urn:ietf:params:oauth:token-type:access_token"
-	TokenTypeIDJAG         = "urn:ietf:params:oauth:token-type:id-jag"
-)
 
 // TokenExchangeConfig configures one RFC 8693 exchange.
 type TokenExchangeConfig struct {
@@ -38,8 +32,8 @@ type TokenExchangeConfig struct {
 	Key    *Signer
 
 	SubjectToken       string
-	SubjectTokenType   string // default TokenTypeIDToken
-	RequestedTokenType string // default TokenTypeIDJAG
+	SubjectTokenType   string // default oauthwire.TokenTypeIDToken
+	RequestedTokenType string // default oauthwire.TokenTypeIDJAG
 	Audience           string // the issuer of the server the token is for
 	Resource           string // RFC 8707 resource
 	Scope              string
@@ -58,7 +52,7 @@ func TokenExchange(ctx context.Context, cfg TokenExchangeConfig) (*ExchangedToke
 	if cfg.TokenEndpoint == "" {
 		return nil, fmt.Errorf("%s: no token endpoint", name)
 	}
-	if err := checkSecure("token exchange endpoint", cfg.TokenEndpoint, false); err != nil {
+	if err := oauthwire.CheckSecure("token exchange endpoint", cfg.TokenEndpoint, false); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	subject := strings.TrimSpace(cfg.SubjectToken)
@@ -66,10 +60,10 @@ func TokenExchange(ctx context.Context, cfg TokenExchangeConfig) (*ExchangedToke
 		return nil, fmt.Errorf("%s: the subject token is empty", name)
 	}
 	form := url.Values{
-		"grant_type":           {GrantTypeTokenExchange},
+		"grant_type":           {oauthwire.GrantTypeTokenExchange},
 		"subject_token":        {subject},
-		"subject_token_type":   {cmp.Or(cfg.SubjectTokenType, TokenTypeIDToken)},
-		"requested_token_type": {cmp.Or(cfg.RequestedTokenType, TokenTypeIDJAG)},
+		"subject_token_type":   {cmp.Or(cfg.SubjectTokenType, oauthwire.TokenTypeIDToken)},
+		"requested_token_type": {cmp.Or(cfg.RequestedTokenType, oauthwire.TokenTypeIDJAG)},
 	}
 	for k, v := range map[string]string{"audience": cfg.Audience, "resource": cfg.Resource, "scope": cfg.Scope} {
 		if v != "" {
@@ -117,7 +111,7 @@ func Enterprise(ctx context.Context, cfg EnterpriseConfig) (*Token, error) {
 	if x.Clock == nil {
 		x.Clock = cfg.Grant.Clock
 	}
-	x.RequestedTokenType = TokenTypeIDJAG
+	x.RequestedTokenType = oauthwire.TokenTypeIDJAG
 	x.Audience = cmp.Or(x.Audience, disc.Issuer)
 	if !cfg.Grant.NoResource {
 		x.Resource = cmp.Or(x.Resource, disc.Resource)

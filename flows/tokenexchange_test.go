@@ -13,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // workloadAssertion is what a workload identity provider (GitHub Actions
@@ -43,7 +44,7 @@ func TestJWTBearerWorkloadIdentity(t *testing.T) {
 		t.Fatalf("%v (%v)", err, fails)
 	}
 	forms, _, _ := a.snapshot()
-	if tok.TokenType != "DPoP" || forms[0].Get("assertion") != assertion || forms[0].Get("grant_type") != flows.GrantTypeJWTBearer || forms[0].Get("client_id") != "robot" {
+	if tok.TokenType != "DPoP" || forms[0].Get("assertion") != assertion || forms[0].Get("grant_type") != oauthwire.GrantTypeJWTBearer || forms[0].Get("client_id") != "robot" {
 		t.Errorf("token %+v, form %v", tok, forms[0])
 	}
 	// An assertion from an issuer the server does not trust: the error names
@@ -82,8 +83,8 @@ func newFakeIdP(t *testing.T) *fakeIdP {
 			oauthErr(w, 401, "invalid_client", "bad IdP client")
 		case p.fail != "":
 			oauthErr(w, 400, p.fail, "the ID token expired")
-		case f.Get("grant_type") != flows.GrantTypeTokenExchange || f.Get("subject_token") != "id-token-of-alice" ||
-			f.Get("subject_token_type") != flows.TokenTypeIDToken || f.Get("requested_token_type") != flows.TokenTypeIDJAG:
+		case f.Get("grant_type") != oauthwire.GrantTypeTokenExchange || f.Get("subject_token") != "id-token-of-alice" ||
+			f.Get("subject_token_type") != oauthwire.TokenTypeIDToken || f.Get("requested_token_type") != oauthwire.TokenTypeIDJAG:
 			oauthErr(w, 400, "invalid_request", "bad exchange")
 		default:
 			jag, _ := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{
@@ -91,7 +92,7 @@ func newFakeIdP(t *testing.T) *fakeIdP {
 				"client_id": "robot", "scope": f.Get("scope"), "jti": "jag1",
 				"iat": t0.Unix(), "exp": t0.Add(5 * time.Minute).Unix(),
 			}).SignedString(p.key)
-			writeJSON(w, 200, map[string]any{"access_token": jag, "issued_token_type": firstOf(p.typ, flows.TokenTypeIDJAG),
+			writeJSON(w, 200, map[string]any{"access_token": jag, "issued_token_type": firstOf(p.typ, oauthwire.TokenTypeIDJAG),
 				"token_type": "N_A", "expires_in": 300})
 		}
 	})
@@ -123,7 +124,7 @@ func TestEnterpriseIDJAG(t *testing.T) {
 		t.Errorf("token %+v, IdP form %v", tok, p.form)
 	}
 	forms, _, _ := a.snapshot()
-	if forms[0].Get("grant_type") != flows.GrantTypeJWTBearer {
+	if forms[0].Get("grant_type") != oauthwire.GrantTypeJWTBearer {
 		t.Errorf("AS form %v", forms[0])
 	}
 }
@@ -137,7 +138,7 @@ func TestEnterpriseErrors(t *testing.T) {
 			t.Errorf("err %v lacks %q", err, want)
 		}
 	}
-	p.set("", flows.TokenTypeAccessToken)
+	p.set("", oauthwire.TokenTypeAccessToken)
 	_, err = flows.Enterprise(context.Background(), enterpriseCfg(t, a, p))
 	if err == nil || !strings.Contains(err.Error(), "issued_token_type") {
 		t.Errorf("wrong issued type: %v", err)

@@ -121,15 +121,15 @@ func CredentialHeader(method, rawURL string, c Credential) (http.Header, error) 
 		}
 		req.URL = u
 	}
-	if err := SetCredential(req, c); err != nil {
+	if err := setCredential(req, c); err != nil {
 		return nil, err
 	}
 	return req.Header, nil
 }
 
-// SetCredential sets the headers that present c on req: Authorization
+// setCredential sets the headers that present c on req: Authorization
 // (Bearer, or DPoP with a fresh proof in a DPoP header).
-func SetCredential(req *http.Request, c Credential) error {
+func setCredential(req *http.Request, c Credential) error {
 	if c.DPoP == nil {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 		req.Header.Del("DPoP")
@@ -211,7 +211,7 @@ func (t *Transport) send(req *http.Request, body func() (io.ReadCloser, error), 
 			}
 			r.Body = b
 		}
-		if err := SetCredential(r, c); err != nil {
+		if err := setCredential(r, c); err != nil {
 			return nil, err
 		}
 		resp, err := base.RoundTrip(r)

@@ -2,7 +2,6 @@ package flows
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 )
@@ -45,32 +44,6 @@ func sameURL(a, b string) bool {
 	ca, err1 := CanonicalResource(a)
 	cb, err2 := CanonicalResource(b)
 	return err1 == nil && err2 == nil && ca == cb
-}
-
-// checkSecure refuses anything but https, or http on a loopback host
-// (127.0.0.0/8, ::1, localhost) as RFC 8252 §8.3 allows for native apps.
-func checkSecure(what, raw string, allowHTTP bool) error {
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" {
-		return fmt.Errorf("%s %q is not an absolute URL", what, raw)
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return nil
-	case "http":
-		if allowHTTP || isLoopbackHost(u.Hostname()) {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s %q: %w", what, raw, ErrInsecureEndpoint)
-}
-
-func isLoopbackHost(h string) bool {
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // wellKnownInserted builds scheme://host/.well-known/{name}{path} (RFC 8414

@@ -6,42 +6,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
-
-// maxBody bounds every response body the flows read.
-const maxBody = 1 << 20
-
-var errTooLarge = errors.New("response body exceeds 1 MiB")
 
 func httpClient(hc *http.Client) *http.Client {
 	if hc == nil {
 		return http.DefaultClient
 	}
 	return hc
-}
-
-// do sends req and returns the response with its body read (bounded) and
-// closed.
-func do(hc *http.Client, req *http.Request) (*http.Response, []byte, error) {
-	resp, err := httpClient(hc).Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return resp, nil, fmt.Errorf("reading response from %s: %w", req.URL.Redacted(), err)
-	}
-	if len(body) > maxBody {
-		return resp, nil, fmt.Errorf("%s: %w", req.URL.Redacted(), errTooLarge)
-	}
-	return resp, body, nil
 }
 
 // doConfined is do for a request that carries a credential: it goes only to
@@ -51,7 +29,7 @@ func doConfined(hc *http.Client, req *http.Request) (*http.Response, []byte, err
 	if err != nil {
 		return nil, nil, err
 	}
-	return do(Confine(hc, o), req)
+	return oauthwire.Do(Confine(hc, o), req)
 }
 
 func postJSON(ctx context.Context, hc *http.Client, endpoint string, v any) (*http.Response, []byte, error) {

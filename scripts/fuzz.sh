@@ -24,7 +24,7 @@ targets=(
   "./server FuzzRevoke"
   "./server FuzzParseFormParams"
   "./pkce FuzzPKCE"
-  "./flows FuzzWWWAuthenticate"
+  "./internal/oauthwire FuzzWWWAuthenticate"
   "./flows FuzzTokenResponse"
   "./flows FuzzLoopbackCallback"
   "./flows FuzzDiscoveryDocuments"

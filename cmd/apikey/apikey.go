@@ -16,6 +16,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
 // Options are apikey set's arguments.
@@ -106,7 +107,7 @@ func runSet(ctx context.Context, opts *Options, phase *clierr.Phase) error {
 		return err
 	}
 	base := creds.PingBase(bundle.Resource, server)
-	res, err := flows.Ping(ctx, hc, base, key)
+	res, err := probe.Ping(ctx, hc, base, key)
 	switch {
 	case errors.Is(err, flows.ErrUnauthorized):
 		return clierr.WithExit(clierr.ExitAuthRequired, fmt.Errorf("%s/api/ping refused this API key (HTTP 401): copy it again from the server's Settings page; the key was not stored", base))

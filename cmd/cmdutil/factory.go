@@ -15,6 +15,7 @@ import (
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/internal/launch"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/mcpauth/mcpauth/internal/reach"
 	"github.com/mcpauth/mcpauth/internal/redact"
 	"github.com/mcpauth/mcpauth/keyring"
@@ -99,8 +100,8 @@ func NewHTTPClient(g *Globals, debugOut io.Writer, getenv func(string) string) (
 // Opener decides how a URL reaches the user's browser (launch.Opener):
 // --no-browser, else --browser-command or MCPAUTH_BROWSER, else the
 // factory's OpenBrowser (tests), else the system's unless headless. The
-// URLs come from servers: open refuses, with flows.ErrNotLaunchable, one
-// that flows.CheckLaunchable refuses (allowHTTP: --allow-insecure-http),
+// URLs come from servers: open refuses, with oauthwire.ErrNotLaunchable, one
+// that oauthwire.CheckLaunchable refuses (allowHTTP: --allow-insecure-http),
 // and the caller prints it with the reason instead.
 func (f *Factory) Opener(command string, noBrowser, allowHTTP bool) (open func(string) error, why string) {
 	base, why := launch.Opener(command, noBrowser, f.Getenv, f.OpenBrowser, runtime.GOOS)
@@ -108,7 +109,7 @@ func (f *Factory) Opener(command string, noBrowser, allowHTTP bool) (open func(s
 		return nil, why
 	}
 	return func(u string) error {
-		if err := flows.CheckLaunchable(u, allowHTTP); err != nil {
+		if err := oauthwire.CheckLaunchable(u, allowHTTP); err != nil {
 			return err
 		}
 		return base(u)

@@ -9,10 +9,10 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clitest"
-	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
-// Every URL the CLI hands to --browser-command passes flows.CheckLaunchable
+// Every URL the CLI hands to --browser-command passes oauthwire.CheckLaunchable
 // first: a refused one never reaches the program and comes back as
 // ErrNotLaunchable for the caller to print; a good one is run, and
 // --allow-insecure-http lets plain http to another host through.
@@ -21,7 +21,7 @@ func TestOpenerHandsTheProgramOnlyLaunchableURLs(t *testing.T) {
 	f := cmdutil.New(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, func(string) string { return "" })
 	open, _ := f.Opener(browser, false, false)
 	for _, bad := range []string{"--output=/tmp/x?response_type=code", "file:///etc/passwd", "javascript:alert(1)", "/oauth/authorize", "http://192.0.2.1/authorize"} {
-		if err := open(bad); !errors.Is(err, flows.ErrNotLaunchable) {
+		if err := open(bad); !errors.Is(err, oauthwire.ErrNotLaunchable) {
 			t.Errorf("%s: %v, want ErrNotLaunchable", bad, err)
 		}
 	}

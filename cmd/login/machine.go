@@ -13,6 +13,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/loginflow"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // MachineOptions are login's flags for logins without a user at a browser:
@@ -182,7 +183,7 @@ func runMachine(ctx context.Context, opts *Options, grant string) error {
 	}
 	b.Issuer, b.Resource, b.Grant.TokenEndpoint = disc.Issuer, disc.Resource, md.TokenEndpoint
 	if b.Grant.Scope == "" {
-		b.Grant.Scope = flows.MachineScope(disc.Scope)
+		b.Grant.Scope = oauthwire.MachineScope(disc.Scope)
 	}
 	server := creds.ServerKey(disc.Resource)
 

@@ -15,6 +15,8 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/loginflow"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
+	"github.com/mcpauth/mcpauth/internal/probe"
 )
 
 // Options are ping's arguments.
@@ -71,7 +73,7 @@ func Run(ctx context.Context, opts *Options) error {
 		ui := cmdutil.NewUI(f)
 		again := loginflow.Again{F: f, Server: cred.Server, Log: ui.Info}
 		src.StepUp = func(ctx context.Context, granted, required string) error {
-			scope := flows.UnionScopes(granted, required)
+			scope := oauthwire.UnionScopes(granted, required)
 			ui.Info("The server needs more scope: logging in again for %q", scope)
 			return again.LogIn(ctx, scope, "") // the union as asked, unnarrowed
 		}
@@ -81,12 +83,12 @@ func Run(ctx context.Context, opts *Options) error {
 	// With --step-up, until the source's bound says no more (flows.StepUp's rule).
 	c := (&flows.Transport{Origin: origin, Source: src, StepUps: flows.DefaultMaxStepUps + 1}).Client(hc)
 	check := checkPing
-	res, err := flows.Ping(ctx, c, cred.BaseURL, "")
-	var tools *flows.MCPCheckResult
+	res, err := probe.Ping(ctx, c, cred.BaseURL, "")
+	var tools *probe.MCPCheckResult
 	if oe := (*flows.OAuthError)(nil); errors.As(err, &oe) && oe.StatusCode == http.StatusNotFound {
 		// Not our server: any MCP server answers tools/list.
 		check = checkMCP
-		tools, err = flows.CheckMCP(ctx, c, mcpURL, "")
+		tools, err = probe.CheckMCP(ctx, c, mcpURL, "")
 	}
 	cred = src.Current()
 	if err != nil {
@@ -121,7 +123,7 @@ func failed(opts *Options, cred creds.Credential, mcpURL string, err error) erro
 	}
 	if scope, ok := flows.RequiredScope(err); ok && !opts.StepUp {
 		return clierr.FlowError(fmt.Sprintf("ping %s: the server needs scope %q (run: mcpauth ping --step-up %s, or mcpauth login %s --scope %q)",
-			cred.BaseURL, scope, cred.Server, cred.Server, flows.UnionScopes(cred.Scope, scope)), err)
+			cred.BaseURL, scope, cred.Server, cred.Server, oauthwire.UnionScopes(cred.Scope, scope)), err)
 	}
 	if uerr := clierr.Unreachable(cred.BaseURL, err); uerr != err {
 		return uerr

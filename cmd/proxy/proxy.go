@@ -24,6 +24,7 @@ import (
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/internal/mcpproxy"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // Options are proxy's arguments.
@@ -258,9 +259,9 @@ func (c *credSource) scopeHint(mcpURL string) func(string) string {
 		if cred.FromEnv {
 			return "; MCPAUTH_TOKEN is set: replace it with a token carrying that scope"
 		}
-		union := flows.UnionScopes(cred.Scope, scope)
-		if flows.CheckScopeLength(union) != nil {
-			return fmt.Sprintf("; that scope is %d characters, more than mcpauth asks for (%d): report it to the server's operator", len(union), flows.MaxScopeLength)
+		union := oauthwire.UnionScopes(cred.Scope, scope)
+		if oauthwire.CheckScopeLength(union) != nil {
+			return fmt.Sprintf("; that scope is %d characters, more than mcpauth asks for (%d): report it to the server's operator", len(union), oauthwire.MaxScopeLength)
 		}
 		return fmt.Sprintf("; run: mcpauth login %s --scope %q (or start the proxy with --login to be asked)", mcpURL, union)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
 	"github.com/mcpauth/mcpauth/flows/flowstest"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // hugeScope is a step-up scope of n tokens, as a hostile resource might put
@@ -96,7 +97,7 @@ func TestProxyStepUpPrefersScopesSupported(t *testing.T) {
 	}
 	t.Logf("authorization URL: %d characters", len(urls[0]))
 	if got := u.Query().Get("scope"); got != "mcp offline_access files:write" {
-		t.Errorf("asked for scope %s, want the granted scope plus files:write", flows.AbbrevScope(got))
+		t.Errorf("asked for scope %s, want the granted scope plus files:write", oauthwire.AbbrevScope(got))
 	}
 	// 2,048 characters of scope, percent-encoded, within 8,000 (RFC 9110).
 	if len(urls[0]) > 8000 {
@@ -119,7 +120,7 @@ func TestProxyStepUpRefusesAnUnboundedScope(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := step(ctx, current().Token, hugeScope(20000, "files:write"))
-	if !errors.Is(err, flows.ErrScopeTooLong) || !strings.Contains(err.Error(), fmt.Sprintf("more than the %d mcpauth sends", flows.MaxScopeLength)) {
+	if !errors.Is(err, flows.ErrScopeTooLong) || !strings.Contains(err.Error(), fmt.Sprintf("more than the %d mcpauth sends", oauthwire.MaxScopeLength)) {
 		t.Fatalf("step-up: %v, want the scope bound\n%s", err, logged)
 	}
 	if urls := browser.opened(); len(urls) != 0 {

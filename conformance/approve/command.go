@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/conformance"
-	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/mcpauth/mcpauth/internal/redact"
 )
 
@@ -143,7 +143,7 @@ func (a *CommandApprover) drive(ctx context.Context, authURL, action string) (*u
 	// The server under test named the endpoint: a relative or file: one
 	// would reach the program as an option or a file. Plain http stays
 	// allowed: the suite tests the target the user named, however served.
-	if err := flows.CheckLaunchable(authURL, true); err != nil {
+	if err := oauthwire.CheckLaunchable(authURL, true); err != nil {
 		return nil, fmt.Errorf("browser command: not run: %w", err)
 	}
 	au, err := url.Parse(authURL)

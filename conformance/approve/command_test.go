@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // script writes an executable shell script and returns its path.
@@ -87,7 +88,7 @@ func TestCommandApproverRefusesUnlaunchableURLs(t *testing.T) {
 	defer cancel()
 	for _, endpoint := range []string{"--output=/tmp/stolen", "/oauth/authorize", "file:///etc/passwd", "javascript:alert(1)"} {
 		req := flows.AuthRequest{Endpoint: endpoint, ClientID: "c1", RedirectURI: a.RedirectURI(), State: "s1"}
-		if _, err := a.ApproveConsent(ctx, req.URL()); !errors.Is(err, flows.ErrNotLaunchable) {
+		if _, err := a.ApproveConsent(ctx, req.URL()); !errors.Is(err, oauthwire.ErrNotLaunchable) {
 			t.Errorf("endpoint %s: %v, want ErrNotLaunchable", endpoint, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // ErrDPoPBound: the stored credential is bound to a DPoP key, and the SDK
@@ -206,7 +207,7 @@ func (h *Handler) stepUp(ctx context.Context, sent string, re *flows.ResourceErr
 	}
 	h.stepUps++
 	h.mu.Unlock()
-	scope := flows.UnionScopes(granted, required)
+	scope := oauthwire.UnionScopes(granted, required)
 	if err := h.opts.StepUp(ctx, h.url, scope); err != nil {
 		return fmt.Errorf("logging in to %s for scope %q: %w", h.url, scope, err)
 	}

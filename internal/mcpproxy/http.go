@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // headerTransport adds the extra headers to every request.
@@ -49,7 +50,7 @@ func credentialed(next http.RoundTripper, origin flows.Origin, cfg Config) http.
 // insufficientScope returns the scope a 403 insufficient_scope challenge
 // asks for, or "".
 func insufficientScope(h http.Header) string {
-	for _, c := range flows.ParseChallenges(h) {
+	for _, c := range oauthwire.ParseChallenges(h) {
 		if c.Params["error"] == "insufficient_scope" {
 			return strings.TrimSpace(c.Params["scope"])
 		}
@@ -158,7 +159,7 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		} else if status == http.StatusForbidden {
 			reason = fmt.Sprintf("the server refused access (HTTP 403%s)", challengeError(resp.Header))
 			if scope := insufficientScope(resp.Header); scope != "" {
-				reason = fmt.Sprintf("the server needs scope %s for this (HTTP 403 insufficient_scope)", flows.AbbrevScope(scope))
+				reason = fmt.Sprintf("the server needs scope %s for this (HTTP 403 insufficient_scope)", oauthwire.AbbrevScope(scope))
 				if t.scopeHint != nil {
 					reason += t.scopeHint(scope)
 				}

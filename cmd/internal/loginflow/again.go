@@ -10,6 +10,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 // Again is a login a command starts by itself (proxy --login, ping
@@ -29,7 +30,7 @@ type Again struct {
 
 // LogIn logs in for granted plus required, the scope a resource asked
 // for (both "" for the server's default; required is narrowed and bounded
-// as flows.StepUpScope says): in the browser, as mcpauth login does, or,
+// as boundedStepUpScope says): in the browser, as mcpauth login does, or,
 // with no browser to open (over SSH, no display), with the device flow
 // when the server offers it.
 func (a Again) LogIn(ctx context.Context, granted, required string) error {
@@ -37,13 +38,13 @@ func (a Again) LogIn(ctx context.Context, granted, required string) error {
 	streams := *lf.IO
 	streams.Out, streams.In, streams.StdinTTY = streams.ErrOut, strings.NewReader(""), false
 	lf.IO = &streams
-	what, scope := "logging in to "+a.Server, flows.UnionScopes(granted, required)
+	what, scope := "logging in to "+a.Server, oauthwire.UnionScopes(granted, required)
 	if required != "" {
-		what = fmt.Sprintf("the server needs scope %s: logging in to %s again", flows.AbbrevScope(scope), a.Server)
+		what = fmt.Sprintf("the server needs scope %s: logging in to %s again", oauthwire.AbbrevScope(scope), a.Server)
 	}
 	if _, headless := lf.Opener("", false, false); headless != "" {
 		a.Log("%s with the device flow (no browser: %s)", what, headless)
-		if err := flows.CheckScopeLength(scope); required != "" && err != nil {
+		if err := oauthwire.CheckScopeLength(scope); required != "" && err != nil {
 			return err
 		}
 		var phase clierr.Phase

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -35,7 +36,7 @@ type Browser struct {
 	// StepUp is the scope a resource asked for with a 403
 	// insufficient_scope, added to Scope (the granted one) for a step-up.
 	// It is the server's word: narrowed to what the server lists and
-	// bounded (flows.StepUpScope), and the authorization endpoint is asked
+	// bounded (boundedStepUpScope), and the authorization endpoint is asked
 	// about the request before the browser opens (flows Preflight).
 	StepUp   string
 	Discover cmdutil.DiscoverFlags
@@ -105,7 +106,7 @@ func (opts *Browser) Run(ctx context.Context, phase *clierr.Phase) (*flows.Disco
 			printURL(f, ui, target, authURL, headless, disc.SupportsDeviceFlow())
 		} else {
 			ui.Info("Opening the browser to log in to %s …", disc.Resource)
-			if err := base(authURL); errors.Is(err, flows.ErrNotLaunchable) {
+			if err := base(authURL); errors.Is(err, oauthwire.ErrNotLaunchable) {
 				ui.Warn("not opening a browser: %v", err)
 				printURL(f, ui, target, authURL, "", disc.SupportsDeviceFlow())
 			} else if err != nil {
@@ -158,10 +159,10 @@ func stepUpScope(ui *cmdutil.UI, opts *Browser, disc *flows.Discovery) (string, 
 	if opts.StepUp == "" {
 		return opts.Scope, nil
 	}
-	scope, dropped, err := flows.StepUpScope(opts.Scope, opts.StepUp, disc)
+	scope, dropped, err := boundedStepUpScope(opts.Scope, opts.StepUp, disc)
 	if len(dropped) > 0 {
 		ui.Warn("not asking for %d scope(s) the server asked for but neither it nor its authorization server lists in scopes_supported: %s",
-			len(dropped), flows.AbbrevScope(strings.Join(dropped, " ")))
+			len(dropped), oauthwire.AbbrevScope(strings.Join(dropped, " ")))
 	}
 	if err != nil {
 		return "", clierr.FlowError("choosing the scope to ask for", err)
@@ -179,7 +180,7 @@ func printURL(f *cmdutil.Factory, ui *cmdutil.UI, target, authURL, headless stri
 		if redirect, err := url.Parse(u.Query().Get("redirect_uri")); err == nil && redirect.Port() != "" && redirect.Hostname() == "127.0.0.1" {
 			// The listener redirects its /start to the URL above: shorter
 			// to copy, in a browser on this machine.
-			ui.Info("Or, in a browser on this machine: http://127.0.0.1:%s%s", redirect.Port(), flows.StartPath)
+			ui.Info("Or, in a browser on this machine: http://127.0.0.1:%s%s", redirect.Port(), oauthwire.LoopbackStartPath)
 			ui.Info("If the browser runs on another machine, forward the callback port first:\n  ssh -L %s:127.0.0.1:%s <this-host>", redirect.Port(), redirect.Port())
 		}
 	}

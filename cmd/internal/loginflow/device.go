@@ -14,6 +14,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/countdown"
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/mcpauth/mcpauth/keyring"
 )
 
@@ -147,7 +148,7 @@ func showCode(ctx context.Context, opts *Device, ui *cmdutil.UI, da flows.Device
 		return // headless: the box says where to go
 	}
 	target := cmp.Or(da.VerificationURIComplete, da.VerificationURI)
-	if err := flows.CheckLaunchable(target, opts.Discover.AllowInsecure); err != nil {
+	if err := oauthwire.CheckLaunchable(target, opts.Discover.AllowInsecure); err != nil {
 		ui.Warn("not offering to open the browser: %v", err)
 		return
 	}

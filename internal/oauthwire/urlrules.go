@@ -1,11 +1,48 @@
-package flows
+package oauthwire
 
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 )
+
+// LoopbackStartPath on the loopback redirect listener redirects to the
+// authorization URL: a short address to copy by hand instead of the long
+// URL.
+const LoopbackStartPath = "/start"
+
+// ErrInsecureEndpoint: an endpoint is neither https nor loopback http
+// (flows returns it as flows.ErrInsecureEndpoint).
+var ErrInsecureEndpoint = errors.New("endpoint is not https or loopback http")
+
+// CheckSecure refuses anything but https, or http on a loopback host
+// (127.0.0.0/8, ::1, localhost) as RFC 8252 §8.3 allows for native apps.
+func CheckSecure(what, raw string, allowHTTP bool) error {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		return fmt.Errorf("%s %q is not an absolute URL", what, raw)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return nil
+	case "http":
+		if allowHTTP || IsLoopbackHost(u.Hostname()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %q: %w", what, raw, ErrInsecureEndpoint)
+}
+
+// IsLoopbackHost reports whether h names the loopback interface.
+func IsLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
 
 // ErrNotLaunchable matches every URL refused by CheckLaunchable.
 var ErrNotLaunchable = errors.New("not a URL mcpauth hands to a browser")
@@ -32,7 +69,7 @@ func CheckLaunchable(raw string, allowHTTP bool) error {
 	if u.Host == "" {
 		return fmt.Errorf("%q has no host: %w", raw, ErrNotLaunchable)
 	}
-	if checkSecure("URL", raw, allowHTTP) != nil {
+	if CheckSecure("URL", raw, allowHTTP) != nil {
 		return fmt.Errorf("%q is plain http to a host that is not loopback: %w", raw, ErrNotLaunchable)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package flows_test
+package loginflow
 
 import (
 	"errors"
@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
-func TestStepUpScope(t *testing.T) {
+func TestBoundedStepUpScope(t *testing.T) {
 	listed := &flows.Discovery{
 		ResourceMetadata: &flows.ProtectedResourceMetadata{ScopesSupported: []string{"mcp", "files:read"}},
 		AuthServer:       &flows.AuthServerMetadata{ScopesSupported: []string{"mcp", "files:write"}},
 	}
 	unlisted := &flows.Discovery{AuthServer: &flows.AuthServerMetadata{}} // legacy: no PRM
-	long := strings.Repeat("x", flows.MaxScopeLength)
+	long := strings.Repeat("x", oauthwire.MaxScopeLength)
 	for _, tc := range []struct {
 		name, granted, required string
 		disc                    *flows.Discovery
@@ -28,7 +29,7 @@ func TestStepUpScope(t *testing.T) {
 		{"duplicates collapse", "mcp", strings.Repeat("mcp ", 10000), unlisted, "mcp", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, dropped, err := flows.StepUpScope(tc.granted, tc.required, tc.disc)
+			got, dropped, err := boundedStepUpScope(tc.granted, tc.required, tc.disc)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || len(err.Error()) > 300 {
 					t.Fatalf("error %v, want one naming %q, short", err, tc.err)
@@ -40,7 +41,7 @@ func TestStepUpScope(t *testing.T) {
 			}
 		})
 	}
-	if err := flows.CheckScopeLength(long + " y"); !errors.Is(err, flows.ErrScopeTooLong) {
+	if err := oauthwire.CheckScopeLength(long + " y"); !errors.Is(err, oauthwire.ErrScopeTooLong) {
 		t.Errorf("CheckScopeLength: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package flows
+package probe
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,7 +23,7 @@ type MCPCheckResult struct {
 // mcpURL over Streamable HTTP and lists the tools, through the
 // modelcontextprotocol/go-sdk client, with token as the Bearer credential
 // ("" when hc carries the credential: Transport.Client). A 401 or 403
-// comes back as *ResourceError, as from Ping.
+// comes back as *flows.ResourceError, as from Ping.
 func CheckMCP(ctx context.Context, hc *http.Client, mcpURL, token string) (*MCPCheckResult, error) {
 	var err error
 	if token != "" {
@@ -29,8 +31,11 @@ func CheckMCP(ctx context.Context, hc *http.Client, mcpURL, token string) (*MCPC
 			return nil, fmt.Errorf("MCP server: %w", err)
 		}
 	}
-	rec := &answerRecorder{next: httpClient(hc).Transport}
-	client, err := ConfineTo(&http.Client{Transport: rec, Timeout: httpClient(hc).Timeout}, mcpURL)
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	rec := &answerRecorder{next: hc.Transport}
+	client, err := flows.ConfineTo(&http.Client{Transport: rec, Timeout: hc.Timeout}, mcpURL)
 	if err != nil {
 		return nil, fmt.Errorf("MCP server: %w", err)
 	}
@@ -58,8 +63,8 @@ type answerRecorder struct {
 	next http.RoundTripper
 
 	mu     sync.Mutex
-	denied *ResourceError
-	failed *OAuthError // the first 5xx answer
+	denied *flows.ResourceError
+	failed *flows.OAuthError // the first 5xx answer
 }
 
 func (t *answerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -71,13 +76,13 @@ func (t *answerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		t.mu.Lock()
 		if t.denied == nil {
-			t.denied = NewResourceError(resp)
+			t.denied = flows.NewResourceError(resp)
 		}
 		t.mu.Unlock()
 	}
 	if err == nil && resp.StatusCode >= 500 {
 		// The SDK's error keeps only the status text; keep the answer.
-		body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, oauthwire.MaxBody))
 		resp.Body.Close()
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		t.mu.Lock()

@@ -1,4 +1,4 @@
-package flows
+package oauthwire
 
 import (
 	"net/http"
@@ -44,15 +44,15 @@ func ResourceChallenge(h http.Header) (Challenge, bool) {
 		return c, true
 	}
 	for _, c := range ParseChallenges(h) {
-		if strings.EqualFold(c.Scheme, TokenTypeDPoP) {
+		if strings.EqualFold(c.Scheme, "DPoP") {
 			return c, true
 		}
 	}
 	return Challenge{}, false
 }
 
-// challengeSchemes lists the schemes of h's challenges, as sent.
-func challengeSchemes(h http.Header) []string {
+// ChallengeSchemes lists the schemes of h's challenges, as sent.
+func ChallengeSchemes(h http.Header) []string {
 	var out []string
 	for _, c := range ParseChallenges(h) {
 		out = append(out, c.Scheme)

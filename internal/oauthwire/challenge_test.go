@@ -1,15 +1,15 @@
-package flows_test
+package oauthwire_test
 
 import (
 	"net/http"
 	"reflect"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/oauthwire"
 )
 
 func TestParseWWWAuthenticate(t *testing.T) {
-	type c = flows.Challenge
+	type c = oauthwire.Challenge
 	p := func(kv ...string) map[string]string {
 		m := map[string]string{}
 		for i := 0; i < len(kv); i += 2 {
@@ -54,7 +54,7 @@ func TestParseWWWAuthenticate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := flows.ParseWWWAuthenticate(tt.in)
+			got := oauthwire.ParseWWWAuthenticate(tt.in)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("ParseWWWAuthenticate(%q)\n got %#v\nwant %#v", tt.in, got, tt.want)
 			}
@@ -66,11 +66,11 @@ func TestBearerChallengeAcrossHeaders(t *testing.T) {
 	h := http.Header{}
 	h.Add("WWW-Authenticate", `Basic realm="old"`)
 	h.Add("WWW-Authenticate", `bearer resource_metadata="https://h/prm"`)
-	c, ok := flows.BearerChallenge(h)
+	c, ok := oauthwire.BearerChallenge(h)
 	if !ok || c.Params["resource_metadata"] != "https://h/prm" {
 		t.Fatalf("BearerChallenge = %#v, %v", c, ok)
 	}
-	if _, ok := flows.BearerChallenge(http.Header{"Www-Authenticate": {`Basic realm="x"`}}); ok {
+	if _, ok := oauthwire.BearerChallenge(http.Header{"Www-Authenticate": {`Basic realm="x"`}}); ok {
 		t.Error("found a Bearer challenge in a Basic-only header")
 	}
 }

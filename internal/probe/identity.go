@@ -1,4 +1,4 @@
-package flows
+package probe
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/mcpauth/mcpauth/flows"
 )
 
 // Identity is who a login says the user is, for display only: people
@@ -41,20 +42,23 @@ var ErrNoIDToken = errors.New("no ID token to read")
 // ID token never names the user. The userinfo endpoint is not asked: it
 // would take the access token, which goes only to the MCP server's origin,
 // and a token bound to the MCP resource (RFC 8707) is not for it anyway.
-func LoginIdentity(ctx context.Context, hc *http.Client, clk Clock, disc *Discovery, clientID string, tok *Token) (Identity, error) {
+func LoginIdentity(ctx context.Context, hc *http.Client, clk flows.Clock, disc *flows.Discovery, clientID string, tok *flows.Token) (Identity, error) {
+	if clk == nil {
+		clk = flows.RealClock{}
+	}
 	if tok == nil || tok.IDToken == "" || disc == nil || disc.AuthServer == nil || disc.AuthServer.JWKSURI == "" {
 		return Identity{}, ErrNoIDToken
 	}
 	// Keys are fetched from where the issuer's metadata says, confined to
 	// that origin; they carry no credential, but a redirect elsewhere would
 	// let another origin choose the keys.
-	keysClient, err := ConfineTo(hc, disc.AuthServer.JWKSURI)
+	keysClient, err := flows.ConfineTo(hc, disc.AuthServer.JWKSURI)
 	if err != nil {
 		return Identity{}, fmt.Errorf("jwks_uri: %w", err)
 	}
 	ctx = oidc.ClientContext(ctx, keysClient)
 	keys := oidc.NewRemoteKeySet(ctx, disc.AuthServer.JWKSURI)
-	v := oidc.NewVerifier(disc.AuthServer.Issuer, keys, &oidc.Config{ClientID: clientID, Now: clockOr(clk).Now})
+	v := oidc.NewVerifier(disc.AuthServer.Issuer, keys, &oidc.Config{ClientID: clientID, Now: clk.Now})
 	idt, err := v.Verify(ctx, tok.IDToken)
 	if err != nil {
 		return Identity{}, fmt.Errorf("checking the ID token: %w", err)
