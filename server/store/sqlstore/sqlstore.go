@@ -65,6 +65,10 @@ type Store struct {
 	// (PostgreSQL only; see listen.go).
 	watch *watcher
 
+	// gcBatchRows and gcMaxBatches bound GC's statements (see gc.go);
+	// tests make them small.
+	gcBatchRows, gcMaxBatches int
+
 	// Prepared statements for the reads on every request's path.
 	getAPIKeyByHash *sql.Stmt
 	isTokenRevoked  *sql.Stmt
@@ -246,7 +250,7 @@ func open(ctx context.Context, db *sql.DB, d dialect) (s *Store, err error) {
 	if err := db.PingContext(ctx); err != nil {
 		return nil, fmt.Errorf("connect %s: %w", d.name, err)
 	}
-	s = &Store{db: db, d: d}
+	s = &Store{db: db, d: d, gcBatchRows: gcBatchRows, gcMaxBatches: gcMaxBatches}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
