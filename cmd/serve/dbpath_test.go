@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpauth/mcpauth/server/store/sqlstore"
 )
 
 // The default database lives under the Factory's XDG_DATA_HOME, not the
@@ -26,29 +28,37 @@ func TestDBPathUsesInjectedEnv(t *testing.T) {
 
 // --sqlite-sync (or MCPAUTH_SQLITE_SYNC) picks SQLite's commit durability;
 // full sync where it cannot apply is refused, not ignored, and so is a
-// value that is neither level.
-func TestSQLiteSyncFlag(t *testing.T) {
+// value that is neither level. --postgres-max-conns (or
+// MCPAUTH_POSTGRES_MAX_CONNS) caps the store's PostgreSQL connections, by
+// default enough for the group-commit lanes and as many reads; a negative
+// cap is refused.
+func TestStoreFlags(t *testing.T) {
+	const pg = "postgres://u@127.0.0.1/db"
+	def := sqlstore.DefaultPostgresMaxConns
 	for _, tt := range []struct {
 		env     map[string]string
 		args    []string
-		full    bool
+		want    sqlstore.Options
 		refused string
 	}{
-		{nil, nil, false, ""},
-		{nil, []string{"--sqlite-sync", "full"}, true, ""},
-		{nil, []string{"--sqlite-sync", "FULL"}, true, ""},
-		{map[string]string{"MCPAUTH_SQLITE_SYNC": "full"}, nil, true, ""},
-		{nil, []string{"--sqlite-sync", "normal"}, false, ""},
-		{nil, []string{"--sqlite-sync", "off"}, false, "neither normal nor full"},
-		{nil, []string{"--sqlite-sync", "full", "--db", "postgres://u@127.0.0.1/db"}, false, "SQLite only"},
-		{nil, []string{"--sqlite-sync", "full", "--db", ":memory:"}, false, "needs a database file"},
+		{nil, nil, sqlstore.Options{PostgresMaxConns: def}, ""},
+		{nil, []string{"--sqlite-sync", "full"}, sqlstore.Options{SQLiteFullSync: true, PostgresMaxConns: def}, ""},
+		{nil, []string{"--sqlite-sync", "FULL"}, sqlstore.Options{SQLiteFullSync: true, PostgresMaxConns: def}, ""},
+		{map[string]string{"MCPAUTH_SQLITE_SYNC": "full"}, nil, sqlstore.Options{SQLiteFullSync: true, PostgresMaxConns: def}, ""},
+		{nil, []string{"--sqlite-sync", "normal"}, sqlstore.Options{PostgresMaxConns: def}, ""},
+		{nil, []string{"--sqlite-sync", "off"}, sqlstore.Options{}, "neither normal nor full"},
+		{nil, []string{"--sqlite-sync", "full", "--db", pg}, sqlstore.Options{}, "SQLite only"},
+		{nil, []string{"--sqlite-sync", "full", "--db", ":memory:"}, sqlstore.Options{}, "needs a database file"},
+		{nil, []string{"--db", pg, "--postgres-max-conns", "8"}, sqlstore.Options{PostgresMaxConns: 8}, ""},
+		{map[string]string{"MCPAUTH_POSTGRES_MAX_CONNS": "20"}, []string{"--db", pg}, sqlstore.Options{PostgresMaxConns: 20}, ""},
+		{nil, []string{"--db", pg, "--postgres-max-conns", "-1"}, sqlstore.Options{}, "cannot be negative"},
 	} {
 		o := parse(t, tt.env, tt.args...)
 		dsn, err := dbPath(o.DB, func(string) string { return t.TempDir() })
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := storeOptions(o.SQLiteSync, dsn)
+		got, err := storeOptions(o.SQLiteSync, o.PostgresMaxConns, dsn)
 		switch {
 		case tt.refused != "":
 			if err == nil || !strings.Contains(err.Error(), tt.refused) {
@@ -56,8 +66,8 @@ func TestSQLiteSyncFlag(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%v %v: %v", tt.env, tt.args, err)
-		case got.SQLiteFullSync != tt.full:
-			t.Errorf("%v %v: SQLiteFullSync = %v, want %v", tt.env, tt.args, got.SQLiteFullSync, tt.full)
+		case got != tt.want:
+			t.Errorf("%v %v: options %+v, want %+v", tt.env, tt.args, got, tt.want)
 		}
 	}
 }

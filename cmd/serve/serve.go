@@ -39,6 +39,7 @@ type Options struct {
 	BaseURL                        string
 	DB                             string
 	SQLiteSync                     string // "normal" (the default when empty) or "full"
+	PostgresMaxConns               int    // zero: sqlstore.DefaultPostgresMaxConns
 	JWTKeyFile                     string
 	JWTPreviousKeyFiles            []string
 	SealingKeyFile                 string
@@ -131,6 +132,7 @@ MCPAUTH_SEALING_PREVIOUS_KEYS.`,
 	fl.StringVar(&opts.BaseURL, "base-url", "", "public base URL (default http://<addr>)")
 	fl.StringVar(&opts.DB, "db", "", "SQLite file, :memory:, or a postgres:// URL (default <user data dir>/mcpauth/mcpauth.db)")
 	fl.StringVar(&opts.SQLiteSync, "sqlite-sync", "normal", "when a SQLite commit counts as done: normal (it survives a crash of mcpauth) or full (it waits for the disk, and survives an OS crash or power loss too; slower)")
+	fl.IntVar(&opts.PostgresMaxConns, "postgres-max-conns", sqlstore.DefaultPostgresMaxConns, "PostgreSQL connections this instance opens at most; requests beyond them wait for one (each instance also keeps one for notifications: keep instances × (this + 1) under the server's max_connections)")
 	fl.StringVar(&opts.JWTKeyFile, "jwt-key-file", "", "file holding the JWT signing key, at least 32 bytes")
 	fl.StringArrayVar(&opts.JWTPreviousKeyFiles, "jwt-previous-key-file", nil, "file holding a previous JWT key, still accepted to verify tokens (repeatable; or MCPAUTH_JWT_PREVIOUS_KEYS, comma-separated)")
 	fl.StringVar(&opts.SealingKeyFile, "sealing-key-file", "", "file holding the key that encrypts stored API keys, at least 32 bytes (or MCPAUTH_SEALING_KEY)")
@@ -219,7 +221,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	storeOpts, err := storeOptions(opts.SQLiteSync, dsn)
+	storeOpts, err := storeOptions(opts.SQLiteSync, opts.PostgresMaxConns, dsn)
 	if err != nil {
 		return err
 	}
@@ -486,12 +488,15 @@ func dbPath(db string, getenv func(string) string) (string, error) {
 	return filepath.Join(dir, "mcpauth.db"), nil
 }
 
-// storeOptions reads --sqlite-sync. Asking for full sync where there is no
-// SQLite file to sync is refused rather than ignored: whoever asked for it
-// believes their writes are safer than they would be.
-func storeOptions(sync, dsn string) (sqlstore.Options, error) {
+// storeOptions reads --sqlite-sync and --postgres-max-conns. Asking for
+// full sync where there is no SQLite file to sync is refused rather than
+// ignored: whoever asked for it believes their writes are safer than they
+// would be.
+func storeOptions(sync string, pgMaxConns int, dsn string) (sqlstore.Options, error) {
 	full, err := sqlstore.ParseSQLiteSync(sync)
 	switch {
+	case pgMaxConns < 0:
+		return sqlstore.Options{}, clierr.FlagErrorf("--postgres-max-conns cannot be negative (%d); 0 is the default, %d", pgMaxConns, sqlstore.DefaultPostgresMaxConns)
 	case err != nil:
 		return sqlstore.Options{}, clierr.FlagErrorf("--sqlite-sync: %v", err)
 	case full && sqlstore.IsPostgres(dsn):
@@ -499,7 +504,7 @@ func storeOptions(sync, dsn string) (sqlstore.Options, error) {
 	case full && dsn == ":memory:":
 		return sqlstore.Options{}, clierr.FlagErrorf("--sqlite-sync full needs a database file: --db :memory: keeps nothing")
 	}
-	return sqlstore.Options{SQLiteFullSync: full}, nil
+	return sqlstore.Options{SQLiteFullSync: full, PostgresMaxConns: pgMaxConns}, nil
 }
 
 func redactDSN(dsn string) string {

@@ -10,14 +10,19 @@ import (
 	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
 )
 
+// fileStores opens a fresh store on a SQLite file or a PostgreSQL database.
+func fileStores() map[string]func(*testing.T) *Store {
+	return map[string]func(*testing.T) *Store{
+		"SQLite":     func(t *testing.T) *Store { return openFile(t) },
+		"PostgreSQL": func(t *testing.T) *Store { return openPostgresTest(t, pgtest.FreshDB(t)) },
+	}
+}
+
 // Seeded codes, more than one statement's worth, read back as stored, poll
 // as created ones do, and GC collects them; a call holding a hash already
 // stored fails whole.
 func TestInsertDeviceCodes(t *testing.T) {
-	for name, open := range map[string]func(*testing.T) *Store{
-		"SQLite":     func(t *testing.T) *Store { return openFile(t) },
-		"PostgreSQL": func(t *testing.T) *Store { return openPostgresTest(t, pgtest.FreshDB(t)) },
-	} {
+	for name, open := range fileStores() {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
 			n := seedRowsPerStatement + 7

@@ -65,6 +65,10 @@ type Store struct {
 	// (PostgreSQL only; see listen.go).
 	watch *watcher
 
+	// gcBatchRows and gcMaxBatches bound GC's statements (see gc.go);
+	// tests make them small.
+	gcBatchRows, gcMaxBatches int
+
 	// Prepared statements for the reads on every request's path.
 	getAPIKeyByHash *sql.Stmt
 	isTokenRevoked  *sql.Stmt
@@ -83,7 +87,19 @@ type Options struct {
 	// (BENCHMARKS.md). PostgreSQL commits are durable as its server is
 	// configured.
 	SQLiteFullSync bool
+	// PostgresMaxConns caps the connections to PostgreSQL this store opens
+	// (0: DefaultPostgresMaxConns). Queries beyond it wait in the process
+	// for a free connection instead of starting a backend each, until
+	// PostgreSQL's max_connections refused them. Ignored for SQLite.
+	PostgresMaxConns int
 }
+
+// DefaultPostgresMaxConns is the default of Options.PostgresMaxConns: the
+// 16 group-commit lanes (pgLanes) and as many reads and pacing writes at
+// once. With it, 2,000 polls a second over a million pending device flows
+// answered at p50 1 ms without an error, where without a cap PostgreSQL
+// refused 5–15 % (BENCHMARKS.md, "A million pending device flows").
+const DefaultPostgresMaxConns = 2 * pgLanes
 
 // ParseSQLiteSync reads a synchronous level as flags name it: "normal" (or
 // empty) or "full", in any case; it reports whether it asks for
@@ -107,7 +123,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if IsPostgres(dsn) {
-		return openPostgres(ctx, dsn)
+		return openPostgres(ctx, dsn, o)
 	}
 	return openSQLite(ctx, dsn, o)
 }
@@ -211,26 +227,36 @@ func restrictFile(path string) error {
 	return nil
 }
 
-// pgMaxIdle bounds the idle PostgreSQL connections one instance keeps:
-// enough for the requests of one instance at once, few enough that three
-// instances stay under PostgreSQL's default max_connections (100).
-const pgMaxIdle = 32
-
-func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+func openPostgres(ctx context.Context, dsn string, o Options) (*Store, error) {
+	conns := o.PostgresMaxConns
+	switch {
+	case conns < 0:
+		return nil, fmt.Errorf("open postgres: %d connections at most: want at least 1", conns)
+	case conns == 0:
+		conns = DefaultPostgresMaxConns
+	}
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	// database/sql keeps 2 idle connections by default: under concurrent
-	// requests every other query then starts a PostgreSQL backend (a
-	// process) and ends it after. Keep as many idle as are used at once.
-	db.SetMaxIdleConns(pgMaxIdle)
+	// Capped: under a burst, database/sql would otherwise start a backend
+	// (a process) per query beyond the pool, until PostgreSQL refused
+	// connections. Waiting for a connection cannot deadlock: no path here
+	// holds one connection while it waits for a second (a transaction runs
+	// all its statements on its own, and statements are prepared before a
+	// group's transaction begins). All of them stay open between requests:
+	// database/sql keeps 2 idle by default, so every burst started backends
+	// again.
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s, err := open(ctx, db, postgresDialect)
 	if err != nil {
 		return nil, err
 	}
-	s.group = &committer{s: s, lanes: pgLanes}
+	// Group commits hold at most half the connections, so reads and pacing
+	// writes always find some.
+	s.group = &committer{s: s, lanes: min(pgLanes, max(1, conns/2))}
 	s.seen = newRowCache()
 	s.watch = newWatcher(dsn)
 	return s, nil
@@ -246,7 +272,7 @@ func open(ctx context.Context, db *sql.DB, d dialect) (s *Store, err error) {
 	if err := db.PingContext(ctx); err != nil {
 		return nil, fmt.Errorf("connect %s: %w", d.name, err)
 	}
-	s = &Store{db: db, d: d}
+	s = &Store{db: db, d: d, gcBatchRows: gcBatchRows, gcMaxBatches: gcMaxBatches}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
