@@ -257,6 +257,7 @@ func openPostgres(ctx context.Context, dsn string, o Options) (*Store, error) {
 	// Group commits hold at most half the connections, so reads and pacing
 	// writes always find some.
 	s.group = &committer{s: s, lanes: min(pgLanes, max(1, conns/2))}
+	s.gcBatchRows = 0 // one statement a table (gc.go)
 	s.seen = newRowCache()
 	s.watch = newWatcher(dsn)
 	return s, nil
