@@ -202,7 +202,6 @@ func (s *Store) AddCounter(ctx context.Context, name string, delta int64) (int64
 func (s *Store) GC(ctx context.Context, now time.Time) (int, error) {
 	t := ms(now)
 	s.paced.gc(now)
-	s.seen.gc(now)
 	n := 0
 	for _, q := range []struct {
 		query string

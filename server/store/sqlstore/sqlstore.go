@@ -44,20 +44,11 @@ type Store struct {
 	// load. Nil for PostgreSQL, which handles concurrent writers itself.
 	writeMu *sync.Mutex
 
-	// SQLite only (nil for PostgreSQL): updates of one device code take
-	// turns in this process, and paced holds each code as its last
-	// pacing-only update left it, the only copy of that pacing (see
-	// UpdateDeviceCode).
+	// Updates of one device code take turns in this process, and paced
+	// holds each code as its last pacing-only update left it, with the
+	// only copy of that pacing (see UpdateDeviceCode and rowCache).
 	deviceLocks *deviceLocks
 	paced       *rowCache
-	// seen remembers, on PostgreSQL only, device codes as last written
-	// here, with their version: a poll then takes one round trip (the
-	// conditional write) instead of two. A remembered row is only ever a
-	// guess that the compare-and-set checks; a row replaced by another
-	// instance (an expired record's hash reused, its version back at 0)
-	// would need a second device code with the same random secret. Nil for
-	// SQLite.
-	seen *rowCache
 	// group commits the single-use writes together (see committer); nil
 	// gives each its own transaction.
 	group *committer
@@ -180,7 +171,7 @@ func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s.writeMu = &sync.Mutex{}
-	s.deviceLocks, s.paced = &deviceLocks{}, newRowCache()
+	s.paced = newRowCache()
 	s.group = &committer{s: s, lanes: 1}
 	return s, nil
 }
@@ -231,8 +222,8 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	s.group = &committer{s: s, lanes: pgLanes}
-	s.seen = newRowCache()
-	s.watch = newWatcher(dsn)
+	s.paced = newSharedRowCache()
+	s.watch = newWatcher(dsn, s.paced)
 	return s, nil
 }
 
@@ -246,7 +237,7 @@ func open(ctx context.Context, db *sql.DB, d dialect) (s *Store, err error) {
 	if err := db.PingContext(ctx); err != nil {
 		return nil, fmt.Errorf("connect %s: %w", d.name, err)
 	}
-	s = &Store{db: db, d: d}
+	s = &Store{db: db, d: d, deviceLocks: &deviceLocks{}}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
