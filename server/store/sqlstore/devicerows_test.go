@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"errors"
 	"net/url"
 	"slices"
 	"testing"
@@ -117,5 +118,31 @@ func TestPostgresPolledRowMissedChange(t *testing.T) {
 	rec.Expect(t, "resynced", 10*time.Second)
 	if got := pollStatus(t, b, "dc-resynced"); got != store.DeviceApproved {
 		t.Errorf("after resyncing B answered %s from a row read before; want the approval read", got)
+	}
+}
+
+// Rows deleted on another instance (GC here) are heard of as one
+// notification that distrusts every row, so B's next poll reads the table
+// and finds the code gone.
+func TestPostgresPolledRowHearsDeletion(t *testing.T) {
+	a, b := twoInstances(t, "dc")
+	storetest.Watch(t, b)
+	pollStatus(t, b, "dc")
+	if _, err := a.GC(t.Context(), pacingNow.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for {
+		_, err := b.UpdateDeviceCode(t.Context(), "dc", func(d store.DeviceCode) (store.DeviceCode, error) { return d, nil })
+		if errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) > 2*(heartbeatIdle+heartbeatTimeout) {
+			t.Fatal("B still answers for a code another instance collected")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
