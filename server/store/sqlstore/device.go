@@ -37,12 +37,10 @@ func scanDevice(row scanner) (store.DeviceCode, int64, error) {
 // The transaction is IMMEDIATE on SQLite (see OpenSQLite); on PostgreSQL a
 // concurrent insert of the same key fails on the unique index.
 func (s *Store) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error {
-	if s.deviceLocks != nil {
-		// No poll of a replaced record may cache it again in between.
-		mu := s.deviceLocks.lockFor(d.Hash)
-		mu.Lock()
-		defer mu.Unlock()
-	}
+	// No poll of a replaced record may cache it again in between.
+	mu := s.deviceLocks.lockFor(d.Hash)
+	mu.Lock()
+	defer mu.Unlock()
 	defer s.lockWrite()()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -65,7 +63,6 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d store.DeviceCode) error 
 		return fmt.Errorf("create device code: commit: %w", err)
 	}
 	s.paced.forget(d.Hash) // a replaced expired record's pacing is not this one's
-	s.seen.forget(d.Hash)
 	return nil
 }
 
@@ -90,35 +87,28 @@ func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string
 // there first, so it reads again and retries.
 //
 // An update that changes only the poll pacing (a poll answered
-// authorization_pending or slow_down) is not worth a durable write: losing
-// it in a crash only resets pacing, and cannot issue a token, since the
-// status is only ever changed by a durable write. On SQLite (one instance)
-// pacing stays in this process's memory; on PostgreSQL (several instances
-// share it) it is written without waiting for the commit to be durable.
-//
-// On PostgreSQL the row this process last wrote is remembered (Store.seen)
-// and the next update starts from it instead of reading: the
-// compare-and-set proves it current, and if another instance changed the
-// row meanwhile, matches nothing and the row is read. fn's error from a
-// remembered row is not trusted either: the row is read and fn runs again.
+// authorization_pending or slow_down) writes nothing: losing it in a crash
+// only resets pacing, and cannot issue a token, since the status is only
+// ever changed by a durable write, which carries the pacing with it. Each
+// process keeps the pacing of the codes it was polled for in memory
+// (Store.paced), with the row, so the next poll reads no table: on SQLite
+// always, on PostgreSQL while the row is trusted (see rowCache). With
+// several instances, each paces its own polls.
 func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {
-	if s.deviceLocks != nil {
-		// Updates of one device code take turns in this process, so the
-		// in-memory pacing and the row are read and changed together.
-		mu := s.deviceLocks.lockFor(hash)
-		mu.Lock()
-		defer mu.Unlock()
-	}
+	// Updates of one device code take turns in this process, so the
+	// in-memory pacing and the row are read and changed together.
+	mu := s.deviceLocks.lockFor(hash)
+	mu.Lock()
+	defer mu.Unlock()
 	for range maxCASRetries {
+		// Read before the table: a change heard of after it stops the
+		// row read from being trusted (rowCache.set).
+		gen := s.paced.generation()
 		// A code whose last update only moved its pacing is read from
 		// memory: every write to its row goes through here (under the
-		// lock above) or CreateDeviceCode and GC, which drop the entry.
+		// lock above) or CreateDeviceCode and GC, which drop the entry,
+		// or, on PostgreSQL, is heard of, which distrusts it.
 		cur, version, ok := s.paced.get(hash)
-		remembered := false
-		if !ok {
-			cur, version, ok = s.seen.get(hash)
-			remembered = ok
-		}
 		if !ok {
 			var err error
 			cur, version, err = scanDevice(s.getDeviceCode.QueryRowContext(ctx, hash))
@@ -129,32 +119,25 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		}
 		next, err := fn(cur)
 		if err != nil {
-			if remembered {
-				s.seen.forget(hash)
-				continue
-			}
 			return store.DeviceCode{}, err
 		}
 		next.Hash, next.UserCodeHash = cur.Hash, cur.UserCodeHash
+		if onlyPacingChanged(cur, next) {
+			s.paced.set(next, version, gen)
+			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
+			return next, nil
+		}
 		const update = `UPDATE device_codes SET client_id = ?, scope = ?, status = ?, user_id = ?,
 			interval_ns = ?, last_poll_at = ?, created_at = ?, expires_at = ?, version = version + 1
 			WHERE hash = ? AND version = ?`
 		args := []any{next.ClientID, next.Scope, string(next.Status), next.UserID,
 			int64(next.Interval), ms(next.LastPollAt), ms(next.CreatedAt), ms(next.ExpiresAt),
 			hash, version}
-		pacingOnly := onlyPacingChanged(cur, next)
-		if pacingOnly && s.paced != nil {
-			s.paced.set(next, version)
-			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
-			return next, nil
-		}
 		// The row is about to change (or may have, if the write fails
 		// midway): from now on it is read from the table again.
 		s.paced.forget(hash)
 		var res sql.Result
-		if pacingOnly {
-			res, err = s.exec(ctx, paceAsync, int64(next.Interval), ms(next.LastPollAt), hash, version)
-		} else if s.group != nil {
+		if s.group != nil {
 			// A status change (approval, denial, spending): group-committed,
 			// the statement prepared outside the group's transaction.
 			var st *sql.Stmt
@@ -178,10 +161,8 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		if n == 1 {
 			// Return what was stored, at the stored precision.
 			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
-			s.seen.set(next, version+1)
 			return next, nil
 		}
-		s.seen.forget(hash)
 	}
 	return store.DeviceCode{}, errors.New("update device code: too many concurrent updates")
 }
@@ -193,109 +174,20 @@ func onlyPacingChanged(cur, next store.DeviceCode) bool {
 		next.UserID == cur.UserID && next.CreatedAt.Equal(cur.CreatedAt) && next.ExpiresAt.Equal(cur.ExpiresAt)
 }
 
-// paceAsync writes only a poll's pacing, as one autocommit statement whose
-// transaction commits without waiting for the WAL to reach disk
-// (set_config(..., true) is SET LOCAL synchronous_commit = off, for this
-// statement's transaction only): a crash may lose it, never corrupt
-// anything. One round trip where BEGIN, SET LOCAL, UPDATE and COMMIT took
-// four. set_config is volatile, so it stays a filter on the row (never
-// hoisted into a one-time test) and runs whenever the row matches, which is
-// when the transaction has something to commit; in the WHERE clause rather
-// than a joined one-row subquery the plan is one index scan (about 8% less
-// PostgreSQL CPU per poll, measured through the handler).
-const paceAsync = `UPDATE device_codes SET interval_ns = ?, last_poll_at = ?, version = version + 1
-	WHERE hash = ? AND version = ? AND set_config('synchronous_commit', 'off', true) = 'off'`
-
-// withPacing is d with the pacing this process keeps for it (SQLite).
+// withPacing is d with the pacing this process keeps for it.
 func (s *Store) withPacing(d store.DeviceCode) store.DeviceCode {
-	if e, _, ok := s.paced.get(d.Hash); ok {
-		d.LastPollAt, d.Interval = e.LastPollAt, e.Interval
+	if last, interval, ok := s.paced.pacing(d.Hash); ok {
+		d.LastPollAt, d.Interval = last, interval
 	}
 	return d
 }
 
-// deviceLocks make updates of one device code take turns in this process
-// (SQLite), by hash.
+// deviceLocks make updates of one device code take turns in this process,
+// by hash.
 type deviceLocks [64]sync.Mutex
 
 func (l *deviceLocks) lockFor(hash string) *sync.Mutex {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(hash))
 	return &l[h.Sum32()%uint32(len(l))]
-}
-
-// rowCache holds device codes as this process last had them, each with its
-// version in the table. It serves two stores (Store.paced and Store.seen),
-// which differ in how far they trust it; a nil *rowCache holds nothing.
-type rowCache struct {
-	mu sync.Mutex
-	m  map[string]cachedRow
-}
-
-type cachedRow struct {
-	row     store.DeviceCode // at the stored precision
-	version int64
-}
-
-// maxCachedRows bounds a cache; beyond it the rows polled longest ago are
-// dropped, which costs a read, or on SQLite resets their pacing.
-const maxCachedRows = 200_000
-
-func newRowCache() *rowCache { return &rowCache{m: map[string]cachedRow{}} }
-
-func (c *rowCache) get(hash string) (store.DeviceCode, int64, bool) {
-	if c == nil {
-		return store.DeviceCode{}, 0, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[hash]
-	return e.row, e.version, ok
-}
-
-func (c *rowCache) set(d store.DeviceCode, version int64) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) >= maxCachedRows {
-		cut := time.Time{}
-		for _, e := range c.m { // drop the older half, roughly
-			if cut.IsZero() || e.row.LastPollAt.Before(cut) {
-				cut = e.row.LastPollAt
-			}
-		}
-		cut = cut.Add(time.Minute)
-		for h, e := range c.m {
-			if e.row.LastPollAt.Before(cut) {
-				delete(c.m, h)
-			}
-		}
-	}
-	d.LastPollAt, d.CreatedAt, d.ExpiresAt = fromMS(ms(d.LastPollAt)), fromMS(ms(d.CreatedAt)), fromMS(ms(d.ExpiresAt))
-	c.m[d.Hash] = cachedRow{row: d, version: version}
-}
-
-func (c *rowCache) forget(hash string) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, hash)
-}
-
-// gc drops the rows of codes expired before now, as GC drops them.
-func (c *rowCache) gc(now time.Time) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for h, e := range c.m {
-		if e.row.ExpiresAt.Before(now) {
-			delete(c.m, h)
-		}
-	}
 }

@@ -41,7 +41,6 @@ type gcTarget struct {
 func (s *Store) GC(ctx context.Context, now time.Time) (int, error) {
 	t := ms(now)
 	s.paced.gc(now)
-	s.seen.gc(now)
 	exec := s.exec
 	if s.writeMu == nil && s.gcBatchRows > 0 {
 		// PostgreSQL: every batch on one connection. Taking one for each

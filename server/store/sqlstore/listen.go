@@ -17,8 +17,10 @@ import (
 )
 
 // invalidationChannel is the LISTEN/NOTIFY channel the triggers of
-// migration 8 notify on, in the writing transaction: "j<exp ms> <jti>" for
-// a revoked token, "k<user id>" for an API key set or removed.
+// migrations 8 and 9 notify on, in the writing transaction: "j<exp ms>
+// <jti>" for a revoked token, "k<user id>" for an API key set or removed,
+// "d<hash>" for a device code changed other than in its pacing, "d" for
+// device codes deleted.
 const invalidationChannel = "mcpauth_invalidate"
 
 // Heartbeat timing of the listener. A connection that dies silently (a
@@ -37,7 +39,10 @@ const (
 
 // watcher listens on a dedicated connection, outside the pool.
 type watcher struct {
-	dsn              string
+	dsn string
+	// devices is the store's device rows, kept in step here: the server's
+	// handler hears of credentials only.
+	devices          *rowCache
 	idle, timeout    time.Duration
 	retry            time.Duration
 	pid              atomic.Uint32 // the listening backend's, for tests that cut it
@@ -53,8 +58,26 @@ func (s *Store) Invalidations() store.Watcher {
 	return s.watch
 }
 
-func newWatcher(dsn string) *watcher {
-	return &watcher{dsn: dsn, idle: heartbeatIdle, timeout: heartbeatTimeout, retry: reconnectDelay}
+func newWatcher(dsn string, devices *rowCache) *watcher {
+	return &watcher{dsn: dsn, devices: devices, idle: heartbeatIdle, timeout: heartbeatTimeout, retry: reconnectDelay}
+}
+
+// withDevices passes on to the handler what it hears of, and keeps the
+// store's device rows in step: trusted while, and only while, the
+// handler's cache is.
+type withDevices struct {
+	store.InvalidationHandler
+	devices *rowCache
+}
+
+func (h withDevices) Unsynced(cause error) {
+	h.devices.unsync()
+	h.InvalidationHandler.Unsynced(cause)
+}
+
+func (h withDevices) Resynced() {
+	h.devices.resync()
+	h.InvalidationHandler.Resynced()
 }
 
 // WatchInvalidations implements store.Watcher.
@@ -70,13 +93,14 @@ func (w *watcher) WatchInvalidations(ctx context.Context, h store.InvalidationHa
 		p, _ := strconv.Atoi(port)
 		cfg.Host, cfg.Port, cfg.Fallbacks = host, uint16(p), nil
 	}
-	h.Unsynced(errors.New("not listening yet"))
+	dh := withDevices{h, w.devices}
+	dh.Unsynced(errors.New("not listening yet"))
 	for {
-		err := w.listen(ctx, cfg, h)
+		err := w.listen(ctx, cfg, dh)
 		if ctx.Err() != nil {
 			return nil
 		}
-		h.Unsynced(err)
+		dh.Unsynced(err)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -87,7 +111,7 @@ func (w *watcher) WatchInvalidations(ctx context.Context, h store.InvalidationHa
 
 // listen connects, LISTENs, reports the cache synced and delivers
 // notifications until the connection fails.
-func (w *watcher) listen(ctx context.Context, cfg *pgx.ConnConfig, h store.InvalidationHandler) error {
+func (w *watcher) listen(ctx context.Context, cfg *pgx.ConnConfig, h withDevices) error {
 	cctx, cancel := context.WithTimeout(ctx, 5*w.timeout)
 	conn, err := pgx.ConnectConfig(cctx, cfg)
 	cancel()
@@ -135,9 +159,16 @@ func (w *watcher) listen(ctx context.Context, cfg *pgx.ConnConfig, h store.Inval
 
 // deliver hands one notification to h. A payload it cannot read (a newer
 // version's) may stand for any change: the cache starts over.
-func deliver(payload string, h store.InvalidationHandler) {
+func deliver(payload string, h withDevices) {
+	if payload == "d" {
+		h.devices.changedAll()
+		return
+	}
 	if len(payload) > 1 {
 		switch payload[0] {
+		case 'd':
+			h.devices.changed(payload[1:])
+			return
 		case 'k':
 			h.APIKeyChanged(payload[1:])
 			return

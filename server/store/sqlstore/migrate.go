@@ -151,6 +151,32 @@ var migrations = [][]string{
 		postgresOnly + `CREATE TRIGGER api_keys_notify AFTER INSERT OR UPDATE OR DELETE ON api_keys
 			FOR EACH ROW EXECUTE FUNCTION mcpauth_notify_api_key()`,
 	},
+	{ // 9: PostgreSQL tells every instance's device rows (rowCache) what changed
+		// Any change but the pacing (which old binaries still write): the
+		// payload is the code's hash, as stored, never the code.
+		postgresOnly + `CREATE FUNCTION mcpauth_notify_device_code() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				PERFORM pg_notify('` + invalidationChannel + `', 'd' || NEW.hash);
+				RETURN NULL;
+			END $$`,
+		postgresOnly + `CREATE TRIGGER device_codes_notify AFTER UPDATE ON device_codes FOR EACH ROW
+			WHEN ((OLD.hash, OLD.user_code_hash, OLD.client_id, OLD.scope, OLD.status, OLD.user_id, OLD.created_at, OLD.expires_at)
+				IS DISTINCT FROM (NEW.hash, NEW.user_code_hash, NEW.client_id, NEW.scope, NEW.status, NEW.user_id, NEW.created_at, NEW.expires_at))
+			EXECUTE FUNCTION mcpauth_notify_device_code()`,
+		// Deletions (GC, a replaced expired code) in one payload per
+		// statement, "d": every row is read again, instead of a
+		// notification per collected row.
+		postgresOnly + `CREATE FUNCTION mcpauth_notify_device_codes_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				IF EXISTS (SELECT 1 FROM deleted) THEN
+					PERFORM pg_notify('` + invalidationChannel + `', 'd');
+				END IF;
+				RETURN NULL;
+			END $$`,
+		postgresOnly + `CREATE TRIGGER device_codes_deleted_notify AFTER DELETE ON device_codes
+			REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT
+			EXECUTE FUNCTION mcpauth_notify_device_codes_deleted()`,
+	},
 }
 
 // postgresOnly starts a migration statement that SQLite skips.

@@ -13,13 +13,14 @@ import (
 
 	"github.com/mcpauth/mcpauth/server/store"
 	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
+	"github.com/mcpauth/mcpauth/server/store/storetest"
 )
 
-// The two hot writes cost PostgreSQL one statement each, counted on the
-// wire: a code exchange its conditional UPDATE (RETURNING the record), a
-// device poll answered authorization_pending or slow_down its pacing
-// write, once this instance has polled the code before (the first poll
-// also reads the row).
+// The two hot paths cost PostgreSQL at most one statement each, counted on
+// the wire: a code exchange its conditional UPDATE (RETURNING the record);
+// a device poll answered authorization_pending or slow_down none once this
+// instance has read the pending code while its listener hears every change
+// (the first poll reads the row), and one read while it does not.
 func TestPostgresStatementsPerRequest(t *testing.T) {
 	u, err := url.Parse(pgtest.FreshDB(t))
 	if err != nil {
@@ -28,6 +29,8 @@ func TestPostgresStatementsPerRequest(t *testing.T) {
 	wire := startStatementCounter(t, u.Host)
 	u.Host = wire.addr()
 	s := openPostgresTest(t, u.String())
+	storetest.Watch(t, s)
+	unsynced := openPostgresTest(t, u.String()) // no listener
 	ctx := t.Context()
 	const n = 5
 	var codes, devices []string
@@ -43,7 +46,7 @@ func TestPostgresStatementsPerRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	poll := func(hash string) {
+	poll := func(s *Store, hash string) {
 		if _, err := s.UpdateDeviceCode(ctx, hash, func(d store.DeviceCode) (store.DeviceCode, error) {
 			d.LastPollAt, d.Interval = d.LastPollAt.Add(time.Second), d.Interval+5*time.Second // slow_down
 			return d, nil
@@ -53,7 +56,8 @@ func TestPostgresStatementsPerRequest(t *testing.T) {
 	}
 	// Warm: the statements are prepared on the connection.
 	consume(codes[n])
-	poll(devices[n])
+	poll(s, devices[n])
+	poll(unsynced, devices[n])
 
 	statements := func(what string, f func(), want int64) {
 		t.Helper()
@@ -65,8 +69,10 @@ func TestPostgresStatementsPerRequest(t *testing.T) {
 	}
 	for i := range n {
 		statements("code exchange", func() { consume(codes[i]) }, 1)
-		statements("first poll of a device code", func() { poll(devices[i]) }, 2)
-		statements("next poll of it", func() { poll(devices[i]) }, 1)
+		statements("first poll of a device code", func() { poll(s, devices[i]) }, 1)
+		statements("next poll of it", func() { poll(s, devices[i]) }, 0)
+		statements("poll without a listener", func() { poll(unsynced, devices[i]) }, 1)
+		statements("next poll without a listener", func() { poll(unsynced, devices[i]) }, 1)
 	}
 }
 

@@ -44,20 +44,11 @@ type Store struct {
 	// load. Nil for PostgreSQL, which handles concurrent writers itself.
 	writeMu *sync.Mutex
 
-	// SQLite only (nil for PostgreSQL): updates of one device code take
-	// turns in this process, and paced holds each code as its last
-	// pacing-only update left it, the only copy of that pacing (see
-	// UpdateDeviceCode).
+	// Updates of one device code take turns in this process, and paced
+	// holds each code as its last pacing-only update left it, with the
+	// only copy of that pacing (see UpdateDeviceCode and rowCache).
 	deviceLocks *deviceLocks
 	paced       *rowCache
-	// seen remembers, on PostgreSQL only, device codes as last written
-	// here, with their version: a poll then takes one round trip (the
-	// conditional write) instead of two. A remembered row is only ever a
-	// guess that the compare-and-set checks; a row replaced by another
-	// instance (an expired record's hash reused, its version back at 0)
-	// would need a second device code with the same random secret. Nil for
-	// SQLite.
-	seen *rowCache
 	// group commits the single-use writes together (see committer); nil
 	// gives each its own transaction.
 	group *committer
@@ -196,7 +187,7 @@ func openSQLite(ctx context.Context, path string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s.writeMu = &sync.Mutex{}
-	s.deviceLocks, s.paced = &deviceLocks{}, newRowCache()
+	s.paced = newRowCache()
 	s.group = &committer{s: s, lanes: 1}
 	return s, nil
 }
@@ -254,12 +245,11 @@ func openPostgres(ctx context.Context, dsn string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Group commits hold at most half the connections, so reads and pacing
-	// writes always find some.
+	// Group commits hold at most half the connections, so reads find some.
 	s.group = &committer{s: s, lanes: min(pgLanes, max(1, conns/2))}
 	s.gcBatchRows = 0 // one statement a table (gc.go)
-	s.seen = newRowCache()
-	s.watch = newWatcher(dsn)
+	s.paced = newSharedRowCache()
+	s.watch = newWatcher(dsn, s.paced)
 	return s, nil
 }
 
@@ -273,7 +263,7 @@ func open(ctx context.Context, db *sql.DB, d dialect) (s *Store, err error) {
 	if err := db.PingContext(ctx); err != nil {
 		return nil, fmt.Errorf("connect %s: %w", d.name, err)
 	}
-	s = &Store{db: db, d: d, gcBatchRows: gcBatchRows, gcMaxBatches: gcMaxBatches}
+	s = &Store{db: db, d: d, deviceLocks: &deviceLocks{}, gcBatchRows: gcBatchRows, gcMaxBatches: gcMaxBatches}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
