@@ -87,13 +87,18 @@ func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string
 // there first, so it reads again and retries.
 //
 // An update that changes only the poll pacing (a poll answered
-// authorization_pending or slow_down) writes nothing: losing it in a crash
-// only resets pacing, and cannot issue a token, since the status is only
-// ever changed by a durable write, which carries the pacing with it. Each
-// process keeps the pacing of the codes it was polled for in memory
+// authorization_pending or slow_down) is no durable write: losing it in a
+// crash only resets pacing, and cannot issue a token, since the status is
+// only ever changed by a durable write, which carries the pacing with it.
+// Each process keeps the pacing of the codes it was polled for in memory
 // (Store.paced), with the row, so the next poll reads no table: on SQLite
-// always, on PostgreSQL while the row is trusted (see rowCache). With
-// several instances, each paces its own polls.
+// always, on PostgreSQL while the row is trusted (see rowCache). On
+// PostgreSQL an instance's first poll of a code, and a slow_down (at most
+// one an interval), also write the pacing back (paceShared), so that the
+// other instances pace from it: a poll right after one another instance answered
+// gets slow_down, and an interval raised anywhere holds everywhere (its
+// write is heard of, as a status change is). Polls answered from memory
+// otherwise go unseen by the others.
 func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {
 	// Updates of one device code take turns in this process, so the
 	// in-memory pacing and the row are read and changed together.
@@ -108,8 +113,9 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		// memory: every write to its row goes through here (under the
 		// lock above) or CreateDeviceCode and GC, which drop the entry,
 		// or, on PostgreSQL, is heard of, which distrusts it.
-		cur, version, ok := s.paced.get(hash)
-		if !ok {
+		_, _, seen := s.paced.pacing(hash)
+		cur, version, cached := s.paced.get(hash)
+		if !cached {
 			var err error
 			cur, version, err = scanDevice(s.getDeviceCode.QueryRowContext(ctx, hash))
 			if err != nil {
@@ -123,7 +129,21 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		}
 		next.Hash, next.UserCodeHash = cur.Hash, cur.UserCodeHash
 		if onlyPacingChanged(cur, next) {
-			s.paced.set(next, version, gen)
+			share := s.paced.sharedWith(seen, cur, next)
+			if share {
+				res, err := s.exec(ctx, paceShared, int64(next.Interval), ms(next.LastPollAt), hash, version)
+				if err != nil {
+					return store.DeviceCode{}, fmt.Errorf("update device code: pacing: %w", err)
+				}
+				n, err := res.RowsAffected()
+				if err != nil {
+					return store.DeviceCode{}, fmt.Errorf("update device code: pacing: %w", err)
+				}
+				if n == 0 {
+					continue // its status changed meanwhile: read again
+				}
+			}
+			s.paced.set(next, version, gen, share)
 			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
 			return next, nil
 		}
@@ -174,10 +194,24 @@ func onlyPacingChanged(cur, next store.DeviceCode) bool {
 		next.UserID == cur.UserID && next.CreatedAt.Equal(cur.CreatedAt) && next.ExpiresAt.Equal(cur.ExpiresAt)
 }
 
-// withPacing is d with the pacing this process keeps for it.
+// paceShared writes a poll's pacing for the other instances (PostgreSQL),
+// as one autocommit statement whose transaction does not wait for the WAL
+// to reach disk (set_config(..., true) is SET LOCAL synchronous_commit =
+// off): a crash may lose it, which only resets pacing. The version is
+// checked, not moved: a status change since the read matches nothing, and
+// a pacing write does not make other instances' copies stale.
+const paceShared = `UPDATE device_codes SET interval_ns = ?, last_poll_at = ?
+	WHERE hash = ? AND version = ? AND set_config('synchronous_commit', 'off', true) = 'off'`
+
+// withPacing is d with the pacing this process keeps for it, where that is
+// later than the row's (another instance may have written the row's since:
+// a later poll, a raised interval).
 func (s *Store) withPacing(d store.DeviceCode) store.DeviceCode {
 	if last, interval, ok := s.paced.pacing(d.Hash); ok {
-		d.LastPollAt, d.Interval = last, interval
+		if last.After(d.LastPollAt) {
+			d.LastPollAt = last
+		}
+		d.Interval = max(d.Interval, interval)
 	}
 	return d
 }

@@ -152,16 +152,19 @@ var migrations = [][]string{
 			FOR EACH ROW EXECUTE FUNCTION mcpauth_notify_api_key()`,
 	},
 	{ // 9: PostgreSQL tells every instance's device rows (rowCache) what changed
-		// Any change but the pacing (which old binaries still write): the
-		// payload is the code's hash, as stored, never the code.
+		// Any change but the last poll's time (which old binaries write on
+		// every poll, and this one on an instance's first poll of a code):
+		// a raised interval (slow_down) counts, so every instance paces
+		// from it. The payload is the code's hash, as stored, never the
+		// code.
 		postgresOnly + `CREATE FUNCTION mcpauth_notify_device_code() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN
 				PERFORM pg_notify('` + invalidationChannel + `', 'd' || NEW.hash);
 				RETURN NULL;
 			END $$`,
 		postgresOnly + `CREATE TRIGGER device_codes_notify AFTER UPDATE ON device_codes FOR EACH ROW
-			WHEN ((OLD.hash, OLD.user_code_hash, OLD.client_id, OLD.scope, OLD.status, OLD.user_id, OLD.created_at, OLD.expires_at)
-				IS DISTINCT FROM (NEW.hash, NEW.user_code_hash, NEW.client_id, NEW.scope, NEW.status, NEW.user_id, NEW.created_at, NEW.expires_at))
+			WHEN ((OLD.hash, OLD.user_code_hash, OLD.client_id, OLD.scope, OLD.status, OLD.user_id, OLD.interval_ns, OLD.created_at, OLD.expires_at)
+				IS DISTINCT FROM (NEW.hash, NEW.user_code_hash, NEW.client_id, NEW.scope, NEW.status, NEW.user_id, NEW.interval_ns, NEW.created_at, NEW.expires_at))
 			EXECUTE FUNCTION mcpauth_notify_device_code()`,
 		// Deletions (GC, a replaced expired code) in one payload per
 		// statement, "d": every row is read again, instead of a

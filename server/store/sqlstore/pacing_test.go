@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/server/store"
 	"github.com/mcpauth/mcpauth/server/store/sqlstore/pgtest"
+	"github.com/mcpauth/mcpauth/server/store/storetest"
 )
 
 // createPending stores a pending device code under each hash (user code
@@ -143,31 +144,51 @@ func TestPolledRowFromMemoryStaysCoherent(t *testing.T) {
 	}
 }
 
-// On PostgreSQL too a poll's pacing stays in the memory of the instance
-// that answered it: the table is not written, another instance paces its
-// own polls, and an approval's durable write carries the pacing with it.
-func TestPostgresPacingPerInstance(t *testing.T) {
+// On PostgreSQL an instance's first poll of a code writes its pacing, so
+// the other instances pace from it (a poll there right after it is too
+// fast); its next polls, answered from memory, write nothing; a raised
+// interval (slow_down) is written, at most once an interval; none moves
+// the version, and an approval's durable write carries the pacing with it.
+func TestPostgresPacingShared(t *testing.T) {
 	a, b := twoInstances(t, "dc")
+	storetest.Watch(t, a)
 	ctx := t.Context()
 	now := pacingNow
-	if _, err := a.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
-		d.LastPollAt, d.Interval = now.Add(time.Second), 10*time.Second
-		return d, nil
-	}); err != nil {
-		t.Fatal(err)
+	poll := func(s *Store, at time.Time, interval time.Duration) {
+		t.Helper()
+		if _, err := s.UpdateDeviceCode(ctx, "dc", func(d store.DeviceCode) (store.DeviceCode, error) {
+			d.LastPollAt, d.Interval = at, interval
+			return d, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got, err := a.GetDeviceCode(ctx, "dc"); err != nil || got.Interval != 10*time.Second || !got.LastPollAt.Equal(now.Add(time.Second)) {
-		t.Errorf("the polled instance reads %+v, %v; want the poll's pacing", got, err)
+	stored := func(what string, last time.Time, interval time.Duration) {
+		t.Helper()
+		got, err := b.GetDeviceCode(ctx, "dc")
+		if err != nil || got.Interval != interval || !got.LastPollAt.Equal(last) {
+			t.Errorf("%s: the other instance reads last poll %v, interval %v (%v); want %v, %v", what, got.LastPollAt, got.Interval, err, last, interval)
+		}
 	}
-	if got, err := b.GetDeviceCode(ctx, "dc"); err != nil || got.Interval != 5*time.Second || !got.LastPollAt.IsZero() {
-		t.Errorf("the other instance reads %+v, %v; want the pacing as created", got, err)
+	poll(a, now.Add(time.Second), 5*time.Second)
+	stored("after the first poll on A", now.Add(time.Second), 5*time.Second)
+	if _, _, ok := a.paced.get("dc"); !ok {
+		t.Fatal("A does not answer the code from memory after its first poll")
 	}
+	poll(a, now.Add(7*time.Second), 5*time.Second)
+	stored("after a poll answered from memory", now.Add(time.Second), 5*time.Second)
+	poll(a, now.Add(8*time.Second), 10*time.Second)
+	stored("after a slow_down on A", now.Add(8*time.Second), 10*time.Second)
+	poll(a, now.Add(9*time.Second), 15*time.Second)
+	stored("after a second slow_down within the interval", now.Add(8*time.Second), 10*time.Second)
+	poll(a, now.Add(23*time.Second), 20*time.Second) // 8 s + the 15 s in force
+	stored("after a slow_down an interval after the last written", now.Add(23*time.Second), 20*time.Second)
 	var version int64
 	if err := a.db.QueryRowContext(ctx, `SELECT version FROM device_codes WHERE hash = 'dc'`).Scan(&version); err != nil || version != 0 {
-		t.Errorf("version %d, %v after a poll; want 0, the table unwritten", version, err)
+		t.Errorf("version %d, %v after polls; want 0: a pacing write leaves other instances' copies current", version, err)
 	}
-	approve(t, a, "dc")
-	if got, err := b.GetDeviceCode(ctx, "dc"); err != nil || got.Status != store.DeviceApproved || got.Interval != 10*time.Second {
+	approve(t, b, "dc")
+	if got, err := b.GetDeviceCode(ctx, "dc"); err != nil || got.Status != store.DeviceApproved || got.Interval != 20*time.Second {
 		t.Errorf("after the approval the other instance reads %+v, %v; want it approved with the pacing it carried", got, err)
 	}
 }

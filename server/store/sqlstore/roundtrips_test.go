@@ -18,9 +18,11 @@ import (
 
 // The two hot paths cost PostgreSQL at most one statement each, counted on
 // the wire: a code exchange its conditional UPDATE (RETURNING the record);
-// a device poll answered authorization_pending or slow_down none once this
-// instance has read the pending code while its listener hears every change
-// (the first poll reads the row), and one read while it does not.
+// a device poll answered authorization_pending none once this instance has
+// read the pending code while its listener hears every change (the first
+// poll reads the row and writes its pacing for the other instances), a
+// slow_down its pacing write, and a poll while not listening a read (and
+// the first one the pacing write).
 func TestPostgresStatementsPerRequest(t *testing.T) {
 	u, err := url.Parse(pgtest.FreshDB(t))
 	if err != nil {
@@ -46,14 +48,18 @@ func TestPostgresStatementsPerRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	poll := func(s *Store, hash string) {
+	pollWith := func(s *Store, hash string, slowDown bool) {
 		if _, err := s.UpdateDeviceCode(ctx, hash, func(d store.DeviceCode) (store.DeviceCode, error) {
-			d.LastPollAt, d.Interval = d.LastPollAt.Add(time.Second), d.Interval+5*time.Second // slow_down
+			d.LastPollAt = d.LastPollAt.Add(time.Second)
+			if slowDown { // an interval after the first poll's pacing write
+				d.LastPollAt, d.Interval = d.LastPollAt.Add(d.Interval), d.Interval+5*time.Second
+			}
 			return d, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	poll := func(s *Store, hash string) { pollWith(s, hash, false) }
 	// Warm: the statements are prepared on the connection.
 	consume(codes[n])
 	poll(s, devices[n])
@@ -69,9 +75,10 @@ func TestPostgresStatementsPerRequest(t *testing.T) {
 	}
 	for i := range n {
 		statements("code exchange", func() { consume(codes[i]) }, 1)
-		statements("first poll of a device code", func() { poll(s, devices[i]) }, 1)
+		statements("first poll of a device code (read, pacing written)", func() { poll(s, devices[i]) }, 2)
 		statements("next poll of it", func() { poll(s, devices[i]) }, 0)
-		statements("poll without a listener", func() { poll(unsynced, devices[i]) }, 1)
+		statements("a slow_down (pacing written)", func() { pollWith(s, devices[i], true) }, 1)
+		statements("poll without a listener", func() { poll(unsynced, devices[i]) }, 2)
 		statements("next poll without a listener", func() { poll(unsynced, devices[i]) }, 1)
 	}
 }

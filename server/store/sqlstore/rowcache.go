@@ -36,6 +36,9 @@ type cachedRow struct {
 	version int64
 	trusted bool
 	epoch   uint64
+	// wrote is the last poll whose pacing this instance wrote back
+	// (shared tables only; see sharedWith).
+	wrote time.Time
 }
 
 // maxCachedRows bounds a cache; beyond it the rows polled longest ago are
@@ -56,6 +59,28 @@ func (c *rowCache) generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gen
+}
+
+// sharedWith reports whether a poll that moved the pacing from cur to next
+// writes it for the other instances: on a shared table, at this
+// instance's first poll of the code (seen false), and when the interval
+// moved (a slow_down) at least an interval (cur's) after this instance last
+// wrote it. A client polling far too fast then costs one write, one
+// notification to every instance and one read again per interval and
+// instance, not one per poll.
+func (c *rowCache) sharedWith(seen bool, cur, next store.DeviceCode) bool {
+	if c == nil || !c.shared {
+		return false
+	}
+	if !seen {
+		return true
+	}
+	if next.Interval == cur.Interval {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !next.LastPollAt.Before(c.m[next.Hash].wrote.Add(cur.Interval))
 }
 
 // get returns the row under hash if it may be answered from, unread.
@@ -83,9 +108,10 @@ func (c *rowCache) pacing(hash string) (lastPoll time.Time, interval time.Durati
 	return e.row.LastPollAt, e.row.Interval, ok
 }
 
-// set keeps d, read (or last trusted) at generation gen. When shared, it
-// is trusted only if nothing was heard since gen and it is pending.
-func (c *rowCache) set(d store.DeviceCode, version int64, gen uint64) {
+// set keeps d, read (or last trusted) at generation gen, whose pacing this
+// instance has just written back if wrote. When shared, it is trusted only
+// if nothing was heard since gen and it is pending.
+func (c *rowCache) set(d store.DeviceCode, version int64, gen uint64, wrote bool) {
 	if c == nil {
 		return
 	}
@@ -107,7 +133,11 @@ func (c *rowCache) set(d store.DeviceCode, version int64, gen uint64) {
 	}
 	trusted := !c.shared || c.synced && gen == c.gen && d.Status == store.DevicePending
 	d.LastPollAt, d.CreatedAt, d.ExpiresAt = fromMS(ms(d.LastPollAt)), fromMS(ms(d.CreatedAt)), fromMS(ms(d.ExpiresAt))
-	c.m[d.Hash] = cachedRow{row: d, version: version, trusted: trusted, epoch: c.epoch}
+	e := cachedRow{row: d, version: version, trusted: trusted, epoch: c.epoch, wrote: c.m[d.Hash].wrote}
+	if wrote {
+		e.wrote = d.LastPollAt
+	}
+	c.m[d.Hash] = e
 }
 
 func (c *rowCache) forget(hash string) {

@@ -16,7 +16,7 @@ func TestSharedRowCacheTrust(t *testing.T) {
 		return ok
 	}
 	c := newSharedRowCache()
-	c.set(pending, 0, c.generation())
+	c.set(pending, 0, c.generation(), false)
 	if trusted(c) {
 		t.Error("trusted before ever synced")
 	}
@@ -24,7 +24,7 @@ func TestSharedRowCacheTrust(t *testing.T) {
 		t.Errorf("pacing %v %v %v, want it kept while unsynced", last, interval, ok)
 	}
 	c.resync()
-	c.set(pending, 0, c.generation())
+	c.set(pending, 0, c.generation(), false)
 	if !trusted(c) {
 		t.Fatal("a pending row read while synced is not trusted")
 	}
@@ -40,17 +40,17 @@ func TestSharedRowCacheTrust(t *testing.T) {
 	gen := c.generation() // a read that starts before a loss and ends after it
 	c.unsync()
 	c.resync()
-	c.set(pending, 0, gen)
+	c.set(pending, 0, gen, false)
 	if trusted(c) {
 		t.Error("a row read before a loss was trusted after it")
 	}
 
-	c.set(pending, 0, c.generation())
+	c.set(pending, 0, c.generation(), false)
 	c.changedAll()
 	if trusted(c) {
 		t.Error("trusted after every row was said to have changed")
 	}
-	c.set(pending, 0, c.generation())
+	c.set(pending, 0, c.generation(), false)
 	c.unsync()
 	if trusted(c) {
 		t.Error("trusted while unsynced")
@@ -62,7 +62,7 @@ func TestSharedRowCacheTrust(t *testing.T) {
 
 	approved := pending
 	approved.Status = store.DeviceApproved
-	c.set(approved, 1, c.generation())
+	c.set(approved, 1, c.generation(), false)
 	if trusted(c) {
 		t.Error("an approved row was trusted: a copy may answer pending, slow_down or expired only")
 	}
