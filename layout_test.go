@@ -73,11 +73,12 @@ func TestInternalImportsNoServer(t *testing.T) {
 // storage: creds builds on flows and keyring and never reaches up into the
 // CLI or the server, and keyring, storage only, depends on nothing of ours.
 // The library's unexported helpers live in internal/oauthwire (the wire,
-// under flows) and internal/probe (checking a login, over flows).
+// under flows), internal/probe (checking a login, over flows) and
+// internal/keyfile (refusing a key file others may read).
 func TestCredsBetweenFlowsAndKeyring(t *testing.T) {
 	allowed := map[string][]string{
 		"flows":   {"internal/oauthwire", "pkce"},
-		"creds":   {"flows", "internal/oauthwire", "internal/probe", "keyring", "pkce"},
+		"creds":   {"flows", "internal/keyfile", "internal/oauthwire", "internal/probe", "keyring", "pkce"},
 		"keyring": nil,
 	}
 	for pkg, ok := range allowed {

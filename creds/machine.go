@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/keyfile"
 )
 
 // Machine logins (client credentials, JWT bearer, enterprise ID-JAG) have
@@ -82,41 +82,19 @@ func (k *Keeper) MachineGrant(ctx context.Context, b Bundle) (*flows.Token, *flo
 	return tok, cfg.DPoP, nil
 }
 
-// AllowInsecureKeyFileFlag is login's override of CheckPrivateFile; a
-// machine login keeps the consent (GrantInfo.AllowInsecureKeyFile).
-const AllowInsecureKeyFileFlag = "--allow-insecure-key-file"
-
-// CheckPrivateFile refuses a key, secret or assertion file that group or
-// others may read or write (ErrInput), as ssh refuses such a private key:
-// whoever else can read it can act as this client. flag names the option
-// that gave path, for the message. Only regular files are checked (a pipe
-// from `<(pass show …)` has no owner to trust), and a file that cannot be
-// stat'ed is left to the read that follows, which says why. Windows has no
-// POSIX mode bits to check.
-func CheckPrivateFile(flag, path string, allow bool) error {
-	if allow || path == "" || path == "-" || runtime.GOOS == "windows" {
-		return nil
-	}
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return kinded(ErrInput, "%s %s is accessible by group or others (mode %04o): run chmod 600 %s, or pass %s to use it anyway (unsafe)",
-			flag, path, perm, path, AllowInsecureKeyFileFlag)
-	}
-	return nil
-}
-
 // CheckGrantFiles refuses g's key, assertion and ID token files when group
-// or others may access them (CheckPrivateFile), unless login was told to
-// allow it. At login and at every renewal: a key may be loosened later.
+// or others may access them (a *keyfile.InsecureError, ErrInput), unless
+// the login was told to allow it (GrantInfo.AllowInsecureKeyFile). At
+// login and at every renewal: a key may be loosened later.
 func CheckGrantFiles(g *GrantInfo) error {
-	for _, f := range []struct{ flag, path string }{
-		{"--private-key-file", g.PrivateKeyFile}, {"--jwt-bearer-assertion-file", g.AssertionFile}, {"--id-token-file", g.IDTokenFile},
+	if g.AllowInsecureKeyFile {
+		return nil
+	}
+	for _, f := range []struct{ what, path string }{
+		{"private key file", g.PrivateKeyFile}, {"JWT bearer assertion file", g.AssertionFile}, {"ID token file", g.IDTokenFile},
 	} {
-		if err := CheckPrivateFile(f.flag, f.path, g.AllowInsecureKeyFile); err != nil {
-			return err
+		if err := keyfile.Check(f.path); err != nil {
+			return kinded(ErrInput, "%s %w", f.what, err)
 		}
 	}
 	return nil

@@ -20,7 +20,7 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/conformance"
 	"github.com/mcpauth/mcpauth/conformance/report"
-	"github.com/mcpauth/mcpauth/creds"
+	"github.com/mcpauth/mcpauth/internal/secretflag"
 )
 
 // Approval modes of --approve.
@@ -205,7 +205,7 @@ clock cannot be reached, 130 when interrupted.`,
 	secrets = append(secrets, cmdutil.BindSecret(fl, &opts.MachineClientSecret, "machine-client-secret", "secret of the --machine-client-id client").Private(&opts.AllowInsecureKeyFile))
 	fl.StringVar(&opts.MachineKeyClientID, "machine-key-client-id", "", "a machine client of the target with a registered public key, for the private_key_jwt checks")
 	fl.StringVar(&opts.MachinePrivateKeyFile, "machine-private-key-file", "", "PEM private key of the --machine-key-client-id client")
-	fl.BoolVar(&opts.AllowInsecureKeyFile, creds.AllowInsecureKeyFileFlag[2:], false, "use --client-secret-file and --client-secret-2-file even when group or others may read them (unsafe)")
+	fl.BoolVar(&opts.AllowInsecureKeyFile, secretflag.AllowInsecureFlag[2:], false, "use --client-secret-file and --client-secret-2-file even when group or others may read them (unsafe)")
 	fl.BoolVar(&opts.RealTime, "real-time", false, "without a test clock, wait for real for expiry checks of up to a minute")
 	fl.DurationVar(&opts.Timeout, "timeout", 0, "per-check timeout (default 60s; 10m with --approve=manual)")
 	fl.IntVar(&opts.Parallel, "parallel", 0, "checks run at once (default 4; 1 with --approve=manual)")

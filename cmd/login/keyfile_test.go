@@ -50,15 +50,15 @@ func TestMachineLoginRefusesExposedFiles(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		name, file, flag string
+		name, file, what string
 		args             []string
 		env              map[string]string
 	}{
-		{"private key", keyFile, "--private-key-file", []string{"--client-credentials", "--client-id", "bot", "--key-id", "k1", "--private-key-file", keyFile}, nil},
+		{"private key", keyFile, "private key file", []string{"--client-credentials", "--client-id", "bot", "--key-id", "k1", "--private-key-file", keyFile}, nil},
 		{"client secret", secretFile, "--client-secret-file", []string{"--client-credentials", "--client-id", "bot", "--client-secret-file", secretFile}, nil},
 		{"client secret from env", secretFile, "MCPAUTH_CLIENT_SECRET_FILE", []string{"--client-credentials", "--client-id", "bot"}, map[string]string{"MCPAUTH_CLIENT_SECRET_FILE": secretFile}},
-		{"assertion", assertionFile, "--jwt-bearer-assertion-file", []string{"--jwt-bearer-assertion-file", assertionFile}, nil},
-		{"ID token", idTokenFile, "--id-token-file", []string{"--id-token-file", idTokenFile, "--idp-token-endpoint", m.srv.URL + "/idp/token", "--idp-client-id", "idp-client"},
+		{"assertion", assertionFile, "JWT bearer assertion file", []string{"--jwt-bearer-assertion-file", assertionFile}, nil},
+		{"ID token", idTokenFile, "ID token file", []string{"--id-token-file", idTokenFile, "--idp-token-endpoint", m.srv.URL + "/idp/token", "--idp-client-id", "idp-client"},
 			map[string]string{"MCPAUTH_IDP_CLIENT_SECRET": "idp-secret"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestMachineLoginRefusesExposedFiles(t *testing.T) {
 			m.mu.Unlock()
 			for _, mode := range []os.FileMode{0o644, 0o640, 0o604} {
 				code, stderr := login(c, mode)
-				if code != clierr.ExitUsage || !strings.Contains(stderr, tc.flag+" "+tc.file) ||
+				if code != clierr.ExitUsage || !strings.Contains(stderr, tc.what+" "+tc.file) ||
 					!strings.Contains(stderr, "chmod 600 "+tc.file) || !strings.Contains(stderr, "--allow-insecure-key-file") {
 					t.Fatalf("mode %04o: exit %d: %s", mode, code, stderr)
 				}

@@ -11,8 +11,8 @@ import (
 	"github.com/mcpauth/mcpauth/cmd/cmdutil"
 	"github.com/mcpauth/mcpauth/cmd/internal/clierr"
 	"github.com/mcpauth/mcpauth/cmd/internal/loginflow"
-	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/secretflag"
 )
 
 // Options are login's flags.
@@ -61,7 +61,7 @@ running the grant again. DPoP is used when the server advertises it.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.ClientID, "client-id", "", "use this pre-registered client id")
 	secret = cmdutil.BindSecret(fl, &opts.ClientSecret, "client-secret", "secret of the pre-registered client").Private(&opts.AllowInsecureKeyFile)
-	fl.BoolVar(&opts.AllowInsecureKeyFile, creds.AllowInsecureKeyFileFlag[2:], false,
+	fl.BoolVar(&opts.AllowInsecureKeyFile, secretflag.AllowInsecureFlag[2:], false,
 		"use --private-key-file, --client-secret-file, --jwt-bearer-assertion-file and --id-token-file even when group or others may read them (unsafe)")
 	fl.StringVar(&opts.ClientMetadataURL, "client-metadata-url", f.Getenv("MCPAUTH_CLIENT_METADATA_URL"), "client ID metadata document URL, used when the server supports them (env MCPAUTH_CLIENT_METADATA_URL)")
 	fl.IntVar(&opts.Port, "port", 0, "loopback port for the redirect (default: a registered or free port)")

@@ -68,7 +68,7 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 		}
 		// Errors quote servers (error_description, bodies): never let them
 		// drive the terminal.
-		fmt.Fprintf(f.IO.ErrOut, "mcpauth: %s\n", cmdutil.Text(clierr.WithLoginStep(err).Error()))
+		fmt.Fprintf(f.IO.ErrOut, "mcpauth: %s\n", cmdutil.Text(clierr.WithFix(err).Error()))
 	}
 	return code
 }

@@ -13,8 +13,12 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcpauth/mcpauth/creds"
+	"github.com/mcpauth/mcpauth/internal/keyfile"
 )
+
+// AllowInsecureFlag is the override of Private a command offers: the flag
+// that makes it use an owner-readable-by-others file anyway.
+const AllowInsecureFlag = "--allow-insecure-key-file"
 
 // SecretFlag is a secret that never needs to be on the command line, where
 // other users see it in the process list and shells keep it in history:
@@ -29,7 +33,7 @@ type SecretFlag struct {
 	fl    *pflag.FlagSet
 	usage string
 	// allowOpen is set by Private: its file must then be owner-only
-	// unless *allowOpen (creds.CheckPrivateFile).
+	// unless *allowOpen (keyfile.Check).
 	allowOpen *bool
 }
 
@@ -55,7 +59,7 @@ func (s *SecretFlag) Env(env string) *SecretFlag {
 }
 
 // Private makes Resolve refuse a file group or others may access, unless
-// *allow (the command's creds.AllowInsecureKeyFileFlag): for a credential that
+// *allow (the command's AllowInsecureFlag): for a credential that
 // lets its holder act as the client.
 func (s *SecretFlag) Private(allow *bool) *SecretFlag {
 	s.allowOpen = allow
@@ -105,7 +109,13 @@ func (s *SecretFlag) checkFile(flag, path string) error {
 	if s.allowOpen == nil {
 		return nil
 	}
-	return creds.CheckPrivateFile(flag, path, *s.allowOpen)
+	if *s.allowOpen {
+		return nil
+	}
+	if err := keyfile.Check(path); err != nil {
+		return usagef("%s %v: run chmod 600 %s, or pass %s to use it anyway (unsafe)", flag, err, path, AllowInsecureFlag)
+	}
+	return nil
 }
 
 // read takes the first line: a trailing newline from echo or an editor is

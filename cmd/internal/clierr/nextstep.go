@@ -1,6 +1,7 @@
 package clierr
 
 import (
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/mcpauth/mcpauth/creds"
 	"github.com/mcpauth/mcpauth/flows"
+	"github.com/mcpauth/mcpauth/internal/keyfile"
+	"github.com/mcpauth/mcpauth/internal/secretflag"
 )
 
 // FlowError attaches the documented exit code to an error from flows.
@@ -90,9 +93,22 @@ func LoginStep(err error) string {
 	return "run: mcpauth login " + le.Server
 }
 
-// WithLoginStep appends err's LoginStep, if any.
-func WithLoginStep(err error) error {
-	if step := LoginStep(err); step != "" {
+// KeyFileStep is the fix for a machine login's key, assertion or ID token
+// file that others may read (creds refuses it at login and at every
+// renewal), or "".
+func KeyFileStep(err error) string {
+	var ie *keyfile.InsecureError
+	if !errors.As(err, &ie) {
+		return ""
+	}
+	return fmt.Sprintf("run chmod 600 %s, or log in with %s to use it anyway (unsafe)", ie.Path, secretflag.AllowInsecureFlag)
+}
+
+// WithFix appends err's KeyFileStep or else its LoginStep, if any: the
+// library says what happened, the CLI what to run. A renewal refused for a
+// key file is also a login error, and chmod is the nearer fix.
+func WithFix(err error) error {
+	if step := cmp.Or(KeyFileStep(err), LoginStep(err)); step != "" {
 		return fmt.Errorf("%w; %s", err, step)
 	}
 	return err
