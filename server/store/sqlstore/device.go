@@ -95,10 +95,10 @@ func (s *Store) GetDeviceCodeByUserCode(ctx context.Context, userCodeHash string
 // always, on PostgreSQL while the row is trusted (see rowCache). On
 // PostgreSQL an instance's first poll of a code, and a slow_down (at most
 // one an interval), also write the pacing back (paceShared), so that the
-// other instances pace from it: a poll right after one another instance answered
-// gets slow_down, and an interval raised anywhere holds everywhere (its
-// write is heard of, as a status change is). Polls answered from memory
-// otherwise go unseen by the others.
+// other instances pace from it: a poll right after one another instance
+// answered gets slow_down, and an interval raised anywhere holds
+// everywhere (its write is heard of, as a status change is). Polls
+// answered from memory otherwise go unseen by the others.
 func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store.DeviceCode) (store.DeviceCode, error)) (store.DeviceCode, error) {
 	// Updates of one device code take turns in this process, so the
 	// in-memory pacing and the row are read and changed together.
@@ -131,11 +131,7 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		if onlyPacingChanged(cur, next) {
 			share := s.paced.sharedWith(seen, cur, next)
 			if share {
-				res, err := s.exec(ctx, paceShared, int64(next.Interval), ms(next.LastPollAt), hash, version)
-				if err != nil {
-					return store.DeviceCode{}, fmt.Errorf("update device code: pacing: %w", err)
-				}
-				n, err := res.RowsAffected()
+				n, err := affected(s.exec(ctx, paceShared, int64(next.Interval), ms(next.LastPollAt), hash, version))
 				if err != nil {
 					return store.DeviceCode{}, fmt.Errorf("update device code: pacing: %w", err)
 				}
@@ -144,8 +140,7 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 				}
 			}
 			s.paced.set(next, version, gen, share)
-			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
-			return next, nil
+			return atStoredPrecision(next), nil
 		}
 		const update = `UPDATE device_codes SET client_id = ?, scope = ?, status = ?, user_id = ?,
 			interval_ns = ?, last_poll_at = ?, created_at = ?, expires_at = ?, version = version + 1
@@ -171,20 +166,30 @@ func (s *Store) UpdateDeviceCode(ctx context.Context, hash string, fn func(store
 		} else {
 			res, err = s.exec(ctx, update, args...)
 		}
-		if err != nil {
-			return store.DeviceCode{}, fmt.Errorf("update device code: %w", err)
-		}
-		n, err := res.RowsAffected()
+		n, err := affected(res, err)
 		if err != nil {
 			return store.DeviceCode{}, fmt.Errorf("update device code: %w", err)
 		}
 		if n == 1 {
-			// Return what was stored, at the stored precision.
-			next.LastPollAt, next.CreatedAt, next.ExpiresAt = fromMS(ms(next.LastPollAt)), fromMS(ms(next.CreatedAt)), fromMS(ms(next.ExpiresAt))
-			return next, nil
+			return atStoredPrecision(next), nil
 		}
 	}
 	return store.DeviceCode{}, errors.New("update device code: too many concurrent updates")
+}
+
+// affected is the number of rows a statement's result changed, or the
+// statement's error.
+func affected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// atStoredPrecision is d as stored: its times in whole milliseconds.
+func atStoredPrecision(d store.DeviceCode) store.DeviceCode {
+	d.LastPollAt, d.CreatedAt, d.ExpiresAt = fromMS(ms(d.LastPollAt)), fromMS(ms(d.CreatedAt)), fromMS(ms(d.ExpiresAt))
+	return d
 }
 
 // onlyPacingChanged: next differs from cur at most in LastPollAt and

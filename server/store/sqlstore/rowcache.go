@@ -132,7 +132,7 @@ func (c *rowCache) set(d store.DeviceCode, version int64, gen uint64, wrote bool
 		}
 	}
 	trusted := !c.shared || c.synced && gen == c.gen && d.Status == store.DevicePending
-	d.LastPollAt, d.CreatedAt, d.ExpiresAt = fromMS(ms(d.LastPollAt)), fromMS(ms(d.CreatedAt)), fromMS(ms(d.ExpiresAt))
+	d = atStoredPrecision(d)
 	e := cachedRow{row: d, version: version, trusted: trusted, epoch: c.epoch, wrote: c.m[d.Hash].wrote}
 	if wrote {
 		e.wrote = d.LastPollAt
