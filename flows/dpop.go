@@ -164,7 +164,7 @@ func (d *DPoP) Proof(method, rawURL, accessToken string) (string, error) {
 		claims["nonce"] = n
 	}
 	if accessToken != "" {
-		claims["ath"] = AccessTokenHash(accessToken)
+		claims["ath"] = accessTokenHash(accessToken)
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
 	t.Header["typ"] = "dpop+jwt"
@@ -176,8 +176,8 @@ func (d *DPoP) Proof(method, rawURL, accessToken string) (string, error) {
 	return out, nil
 }
 
-// AccessTokenHash is the ath claim: base64url(SHA-256(token)).
-func AccessTokenHash(token string) string {
+// accessTokenHash is the ath claim: base64url(SHA-256(token)).
+func accessTokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }

@@ -229,7 +229,4 @@ func TestDPoPProofShape(t *testing.T) {
 	if strings.Contains(d.String()+d.GoString(), "PRIVATE") || !strings.Contains(d.String(), d.Thumbprint()) {
 		t.Errorf("String %s", d)
 	}
-	if got := flows.AccessTokenHash("abc"); got != "ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0" {
-		t.Errorf("ath(abc) = %s", got)
-	}
 }

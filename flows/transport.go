@@ -3,7 +3,6 @@ package flows
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -268,14 +267,4 @@ func replayable(req *http.Request) (func() (io.ReadCloser, error), error) {
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-}
-
-// RenewalCause returns the cause of a failed renewal in err, else err: a
-// command reports why it could not renew, not the request it was for.
-func RenewalCause(err error) error {
-	var re *RenewalError
-	if errors.As(err, &re) {
-		return re.Err
-	}
-	return err
 }

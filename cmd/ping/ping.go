@@ -92,7 +92,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	cred = src.Current()
 	if err != nil {
-		return failed(opts, cred, mcpURL, flows.RenewalCause(err))
+		return failed(opts, cred, mcpURL, renewalCause(err))
 	}
 	ui := cmdutil.NewUI(f)
 	if check == checkMCP {
@@ -162,3 +162,13 @@ const (
 	checkPing = "api/ping"
 	checkMCP  = "mcp tools/list"
 )
+
+// renewalCause is the cause of a failed renewal in err, else err: ping
+// reports why it could not renew, not the request it was for.
+func renewalCause(err error) error {
+	var re *flows.RenewalError
+	if errors.As(err, &re) {
+		return re.Err
+	}
+	return err
+}
