@@ -58,20 +58,8 @@ func (opts *Browser) Run(ctx context.Context, phase *clierr.Phase) (*flows.Disco
 	var none creds.User
 	f := opts.F
 	ui := cmdutil.NewUI(f)
-	target, err := cmdutil.ParseTarget(opts.Target)
-	if err != nil {
-		return nil, nil, nil, none, err
-	}
 	// A busy --port fails now, not after discovery and registration.
-	if err := clierr.CheckPort(opts.Port); err != nil {
-		return nil, nil, nil, none, err
-	}
-	st, err := f.OpenStore()
-	if err != nil {
-		return nil, nil, nil, none, err
-	}
-	phase.Set("discovering " + target)
-	disc, err := f.Discover(ctx, target, opts.Discover)
+	target, st, disc, err := discover(ctx, f, phase, opts.Target, opts.Discover, func() error { return clierr.CheckPort(opts.Port) })
 	if err != nil {
 		return nil, nil, nil, none, err
 	}
@@ -80,19 +68,10 @@ func (opts *Browser) Run(ctx context.Context, phase *clierr.Phase) (*flows.Disco
 	if err != nil {
 		return nil, nil, nil, none, err
 	}
-	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
-	hc, err := f.HTTPClient()
+	ccfg := flows.ClientConfig{ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, MetadataDocumentURL: opts.ClientMetadataURL, Scope: scope}
+	client, err := resolveClient(ctx, f, phase, st, disc, &ccfg)
 	if err != nil {
 		return nil, nil, nil, none, err
-	}
-	ccfg := flows.ClientConfig{
-		HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, ClientSecret: opts.ClientSecret,
-		MetadataDocumentURL: opts.ClientMetadataURL, Cache: creds.RegistrationCache{Store: st}, Scope: scope,
-	}
-	phase.Set("registering a client at " + disc.Issuer)
-	client, err := flows.ResolveClient(ctx, ccfg, disc)
-	if err != nil {
-		return nil, nil, nil, none, clierr.FlowError("choosing a client identity", err)
 	}
 	base, headless := f.Opener(opts.BrowserCommand, opts.NoBrowser, opts.Discover.AllowInsecure)
 	phase.Set("starting the callback listener")
@@ -126,7 +105,7 @@ func (opts *Browser) Run(ctx context.Context, phase *clierr.Phase) (*flows.Disco
 	var user creds.User
 	looked := false
 	tok, err := flows.AuthCode(ctx, flows.AuthCodeConfig{
-		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, OpenBrowser: open, DPoP: key,
+		HTTPClient: ccfg.HTTPClient, Clock: f.Clock, Discovery: disc, Client: client, OpenBrowser: open, DPoP: key,
 		Port: opts.Port, Timeout: opts.Timeout, NoResource: opts.NoResource, Scope: scope, Preflight: opts.StepUp != "",
 		Reregister: func(ctx context.Context) (flows.Client, error) { return ccfg.Reregister(ctx, disc) },
 		Account: func(ctx context.Context, tok *flows.Token) string {

@@ -58,16 +58,7 @@ func (opts *Device) Run(ctx context.Context, phase *clierr.Phase) (*flows.Discov
 	default:
 		return nil, nil, nil, none, clierr.FlagErrorf("--dialect must be json or form")
 	}
-	target, err := cmdutil.ParseTarget(opts.Target)
-	if err != nil {
-		return nil, nil, nil, none, err
-	}
-	st, err := f.OpenStore()
-	if err != nil {
-		return nil, nil, nil, none, err
-	}
-	phase.Set("discovering " + target)
-	disc, err := f.Discover(ctx, target, opts.Discover)
+	_, st, disc, err := discover(ctx, f, phase, opts.Target, opts.Discover, nil)
 	if err != nil {
 		return nil, nil, nil, none, err
 	}
@@ -75,16 +66,10 @@ func (opts *Device) Run(ctx context.Context, phase *clierr.Phase) (*flows.Discov
 		return nil, nil, nil, none, clierr.WithExit(clierr.ExitFailure, noDeviceFlow{issuer: disc.Issuer, target: opts.Target})
 	}
 	moved := cmdutil.NoteMigration(f, st, disc)
-	f.NoteReplace(st, creds.ServerKey(disc.Resource), f.Globals.Account, " if this login succeeds")
-	hc, err := f.HTTPClient()
+	ccfg := flows.ClientConfig{ClientID: opts.ClientID, Scope: opts.Scope}
+	client, err := resolveClient(ctx, f, phase, st, disc, &ccfg)
 	if err != nil {
 		return nil, nil, nil, none, err
-	}
-	ccfg := flows.ClientConfig{HTTPClient: hc, Clock: f.Clock, ClientID: opts.ClientID, Cache: creds.RegistrationCache{Store: st}, Scope: opts.Scope}
-	phase.Set("registering a client at " + disc.Issuer)
-	client, err := flows.ResolveClient(ctx, ccfg, disc)
-	if err != nil {
-		return nil, nil, nil, none, clierr.FlowError("choosing a client identity", err)
 	}
 	key, err := f.LoginDPoP(st, disc, opts.DPoP)
 	if err != nil {
@@ -94,7 +79,7 @@ func (opts *Device) Run(ctx context.Context, phase *clierr.Phase) (*flows.Discov
 	spin := countdown.New(f.IO.ErrOut, f.IO.StderrTTY && !f.Globals.Quiet, f.Clock, ui.Faint)
 	defer spin.Stop()
 	tok, err := flows.Device(ctx, flows.DeviceConfig{
-		HTTPClient: hc, Clock: f.Clock, Discovery: disc, Client: client, Scope: opts.Scope,
+		HTTPClient: ccfg.HTTPClient, Clock: f.Clock, Discovery: disc, Client: client, Scope: opts.Scope,
 		NoResource: opts.NoResource, Dialect: dialect, DPoP: key,
 		ShowCode: func(da flows.DeviceAuthorization) {
 			phase.Set("waiting for code " + da.UserCode + " to be approved")
